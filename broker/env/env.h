@@ -1,0 +1,123 @@
+// The Env: the only way broker code reaches the world.
+//
+// mqbroker passes the real Env (POSIX files, Boost.Asio); mqsim passes a
+// simulated one (virtual time, SimDisk, SimNet, the scenario seed). Broker
+// code cannot tell which. Rules every implementation keeps:
+//   - Nothing blocks. pwrite/pread land in (or read from) the page cache and
+//     return at once; sync() and sync_dir() complete later, on the executor,
+//     never inline inside the call that started them.
+//   - Every completion runs on the Env's executor, the single thread of the
+//     broker core.
+//   - A file's bytes written before a sync() call are durable when that sync's
+//     completion reports ok. Nothing else is promised to survive a power loss.
+//   - Directory entries (create, rename, remove) are durable only after
+//     sync_dir() of the parent directory completes ok.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "broker/common/status.h"
+#include "broker/common/types.h"
+#include "broker/env/random.h"
+
+namespace mqlab::env {
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  // Monotonic instant in nanoseconds; never goes back.
+  virtual Nanos now_ns() = 0;
+  // Wall clock in milliseconds since the Unix epoch, for stored timestamps.
+  // May jump or be skewed (a simulated machine's clock can be).
+  virtual int64_t wall_ms() = 0;
+};
+
+using Task = std::function<void()>;
+using TimerId = uint64_t;
+constexpr TimerId kNoTimer = 0;
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  // Runs task soon, after the current task returns. Tasks posted from one task
+  // run in the order they were posted.
+  virtual void post(Task task) = 0;
+  // Runs task once delay has passed (delay >= 0). Timers due at the same
+  // instant run in the order they were scheduled. Returns a non-zero id.
+  virtual TimerId run_after(Nanos delay, Task task) = 0;
+  // Cancels a timer that has not run yet; returns whether it was pending.
+  virtual bool cancel(TimerId id) = 0;
+};
+
+using SyncCallback = std::function<void(Status)>;
+
+// One open file. Shared, because an outstanding sync keeps it alive.
+class File {
+ public:
+  virtual ~File() = default;
+  virtual const std::string& path() const = 0;
+  // Writes all of data at offset (extending the file if needed) or fails:
+  // NoSpace when the device is full, IoError when it failed. Never partial.
+  virtual Status pwrite(uint64_t offset, std::span<const uint8_t> data) = 0;
+  // Reads up to out.size() bytes at offset; fewer only at end of file.
+  virtual Result<size_t> pread(uint64_t offset, std::span<uint8_t> out) = 0;
+  virtual Status truncate(uint64_t size) = 0;
+  virtual Result<uint64_t> size() = 0;
+  // Reserves blocks for [0, size) so later writes in that range cannot fail
+  // with NoSpace and do not pay first-touch cost (RocketMQ pre-allocates and
+  // warms its mapped files). Does not change what reads return.
+  virtual Status allocate(uint64_t size) = 0;
+  // fdatasync: when done reports ok, every byte written before this call is
+  // durable. done runs on the executor, never inside this call.
+  virtual void sync(SyncCallback done) = 0;
+};
+
+struct OpenOptions {
+  bool create = false;     // create when missing
+  bool exclusive = false;  // with create: fail with AlreadyExists when present
+  bool truncate = false;   // empty the file when opened
+};
+
+struct SpaceInfo {
+  uint64_t capacity_bytes = 0;
+  uint64_t available_bytes = 0;
+};
+
+// Paths are '/'-separated strings; the real Env maps them onto the host file
+// system, the simulated one onto its disks.
+class FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+  virtual Result<std::shared_ptr<File>> open(const std::string& path, OpenOptions options) = 0;
+  // Removes a file or an empty directory. NotFound when missing.
+  virtual Status remove(const std::string& path) = 0;
+  // Atomically replaces `to` with `from` (POSIX rename semantics).
+  virtual Status rename(const std::string& from, const std::string& to) = 0;
+  // Names (not paths) of the entries of a directory, sorted bytewise.
+  // NotFound when the directory does not exist.
+  virtual Result<std::vector<std::string>> list(const std::string& dir) = 0;
+  // Creates the directory and its missing parents; ok when it exists.
+  virtual Status mkdirs(const std::string& dir) = 0;
+  virtual bool exists(const std::string& path) = 0;
+  virtual bool is_directory(const std::string& path) = 0;
+  // Makes the directory's entries durable; done runs on the executor.
+  virtual void sync_dir(const std::string& dir, SyncCallback done) = 0;
+  virtual Result<SpaceInfo> space(const std::string& path) = 0;
+};
+
+// What a broker, a NameServer or a client process is given.
+class Env {
+ public:
+  virtual ~Env() = default;
+  virtual Clock& clock() = 0;
+  virtual Executor& executor() = 0;
+  virtual FileSystem& files() = 0;
+  virtual Random& random() = 0;
+};
+
+}  // namespace mqlab::env

@@ -1,0 +1,188 @@
+#include "broker/store/mapped_file_queue.h"
+
+#include <algorithm>
+
+#include "broker/common/log.h"
+#include "broker/env/path.h"
+
+namespace mqlab::store {
+
+MappedFileQueue::MappedFileQueue(env::Env& env, std::string dir, int64_t file_size)
+    : env_(env), dir_(std::move(dir)), file_size_(file_size) {
+  MQ_ASSERT(file_size_ > 0);
+  MQ_ASSERT(!dir_.empty());
+}
+
+Status MappedFileQueue::load() {
+  MQ_ASSERT(files_.empty());
+  MQ_RETURN_IF_ERROR(env_.files().mkdirs(dir_));
+  MQ_ASSIGN_OR_RETURN(std::vector<std::string> names, env_.files().list(dir_));
+  for (const std::string& name : names) {  // sorted: 20-digit names sort numerically
+    const std::string path = env::join_path(dir_, name);
+    const auto offset = MappedFile::parse_file_name(name);
+    if (!offset || env_.files().is_directory(path)) {
+      MQ_LOG(kWarn, "store", "ignoring stray entry " << path << " (not a 20-digit segment name)");
+      continue;
+    }
+    if (*offset % file_size_ != 0) {
+      MQ_LOG(kWarn, "store", "ignoring " << path << ": offset not a multiple of the segment size " << file_size_);
+      continue;
+    }
+    if (!files_.empty() && *offset != files_.back()->file_from_offset() + file_size_) {
+      MQ_LOG(kError, "store", "segment gap before " << path << ": expected offset "
+                                                   << files_.back()->file_from_offset() + file_size_
+                                                   << "; this file and later ones are ignored");
+      break;
+    }
+    MQ_ASSIGN_OR_RETURN(std::shared_ptr<env::File> file, env_.files().open(path, env::OpenOptions{}));
+    MQ_ASSIGN_OR_RETURN(uint64_t size, file->size());
+    if (static_cast<int64_t>(size) > file_size_) {
+      return Status::Corruption(path + ": size " + std::to_string(size) + " exceeds the configured segment size " +
+                                std::to_string(file_size_) + " (was the store written with another mappedFileSize?)");
+    }
+    if (static_cast<int64_t>(size) < file_size_) {
+      MQ_LOG(kWarn, "store", path << ": short segment (" << size << " bytes), extending to " << file_size_);
+      MQ_RETURN_IF_ERROR(file->allocate(static_cast<uint64_t>(file_size_)));
+    }
+    auto mapped = std::make_shared<MappedFile>(std::move(file), *offset, file_size_);
+    mapped->set_wrote_position(file_size_);
+    mapped->set_flushed_position(file_size_);
+    files_.push_back(std::move(mapped));
+  }
+  flushed_where_ = max_offset();
+  return Status::Ok();
+}
+
+Result<std::shared_ptr<MappedFile>> MappedFileQueue::create_file(int64_t start_offset) {
+  MQ_ASSERT(start_offset >= 0);
+  MQ_ASSERT(start_offset % file_size_ == 0);
+  const std::string path = env::join_path(dir_, MappedFile::file_name(start_offset));
+  MQ_ASSIGN_OR_RETURN(std::shared_ptr<env::File> file,
+                      env_.files().open(path, env::OpenOptions{.create = true, .exclusive = false, .truncate = true}));
+  if (Status status = file->allocate(static_cast<uint64_t>(file_size_)); !status.ok()) {
+    (void)env_.files().remove(path);  // leave no half-made segment behind
+    return status;
+  }
+  dir_dirty_ = true;
+  return std::make_shared<MappedFile>(std::move(file), start_offset, file_size_);
+}
+
+Result<std::shared_ptr<MappedFile>> MappedFileQueue::last_file_or_create(int64_t start_offset) {
+  if (!files_.empty() && !files_.back()->is_full()) return files_.back();
+  const int64_t next = files_.empty() ? start_offset : files_.back()->file_from_offset() + file_size_;
+  if (files_.empty()) flushed_where_ = next;
+  MQ_ASSIGN_OR_RETURN(std::shared_ptr<MappedFile> created, create_file(next));
+  files_.push_back(created);
+  return created;
+}
+
+std::shared_ptr<MappedFile> MappedFileQueue::find_file(int64_t offset) const {
+  if (files_.empty() || offset < min_offset()) return nullptr;
+  const int64_t index = (offset - files_.front()->file_from_offset()) / file_size_;
+  if (index >= static_cast<int64_t>(files_.size())) return nullptr;
+  const auto& file = files_[static_cast<size_t>(index)];
+  MQ_ASSERT(file->file_from_offset() <= offset && offset < file->file_from_offset() + file_size_);
+  return file;
+}
+
+int64_t MappedFileQueue::min_offset() const { return files_.empty() ? 0 : files_.front()->file_from_offset(); }
+
+int64_t MappedFileQueue::max_offset() const {
+  if (files_.empty()) return flushed_where_;
+  return files_.back()->file_from_offset() + files_.back()->wrote_position();
+}
+
+void MappedFileQueue::set_flushed_where(int64_t offset) {
+  MQ_ASSERT(offset >= 0);
+  flushed_where_ = offset;
+}
+
+Result<size_t> MappedFileQueue::read(int64_t offset, std::span<uint8_t> out) const {
+  const std::shared_ptr<MappedFile> file = find_file(offset);
+  if (!file) return size_t{0};
+  const int64_t position = offset - file->file_from_offset();
+  const int64_t available = file->wrote_position() - position;
+  if (available <= 0) return size_t{0};
+  const size_t length = std::min(out.size(), static_cast<size_t>(available));
+  return file->read(position, out.first(length));
+}
+
+void MappedFileQueue::flush(std::function<void(Status)> done) {
+  const int64_t target = max_offset();
+  std::vector<std::shared_ptr<MappedFile>> to_sync;
+  for (const auto& file : files_) {
+    const int64_t end = file->file_from_offset() + file->wrote_position();
+    if (end > flushed_where_ && file->flushed_position() < file->wrote_position()) to_sync.push_back(file);
+  }
+  const bool sync_dir = dir_dirty_;
+  dir_dirty_ = false;
+  if (to_sync.empty() && !sync_dir) {
+    env_.executor().post([done = std::move(done)] { done(Status::Ok()); });
+    return;
+  }
+  // Every sync must succeed before flushed_where moves; collect them all.
+  struct Pending {
+    size_t remaining;
+    Status first_error;
+    std::function<void(Status)> done;
+  };
+  auto pending = std::make_shared<Pending>(Pending{to_sync.size() + (sync_dir ? 1 : 0), Status::Ok(), std::move(done)});
+  auto on_one = lifetime_.guard([this, pending, target, sync_dir](Status status) {
+    if (!status.ok() && pending->first_error.ok()) pending->first_error = status;
+    MQ_ASSERT(pending->remaining > 0);
+    if (--pending->remaining > 0) return;
+    if (pending->first_error.ok()) {
+      flushed_where_ = std::max(flushed_where_, target);
+    } else if (sync_dir) {
+      dir_dirty_ = true;  // try the directory again next time
+    }
+    pending->done(pending->first_error);
+  });
+  if (sync_dir) env_.files().sync_dir(dir_, on_one);
+  for (const auto& file : to_sync) file->flush(on_one);
+}
+
+Status MappedFileQueue::truncate_dirty_files(int64_t offset) {
+  MQ_ASSERT(offset >= 0);
+  while (!files_.empty() && files_.back()->file_from_offset() > offset) {
+    const std::string path = files_.back()->path();
+    MQ_RETURN_IF_ERROR(env_.files().remove(path));
+    MQ_LOG(kWarn, "store", "truncate: removed segment " << path << " past offset " << offset);
+    files_.pop_back();
+    dir_dirty_ = true;
+  }
+  if (!files_.empty()) {
+    const auto& last = files_.back();
+    const int64_t position = offset - last->file_from_offset();
+    MQ_ASSERT(position >= 0 && position <= file_size_);
+    // Cut and re-extend: the tail reads as zeros, which recovery treats as
+    // the end of the log, so no stale record past the cut can come back.
+    MQ_RETURN_IF_ERROR(last->file()->truncate(static_cast<uint64_t>(position)));
+    MQ_RETURN_IF_ERROR(last->file()->allocate(static_cast<uint64_t>(file_size_)));
+    last->set_wrote_position(position);
+    last->set_flushed_position(std::min(last->flushed_position(), position));
+  }
+  flushed_where_ = std::min(flushed_where_, offset);
+  return Status::Ok();
+}
+
+Status MappedFileQueue::delete_first_file() {
+  MQ_ASSERT(files_.size() > 1);  // never the active file
+  const std::string path = files_.front()->path();
+  MQ_RETURN_IF_ERROR(env_.files().remove(path));
+  files_.erase(files_.begin());
+  dir_dirty_ = true;
+  return Status::Ok();
+}
+
+Status MappedFileQueue::destroy() {
+  while (!files_.empty()) {
+    MQ_RETURN_IF_ERROR(env_.files().remove(files_.back()->path()));
+    files_.pop_back();
+  }
+  dir_dirty_ = true;
+  flushed_where_ = 0;
+  return Status::Ok();
+}
+
+}  // namespace mqlab::store

@@ -1,0 +1,89 @@
+// MappedFileQueue: the ordered list of fixed-size segment files of one log
+// (the CommitLog, or one ConsumeQueue), addressed by absolute offset.
+//
+// Invariants: files are contiguous (each starts where the previous one's
+// file_size ends); only the last file is written to; min_offset() is the
+// first file's start; flushed_where() <= max_offset(). Directory entries of
+// files created since the last flush are made durable by the next flush
+// before it reports success, so a flushed byte survives a power loss.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "broker/common/lifetime.h"
+#include "broker/common/status.h"
+#include "broker/env/env.h"
+#include "broker/store/mapped_file.h"
+
+namespace mqlab::store {
+
+class MappedFileQueue {
+ public:
+  MappedFileQueue(env::Env& env, std::string dir, int64_t file_size);
+
+  const std::string& dir() const { return dir_; }
+  int64_t file_size() const { return file_size_; }
+
+  // Opens the segment files found in dir (creating dir when missing). Names
+  // that are not 20-digit offsets, offsets not aligned to file_size and files
+  // after a gap are reported and left alone (never deleted, never read).
+  // A file shorter than file_size (a crash during pre-allocation) is extended
+  // with zeros; a longer one is an error naming it. Positions are set to the
+  // full file; recovery truncates them to the verified end.
+  Status load();
+
+  const std::vector<std::shared_ptr<MappedFile>>& files() const { return files_; }
+  bool empty() const { return files_.empty(); }
+  std::shared_ptr<MappedFile> first_file() const { return files_.empty() ? nullptr : files_.front(); }
+  std::shared_ptr<MappedFile> last_file() const { return files_.empty() ? nullptr : files_.back(); }
+
+  // The last file when it has room, else a new file starting where the last
+  // ends (or at start_offset when there are none). start_offset must be a
+  // multiple of file_size.
+  Result<std::shared_ptr<MappedFile>> last_file_or_create(int64_t start_offset);
+
+  // The file holding offset, or nullptr when no file covers it.
+  std::shared_ptr<MappedFile> find_file(int64_t offset) const;
+
+  int64_t min_offset() const;     // first file's start (0 when empty)
+  int64_t max_offset() const;     // last file's start + wrote position
+  int64_t flushed_where() const { return flushed_where_; }
+  void set_flushed_where(int64_t offset);
+  int64_t unflushed_bytes() const { return max_offset() - flushed_where_; }
+
+  // Reads [offset, offset + out.size()) within one file and below
+  // max_offset(); returns the bytes read (0 past the end).
+  Result<size_t> read(int64_t offset, std::span<uint8_t> out) const;
+
+  // Syncs every file holding bytes in [flushed_where, max_offset) (and the
+  // directory, when files were created), then advances flushed_where to the
+  // max_offset seen at the call. done gets the first error, if any.
+  void flush(std::function<void(Status)> done);
+
+  // Drops everything at and past offset: later files are removed, the file
+  // holding offset is cut and its tail zero-filled, so that stale records
+  // past the cut can never be read back as valid by a later recovery.
+  Status truncate_dirty_files(int64_t offset);
+
+  // Removes the first file (retention). Requires: more than one file.
+  Status delete_first_file();
+  // Removes every file (a queue whose log vanished).
+  Status destroy();
+
+ private:
+  Result<std::shared_ptr<MappedFile>> create_file(int64_t start_offset);
+
+  env::Env& env_;
+  std::string dir_;
+  int64_t file_size_;
+  std::vector<std::shared_ptr<MappedFile>> files_;
+  int64_t flushed_where_ = 0;
+  bool dir_dirty_ = false;  // entries created/removed since the last dir sync
+  LifetimeToken lifetime_;
+};
+
+}  // namespace mqlab::store

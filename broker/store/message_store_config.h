@@ -1,0 +1,73 @@
+// MessageStoreConfig: the store's settings, named as RocketMQ's broker.conf
+// keys so our code, RocketMQ's docs and a broker.conf grep together. Defaults
+// are RocketMQ 4.9.x's (rocketmq-reference.md sections 3, 5 and 6).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "broker/common/status.h"
+
+namespace mqlab::store {
+
+enum class FlushDiskType { ASYNC_FLUSH, SYNC_FLUSH };
+enum class BrokerRole { ASYNC_MASTER, SYNC_MASTER, SLAVE };
+
+const char* flush_disk_type_name(FlushDiskType type);
+const char* broker_role_name(BrokerRole role);
+
+struct MessageStoreConfig {
+  std::string storePathRootDir = "/store";
+  // Empty means {storePathRootDir}/commitlog, as in 4.9.x.
+  std::string storePathCommitLog;
+
+  int64_t mappedFileSizeCommitLog = 1024LL * 1024 * 1024;  // 1 GiB
+  int64_t mappedFileSizeConsumeQueue = 300'000LL * 20;     // bytes; rounded up to 20
+  int32_t maxMessageSize = 4 * 1024 * 1024;                // bytes of body
+
+  FlushDiskType flushDiskType = FlushDiskType::ASYNC_FLUSH;
+  BrokerRole brokerRole = BrokerRole::ASYNC_MASTER;
+  int64_t flushIntervalCommitLog = 500;            // ms (ASYNC_FLUSH)
+  int32_t flushCommitLogLeastPages = 4;            // 4 KiB pages
+  int64_t flushCommitLogThoroughInterval = 10'000; // ms
+  int64_t syncFlushTimeout = 5'000;                // ms (FLUSH_DISK_TIMEOUT)
+  int64_t flushIntervalConsumeQueue = 1'000;       // ms
+  int32_t flushConsumeQueueLeastPages = 2;
+  int64_t flushConsumeQueueThoroughInterval = 60'000;  // ms
+
+  bool checkCRCOnRecover = true;
+  bool messageIndexEnable = true;
+  bool messageIndexSafe = false;
+  int32_t maxHashSlotNum = 5'000'000;
+  int32_t maxIndexNum = 20'000'000;
+
+  // Retention.
+  int32_t fileReservedTime = 72;   // hours
+  std::string deleteWhen = "04";   // hours of the day, ';'-separated
+  int32_t diskMaxUsedSpaceRatio = 75;  // percent, clamped to [10, 95]
+  int64_t cleanResourceInterval = 10'000;  // ms
+  double diskSpaceWarningLevelRatio = 0.90;     // above: store not writable
+  double diskSpaceCleanForciblyRatio = 0.85;    // above: delete regardless of age
+
+  // How often the dispatcher (ReputMessageService) checks for new CommitLog
+  // bytes when it found none; RocketMQ's loop sleeps 1 ms.
+  int64_t reputIntervalMs = 1;
+
+  std::string commit_log_dir() const;
+  std::string consume_queue_dir() const;
+  std::string index_dir() const;
+  std::string checkpoint_path() const;
+  std::string abort_file_path() const;
+  std::string config_dir() const;
+  int64_t consume_queue_file_size() const;  // mappedFileSizeConsumeQueue rounded up to 20
+
+  // Rejects values RocketMQ would not run with (a segment too small for one
+  // maximum message, zero intervals), naming the key.
+  Status validate() const;
+
+  // Test-only: acknowledge SYNC_FLUSH puts before their fsync completes. The
+  // canary property test sets it to prove the harness sees the loss it causes.
+  bool testOnlyAckBeforeSync = false;
+};
+
+}  // namespace mqlab::store
