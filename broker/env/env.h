@@ -68,9 +68,9 @@ class File {
   virtual Result<size_t> pread(uint64_t offset, std::span<uint8_t> out) = 0;
   virtual Status truncate(uint64_t size) = 0;
   virtual Result<uint64_t> size() = 0;
-  // Reserves blocks for [0, size) so later writes in that range cannot fail
-  // with NoSpace and do not pay first-touch cost (RocketMQ pre-allocates and
-  // warms its mapped files). Does not change what reads return.
+  // Extends the file to size bytes (zero-filled) when it is shorter, and
+  // reserves blocks for [0, size) so later writes in that range cannot fail
+  // with NoSpace (RocketMQ pre-allocates its mapped files). Never shrinks.
   virtual Status allocate(uint64_t size) = 0;
   // fdatasync: when done reports ok, every byte written before this call is
   // durable. done runs on the executor, never inside this call.

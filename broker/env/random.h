@@ -44,9 +44,9 @@ class Random {
   // Uniform in [lo, hi]. Requires: lo <= hi.
   int64_t range(int64_t lo, int64_t hi) {
     MQ_ASSERT(lo <= hi);
-    const uint64_t span = static_cast<uint64_t>(hi - lo) + 1;
+    const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;
     if (span == 0) return static_cast<int64_t>(next_u64());  // the full 64-bit range
-    return lo + static_cast<int64_t>(uniform(span));
+    return static_cast<int64_t>(static_cast<uint64_t>(lo) + uniform(span));
   }
 
   // Uniform in [0, 1) with 53 bits of precision.

@@ -1,0 +1,105 @@
+// The real file system: env::File and env::FileSystem over POSIX calls.
+//
+// pwrite/pread/truncate run inline (they touch the page cache and return);
+// the slow calls, fdatasync for sync() and fsync of a directory for
+// sync_dir(), run on one flush thread per PosixFileSystem, started on the
+// first sync and joined when the file system is destroyed. Completions are
+// posted back to the io_context, never run inside the call that started them.
+//
+// Invariants:
+//   - A File stays alive (and its fd open) until every sync it started has
+//     completed: the queued request holds a shared_ptr to it.
+//   - Sync requests for one file that are queued when its fdatasync starts are
+//     all answered by that one fdatasync (group commit at the device). Each
+//     answer still means "everything written before my sync() is durable",
+//     because each request was made before the fdatasync began.
+//   - Once an fdatasync of a file failed, every later sync of that file fails
+//     too: Linux may mark the lost pages clean after reporting the error, so
+//     a later fdatasync could report success over data that never reached the
+//     device ("fsyncgate").
+//   - Errors carry the path, the operation, the offset where there is one, and
+//     the OS's words for errno. ENOSPC and EDQUOT are NoSpace, ENOENT NotFound,
+//     EEXIST AlreadyExists; the rest are IoError unless noted.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "broker/env/asio.h"
+#include "broker/env/env.h"
+
+namespace mqlab::env {
+
+class FlushThread;  // posix_file_system.cc: the queue and thread that run fdatasync
+
+class PosixFile final : public File, public std::enable_shared_from_this<PosixFile> {
+ public:
+  // Takes ownership of fd (closed by the destructor).
+  // Requires: the object is owned by a shared_ptr (sync() keeps it alive);
+  // flusher outlives every sync() call.
+  PosixFile(std::string path, int fd, FlushThread& flusher);
+  ~PosixFile() override;
+
+  PosixFile(const PosixFile&) = delete;
+  PosixFile& operator=(const PosixFile&) = delete;
+
+  const std::string& path() const override { return path_; }
+  Status pwrite(uint64_t offset, std::span<const uint8_t> data) override;
+  Result<size_t> pread(uint64_t offset, std::span<uint8_t> out) override;
+  Status truncate(uint64_t size) override;
+  Result<uint64_t> size() override;
+  // Extends the file to at least size with zero-filled blocks
+  // (posix_fallocate; when the file system cannot, writes zeros past the
+  // current end). Never shrinks the file; bytes already written are unchanged.
+  Status allocate(uint64_t size) override;
+  void sync(SyncCallback done) override;
+
+  // For the real network's sendfile of a file region.
+  int fd() const { return fd_; }
+
+ private:
+  friend class FlushThread;
+
+  Status write_zeros(uint64_t from, uint64_t to);
+
+  const std::string path_;
+  const int fd_;
+  FlushThread& flusher_;
+  // Touched only on the flush thread: the first fdatasync failure, repeated
+  // to every later sync of this file.
+  std::string sync_failure_;
+};
+
+class PosixFileSystem final : public FileSystem {
+ public:
+  // Completions of sync() and sync_dir() are posted to io.
+  // Requires: io outlives this object.
+  explicit PosixFileSystem(boost::asio::io_context& io);
+  // Finishes the syncs already queued, then joins the flush thread. Their
+  // completions, and any not yet run, are dropped: nothing of a destroyed Env
+  // calls back into a broker. Files opened here may outlive this object but
+  // must not call sync() afterwards.
+  ~PosixFileSystem() override;
+
+  PosixFileSystem(const PosixFileSystem&) = delete;
+  PosixFileSystem& operator=(const PosixFileSystem&) = delete;
+
+  // Opens read-write with O_CLOEXEC. Requires: options.exclusive implies
+  // options.create.
+  Result<std::shared_ptr<File>> open(const std::string& path, OpenOptions options) override;
+  // Removing a non-empty directory fails with InvalidArgument.
+  Status remove(const std::string& path) override;
+  Status rename(const std::string& from, const std::string& to) override;
+  Result<std::vector<std::string>> list(const std::string& dir) override;
+  Status mkdirs(const std::string& dir) override;
+  bool exists(const std::string& path) override;
+  bool is_directory(const std::string& path) override;
+  void sync_dir(const std::string& dir, SyncCallback done) override;
+  Result<SpaceInfo> space(const std::string& path) override;
+
+ private:
+  std::unique_ptr<FlushThread> flusher_;
+};
+
+}  // namespace mqlab::env
