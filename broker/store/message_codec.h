@@ -182,7 +182,9 @@ struct DecodeOptions {
 
 // Decodes the record at the start of bytes. Corruption (never an assertion)
 // when: fewer than 8 bytes; unknown magic code; TOTALSIZE below the minimum or
-// beyond the bytes given; any length field running past TOTALSIZE; TOTALSIZE
+// beyond the bytes given; any length field running past TOTALSIZE; a TOPIC
+// length outside 1..127 or a topic byte validate_topic_name would refuse (the
+// encoder never writes one; this catches a flipped TOPIC length); TOTALSIZE
 // differing from the size recomputed from the lengths; CRC mismatch. The
 // message says which field, the value found and what was expected. A
 // zero-filled region decodes as Corruption("... TOTALSIZE 0 ..."): recovery
