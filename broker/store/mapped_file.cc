@@ -56,11 +56,16 @@ void MappedFile::set_flushed_position(int64_t position) {
 
 void MappedFile::flush(std::function<void(Status)> done) {
   const int64_t target = wrote_position_;
+  const bool was_forced = needs_sync_;
+  needs_sync_ = false;
   // The MappedFile may be deleted by retention or truncation while the sync
   // is in flight: hold it weakly, and let the caller hear the result anyway.
-  file_->sync([weak = weak_from_this(), target, done = std::move(done)](Status status) {
-    if (auto self = weak.lock(); self && status.ok()) {
-      if (target > self->flushed_position_ && target <= self->wrote_position_) self->flushed_position_ = target;
+  file_->sync([weak = weak_from_this(), target, was_forced, done = std::move(done)](Status status) {
+    if (auto self = weak.lock()) {
+      if (status.ok() && target > self->flushed_position_ && target <= self->wrote_position_) {
+        self->flushed_position_ = target;
+      }
+      if (!status.ok() && was_forced) self->needs_sync_ = true;  // try again next time
     }
     done(std::move(status));
   });

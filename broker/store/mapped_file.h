@@ -55,6 +55,11 @@ class MappedFile : public std::enable_shared_from_this<MappedFile> {
     if (ms > max_store_timestamp_ms_) max_store_timestamp_ms_ = ms;
   }
 
+  // A change the positions do not show (a truncation) must reach the disk:
+  // the next flush syncs this file even if flushed_position == wrote_position.
+  void mark_needs_sync() { needs_sync_ = true; }
+  bool needs_sync() const { return needs_sync_ || flushed_position_ < wrote_position_; }
+
   // Makes everything written so far durable; on ok, flushed_position covers
   // the wrote_position seen at the call. done runs on the executor.
   void flush(std::function<void(Status)> done);
@@ -66,6 +71,7 @@ class MappedFile : public std::enable_shared_from_this<MappedFile> {
   int64_t wrote_position_ = 0;
   int64_t flushed_position_ = 0;
   int64_t max_store_timestamp_ms_ = 0;
+  bool needs_sync_ = false;
 };
 
 }  // namespace mqlab::store

@@ -50,6 +50,9 @@ Status MappedFileQueue::load() {
     files_.push_back(std::move(mapped));
   }
   flushed_where_ = max_offset();
+  // A crashed predecessor may have created entries it never made durable:
+  // the first flush after a load syncs the directory.
+  ++dir_changes_;
   return Status::Ok();
 }
 
@@ -63,7 +66,7 @@ Result<std::shared_ptr<MappedFile>> MappedFileQueue::create_file(int64_t start_o
     (void)env_.files().remove(path);  // leave no half-made segment behind
     return status;
   }
-  dir_dirty_ = true;
+  ++dir_changes_;
   return std::make_shared<MappedFile>(std::move(file), start_offset, file_size_);
 }
 
@@ -111,11 +114,10 @@ void MappedFileQueue::flush(std::function<void(Status)> done) {
   const int64_t target = max_offset();
   std::vector<std::shared_ptr<MappedFile>> to_sync;
   for (const auto& file : files_) {
-    const int64_t end = file->file_from_offset() + file->wrote_position();
-    if (end > flushed_where_ && file->flushed_position() < file->wrote_position()) to_sync.push_back(file);
+    if (file->needs_sync()) to_sync.push_back(file);
   }
-  const bool sync_dir = dir_dirty_;
-  dir_dirty_ = false;
+  const uint64_t dir_changes = dir_changes_;
+  const bool sync_dir = dir_changes_ > dir_changes_synced_;
   if (to_sync.empty() && !sync_dir) {
     env_.executor().post([done = std::move(done)] { done(Status::Ok()); });
     return;
@@ -127,18 +129,22 @@ void MappedFileQueue::flush(std::function<void(Status)> done) {
     std::function<void(Status)> done;
   };
   auto pending = std::make_shared<Pending>(Pending{to_sync.size() + (sync_dir ? 1 : 0), Status::Ok(), std::move(done)});
-  auto on_one = lifetime_.guard([this, pending, target, sync_dir](Status status) {
+  auto on_dir = lifetime_.guard([this, dir_changes](Status status) {
+    if (status.ok()) dir_changes_synced_ = std::max(dir_changes_synced_, dir_changes);
+  });
+  auto on_one = lifetime_.guard([this, pending, target](Status status) {
     if (!status.ok() && pending->first_error.ok()) pending->first_error = status;
     MQ_ASSERT(pending->remaining > 0);
     if (--pending->remaining > 0) return;
-    if (pending->first_error.ok()) {
-      flushed_where_ = std::max(flushed_where_, target);
-    } else if (sync_dir) {
-      dir_dirty_ = true;  // try the directory again next time
-    }
+    if (pending->first_error.ok()) flushed_where_ = std::max(flushed_where_, target);
     pending->done(pending->first_error);
   });
-  if (sync_dir) env_.files().sync_dir(dir_, on_one);
+  if (sync_dir) {
+    env_.files().sync_dir(dir_, [on_dir, on_one](Status status) mutable {
+      on_dir(status);
+      on_one(std::move(status));
+    });
+  }
   for (const auto& file : to_sync) file->flush(on_one);
 }
 
@@ -149,7 +155,7 @@ Status MappedFileQueue::truncate_dirty_files(int64_t offset) {
     MQ_RETURN_IF_ERROR(env_.files().remove(path));
     MQ_LOG(kWarn, "store", "truncate: removed segment " << path << " past offset " << offset);
     files_.pop_back();
-    dir_dirty_ = true;
+    ++dir_changes_;
   }
   if (!files_.empty()) {
     const auto& last = files_.back();
@@ -161,6 +167,7 @@ Status MappedFileQueue::truncate_dirty_files(int64_t offset) {
     MQ_RETURN_IF_ERROR(last->file()->allocate(static_cast<uint64_t>(file_size_)));
     last->set_wrote_position(position);
     last->set_flushed_position(std::min(last->flushed_position(), position));
+    last->mark_needs_sync();
   }
   flushed_where_ = std::min(flushed_where_, offset);
   return Status::Ok();
@@ -171,7 +178,7 @@ Status MappedFileQueue::delete_first_file() {
   const std::string path = files_.front()->path();
   MQ_RETURN_IF_ERROR(env_.files().remove(path));
   files_.erase(files_.begin());
-  dir_dirty_ = true;
+  ++dir_changes_;
   return Status::Ok();
 }
 
@@ -180,7 +187,7 @@ Status MappedFileQueue::destroy() {
     MQ_RETURN_IF_ERROR(env_.files().remove(files_.back()->path()));
     files_.pop_back();
   }
-  dir_dirty_ = true;
+  ++dir_changes_;
   flushed_where_ = 0;
   return Status::Ok();
 }

@@ -82,7 +82,11 @@ class MappedFileQueue {
   int64_t file_size_;
   std::vector<std::shared_ptr<MappedFile>> files_;
   int64_t flushed_where_ = 0;
-  bool dir_dirty_ = false;  // entries created/removed since the last dir sync
+  // Directory changes (creates, removes) counted, and how many a completed
+  // sync_dir covers: a flush started while another's sync_dir is in flight
+  // must sync again, or it could report ok before a new entry is durable.
+  uint64_t dir_changes_ = 0;
+  uint64_t dir_changes_synced_ = 0;
   LifetimeToken lifetime_;
 };
 

@@ -1,0 +1,217 @@
+#include "broker/store/commit_log.h"
+
+#include <algorithm>
+
+#include "broker/common/big_endian.h"
+#include "broker/common/log.h"
+
+namespace mqlab::store {
+namespace {
+constexpr int64_t kScanChunkBytes = 256 * 1024;
+
+std::string queue_key(const std::string& topic, int32_t queue_id) { return topic + "-" + std::to_string(queue_id); }
+
+bool is_prepared_or_rollback(int32_t sysflag) {
+  const int32_t tx = sysflag & kSysFlagTransactionMask;
+  return tx == kSysFlagTransactionPrepared || tx == kSysFlagTransactionRollback;
+}
+}  // namespace
+
+CommitLog::CommitLog(env::Env& env, const MessageStoreConfig& config)
+    : env_(env), config_(config), queue_(env, config.commit_log_dir(), config.mappedFileSizeCommitLog) {}
+
+Status CommitLog::write_blank(MappedFile& file) {
+  const int64_t free_bytes = file.free_bytes();
+  MQ_ASSERT(free_bytes >= kEndFileMinBlankLength);
+  uint8_t blank[kEndFileMinBlankLength];
+  put_u32_be(blank, static_cast<uint32_t>(free_bytes));
+  put_u32_be(blank + 4, kBlankMagicCode);
+  MQ_RETURN_IF_ERROR(file.append(blank));
+  // The rest of the segment is padding; it already reads as zeros.
+  file.set_wrote_position(file.file_size());
+  return Status::Ok();
+}
+
+Result<AppendMessageResult> CommitLog::append(EncodedMessage& message, const std::string& topic, int32_t queue_id,
+                                              int32_t sysflag, const HostAddress& store_host) {
+  MQ_ASSERT(message.size() > 0);
+  MQ_ASSERT(message.size() + kEndFileMinBlankLength <= config_.mappedFileSizeCommitLog);
+  MQ_ASSIGN_OR_RETURN(std::shared_ptr<MappedFile> file, queue_.last_file_or_create(0));
+  if (message.size() + kEndFileMinBlankLength > file->free_bytes()) {
+    MQ_RETURN_IF_ERROR(write_blank(*file));
+    MQ_ASSIGN_OR_RETURN(file, queue_.last_file_or_create(0));
+    MQ_ASSERT(file->wrote_position() == 0);
+  }
+  const PhyOffset wrote_offset(file->file_from_offset() + file->wrote_position());
+  MQ_ASSERT(wrote_offset == max_offset());
+
+  const std::string key = queue_key(topic, queue_id);
+  const bool counts = !is_prepared_or_rollback(sysflag);
+  const QueueOffset queue_offset(counts ? topic_queue_table_[key] : 0);
+  // Store timestamps never go backwards within the log, even if the wall
+  // clock does: recovery relies on file order matching time order.
+  const int64_t store_timestamp = std::max(env_.clock().wall_ms(), last_append_timestamp_ms_);
+  message.patch(queue_offset, wrote_offset, store_timestamp);
+  MQ_RETURN_IF_ERROR(file->append(message.bytes));
+
+  if (counts) topic_queue_table_[key] += 1;
+  last_append_timestamp_ms_ = store_timestamp;
+  file->note_store_timestamp(store_timestamp);
+  AppendMessageResult result;
+  result.wrote_offset = wrote_offset;
+  result.wrote_bytes = message.size();
+  result.queue_offset = queue_offset;
+  result.store_timestamp_ms = store_timestamp;
+  result.msg_id = create_offset_message_id(store_host, wrote_offset);
+  MQ_ASSERT(result.end_offset() == max_offset());
+  return result;
+}
+
+Result<std::vector<uint8_t>> CommitLog::read(PhyOffset offset, int32_t size) const {
+  MQ_ASSERT(size >= 0);
+  std::shared_ptr<MappedFile> file = queue_.find_file(offset.value());
+  if (!file) return Status::NotFound("commitlog: no segment holds offset " + offset.to_string());
+  const int64_t position = offset.value() - file->file_from_offset();
+  if (position + size > file->wrote_position()) {
+    return Status::NotFound("commitlog: " + std::to_string(size) + " bytes at offset " + offset.to_string() +
+                            " run past the written end of " + file->path());
+  }
+  std::vector<uint8_t> bytes(static_cast<size_t>(size));
+  MQ_ASSIGN_OR_RETURN(size_t got, file->read(position, bytes));
+  if (got != bytes.size()) {
+    return Status::IoError("commitlog: short read of " + file->path() + " at " + std::to_string(position));
+  }
+  return bytes;
+}
+
+Result<std::vector<uint8_t>> CommitLog::read_record_bytes(PhyOffset offset) const {
+  MQ_ASSIGN_OR_RETURN(std::vector<uint8_t> header, read(offset, 4));
+  const int32_t total = get_i32_be(header.data());
+  if (total < kMessageFixedSizeIpv4 || total > config_.mappedFileSizeCommitLog) {
+    return Status::Corruption("commitlog: record at offset " + offset.to_string() + " has TOTALSIZE " +
+                              std::to_string(total));
+  }
+  MQ_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, read(offset, total));
+  Result<DecodedRecord> decoded = decode_record(bytes, DecodeOptions{.check_crc = true});
+  if (!decoded.ok()) return decoded.status().with_context("commitlog offset " + offset.to_string());
+  if (decoded->kind != RecordKind::kMessage) {
+    return Status::Corruption("commitlog: offset " + offset.to_string() + " holds a blank record, not a message");
+  }
+  return bytes;
+}
+
+Result<int64_t> CommitLog::store_timestamp_at(PhyOffset offset, int32_t size) const {
+  MQ_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, read(offset, size));
+  MQ_ASSIGN_OR_RETURN(DecodedRecord decoded, decode_record(bytes, DecodeOptions{.check_crc = false}));
+  return decoded.message.store_timestamp_ms;
+}
+
+void CommitLog::set_topic_queue_offset(const std::string& topic, int32_t queue_id, QueueOffset next) {
+  MQ_ASSERT(next.value() >= 0);
+  topic_queue_table_[queue_key(topic, queue_id)] = next.value();
+}
+
+QueueOffset CommitLog::topic_queue_offset(const std::string& topic, int32_t queue_id) const {
+  auto it = topic_queue_table_.find(queue_key(topic, queue_id));
+  return QueueOffset(it == topic_queue_table_.end() ? 0 : it->second);
+}
+
+Status CommitLog::truncate(PhyOffset offset) {
+  MQ_ASSERT(offset.value() >= 0);
+  return queue_.truncate_dirty_files(offset.value());
+}
+
+// ---------------------------------------------------------------------------
+
+CommitLogScanner::CommitLogScanner(const CommitLog& log, PhyOffset from, PhyOffset limit, bool check_crc)
+    : log_(log), position_(from), limit_(limit), check_crc_(check_crc) {
+  MQ_ASSERT(from <= limit || limit.value() == 0);
+}
+
+bool CommitLogScanner::fill(int64_t need) {
+  const int64_t at = position_.value();
+  if (buffer_start_ >= 0 && at >= buffer_start_ &&
+      at + need <= buffer_start_ + static_cast<int64_t>(buffer_.size())) {
+    return true;
+  }
+  std::shared_ptr<MappedFile> file = log_.file_at(position_);
+  MQ_ASSERT(file != nullptr);  // next() checked
+  const int64_t position_in_file = at - file->file_from_offset();
+  const int64_t file_end = std::min(file->file_from_offset() + file->file_size(), limit_.value());
+  const int64_t length = std::min(std::max(need, kScanChunkBytes), file_end - at);
+  if (length < need) return false;
+  buffer_.resize(static_cast<size_t>(length));
+  Result<size_t> got = file->read(position_in_file, buffer_);
+  if (!got.ok() || static_cast<int64_t>(*got) < need) {
+    stop_reason_ = file->path() + ": read at " + std::to_string(position_in_file) + " failed: " +
+                   (got.ok() ? "short read" : got.status().to_string());
+    corrupt_ = true;
+    buffer_start_ = -1;
+    return false;
+  }
+  buffer_.resize(*got);
+  buffer_start_ = at;
+  return true;
+}
+
+std::optional<ScannedRecord> CommitLogScanner::next() {
+  while (position_ < limit_ && stop_reason_.empty()) {
+    std::shared_ptr<MappedFile> file = log_.file_at(position_);
+    if (!file) {
+      stop_reason_ = "no segment holds offset " + position_.to_string();
+      return std::nullopt;
+    }
+    const int64_t position_in_file = position_.value() - file->file_from_offset();
+    const int64_t left_in_file = file->file_size() - position_in_file;
+    const std::string where = file->path() + " position " + std::to_string(position_in_file);
+    if (left_in_file < kEndFileMinBlankLength || !fill(kEndFileMinBlankLength)) {
+      if (stop_reason_.empty()) stop_reason_ = where + ": too few bytes for a record header";
+      corrupt_ = true;
+      return std::nullopt;
+    }
+    const uint8_t* head = buffer_.data() + (position_.value() - buffer_start_);
+    const int32_t total = get_i32_be(head);
+    const uint32_t magic = get_u32_be(head + 4);
+    if (total == 0 && magic == 0) {
+      stop_reason_ = "";  // zeroed tail: the clean end of the log
+      return std::nullopt;
+    }
+    if (magic == kBlankMagicCode) {
+      if (total != left_in_file) {
+        stop_reason_ = where + ": BLANK record TOTALSIZE " + std::to_string(total) + " but " +
+                       std::to_string(left_in_file) + " bytes are left in the segment";
+        corrupt_ = true;
+        return std::nullopt;
+      }
+      position_ += total;
+      continue;
+    }
+    if (total <= 0 || total > left_in_file || !fill(total)) {
+      if (stop_reason_.empty()) {
+        stop_reason_ = where + ": TOTALSIZE " + std::to_string(total) + " does not fit in the " +
+                       std::to_string(left_in_file) + " bytes left in the segment";
+      }
+      corrupt_ = true;
+      return std::nullopt;
+    }
+    std::span<const uint8_t> bytes(buffer_.data() + (position_.value() - buffer_start_), static_cast<size_t>(total));
+    Result<DecodedRecord> decoded = decode_record(bytes, DecodeOptions{.check_crc = check_crc_});
+    if (!decoded.ok()) {
+      stop_reason_ = where + ": " + decoded.status().to_string();
+      corrupt_ = true;
+      return std::nullopt;
+    }
+    if (decoded->kind == RecordKind::kMessage && decoded->message.physical_offset != position_) {
+      stop_reason_ = where + ": PHYSICALOFFSET " + decoded->message.physical_offset.to_string() +
+                     " does not match the record's position " + position_.to_string();
+      corrupt_ = true;
+      return std::nullopt;
+    }
+    ScannedRecord scanned{position_, std::move(decoded).value()};
+    position_ += total;
+    return scanned;
+  }
+  return std::nullopt;
+}
+
+}  // namespace mqlab::store

@@ -1,0 +1,316 @@
+// MessageStore: the put path, the get path and lookups. Start-up, recovery
+// and shutdown live in store_recovery.cc; the background services (flush,
+// dispatch, checkpoint) in store_services.cc.
+#include "broker/store/message_store.h"
+
+#include <algorithm>
+
+#include "broker/common/log.h"
+#include "broker/store/clean_commit_log_service.h"
+
+namespace mqlab::store {
+namespace {
+// RocketMQ's per-pull limits for data in the page cache
+// (maxTransferCountOnMessageInMemory, maxTransferBytesOnMessageInMemory) and
+// how much ConsumeQueue one pull may scan.
+constexpr int32_t kMaxTransferCount = 32;
+constexpr int64_t kMaxTransferBytes = 256 * 1024;
+constexpr int32_t kMaxScanEntries = 16000 / 20;
+constexpr int32_t kPlaceholderSize = INT32_MAX;
+
+PutMessageResult failed_put(PutMessageStatus status, std::string remark) {
+  PutMessageResult result;
+  result.status = status;
+  result.remark = std::move(remark);
+  return result;
+}
+}  // namespace
+
+const char* put_message_status_name(PutMessageStatus status) {
+  switch (status) {
+    case PutMessageStatus::PUT_OK: return "PUT_OK";
+    case PutMessageStatus::FLUSH_DISK_TIMEOUT: return "FLUSH_DISK_TIMEOUT";
+    case PutMessageStatus::FLUSH_SLAVE_TIMEOUT: return "FLUSH_SLAVE_TIMEOUT";
+    case PutMessageStatus::SLAVE_NOT_AVAILABLE: return "SLAVE_NOT_AVAILABLE";
+    case PutMessageStatus::SERVICE_NOT_AVAILABLE: return "SERVICE_NOT_AVAILABLE";
+    case PutMessageStatus::CREATE_MAPEDFILE_FAILED: return "CREATE_MAPEDFILE_FAILED";
+    case PutMessageStatus::MESSAGE_ILLEGAL: return "MESSAGE_ILLEGAL";
+    case PutMessageStatus::PROPERTIES_SIZE_EXCEEDED: return "PROPERTIES_SIZE_EXCEEDED";
+    case PutMessageStatus::OS_PAGECACHE_BUSY: return "OS_PAGECACHE_BUSY";
+    case PutMessageStatus::UNKNOWN_ERROR: return "UNKNOWN_ERROR";
+  }
+  return "?";
+}
+
+bool put_message_stored(PutMessageStatus status) {
+  return status == PutMessageStatus::PUT_OK || status == PutMessageStatus::FLUSH_DISK_TIMEOUT ||
+         status == PutMessageStatus::FLUSH_SLAVE_TIMEOUT || status == PutMessageStatus::SLAVE_NOT_AVAILABLE;
+}
+
+const char* get_message_status_name(GetMessageStatus status) {
+  switch (status) {
+    case GetMessageStatus::FOUND: return "FOUND";
+    case GetMessageStatus::NO_MATCHED_MESSAGE: return "NO_MATCHED_MESSAGE";
+    case GetMessageStatus::MESSAGE_WAS_REMOVING: return "MESSAGE_WAS_REMOVING";
+    case GetMessageStatus::OFFSET_FOUND_NULL: return "OFFSET_FOUND_NULL";
+    case GetMessageStatus::OFFSET_OVERFLOW_BADLY: return "OFFSET_OVERFLOW_BADLY";
+    case GetMessageStatus::OFFSET_OVERFLOW_ONE: return "OFFSET_OVERFLOW_ONE";
+    case GetMessageStatus::OFFSET_TOO_SMALL: return "OFFSET_TOO_SMALL";
+    case GetMessageStatus::NO_MATCHED_LOGIC_QUEUE: return "NO_MATCHED_LOGIC_QUEUE";
+    case GetMessageStatus::NO_MESSAGE_IN_QUEUE: return "NO_MESSAGE_IN_QUEUE";
+  }
+  return "?";
+}
+
+MessageStore::MessageStore(env::Env& env, MessageStoreConfig config, HostAddress store_host)
+    : env_(env),
+      config_(std::move(config)),
+      store_host_(store_host),
+      commit_log_(env, config_),
+      index_(std::make_unique<IndexService>(env, config_)),
+      checkpoint_(env, config_.checkpoint_path()) {}
+
+// No I/O here: destroying a store without shutdown() is a crash.
+MessageStore::~MessageStore() { cancel_timers(); }
+
+void MessageStore::cancel_timers() {
+  if (async_flush_timer_ != env::kNoTimer) env_.executor().cancel(async_flush_timer_);
+  if (cq_flush_timer_ != env::kNoTimer) env_.executor().cancel(cq_flush_timer_);
+  async_flush_timer_ = cq_flush_timer_ = env::kNoTimer;
+  if (clean_service_) clean_service_->cancel();
+}
+
+void MessageStore::put_message(MessageToStore message, std::function<void(PutMessageResult)> done) {
+  auto reply = [this, &done](PutMessageStatus status, std::string remark) {
+    ++stats_.puts_failed;
+    env_.executor().post([done = std::move(done), result = failed_put(status, std::move(remark))] { done(result); });
+  };
+  if (!running_) return reply(PutMessageStatus::SERVICE_NOT_AVAILABLE, "message store is not running");
+  if (config_.brokerRole == BrokerRole::SLAVE) {
+    return reply(PutMessageStatus::SERVICE_NOT_AVAILABLE, "broker role is SLAVE: it does not accept puts");
+  }
+  if (!writable_) {
+    return reply(PutMessageStatus::SERVICE_NOT_AVAILABLE,
+                 flush_failed_ ? "message store is not writable: a flush failed" : "message store is not writable: disk full");
+  }
+  const bool wait_store_ok = [&] {
+    auto it = message.properties.find(std::string(kPropertyWaitStoreMsgOk));
+    return it == message.properties.end() || it->second != "false";
+  }();
+  message.properties.erase(std::string(kPropertyWaitStoreMsgOk));  // 4.9.x does not store WAIT
+  message.store_host = store_host_;
+  EncodeOutcome encoded = encode_message(message, config_.maxMessageSize);
+  if (encoded.error == EncodeError::kMessageIllegal) return reply(PutMessageStatus::MESSAGE_ILLEGAL, encoded.reason);
+  if (encoded.error == EncodeError::kPropertiesSizeExceeded) {
+    return reply(PutMessageStatus::PROPERTIES_SIZE_EXCEEDED, encoded.reason);
+  }
+  Result<AppendMessageResult> appended =
+      commit_log_.append(encoded.message, message.topic, message.queue_id, message.sysflag, store_host_);
+  if (!appended.ok()) {
+    const Status& status = appended.status();
+    MQ_LOG(kWarn, "store", "put refused: " << status.to_string());
+    if (status.code() == StatusCode::kNoSpace) {
+      return reply(PutMessageStatus::SERVICE_NOT_AVAILABLE, "disk full: " + status.message());
+    }
+    return reply(PutMessageStatus::UNKNOWN_ERROR, status.to_string());
+  }
+  stats_.bytes_appended += static_cast<uint64_t>(appended->wrote_bytes);
+  reput_soon();
+  if (config_.flushDiskType == FlushDiskType::SYNC_FLUSH && wait_store_ok && !config_.testOnlyAckBeforeSync) {
+    complete_put(*appended, std::move(done));
+    return;
+  }
+  ++stats_.puts_ok;
+  PutMessageResult result;
+  result.status = PutMessageStatus::PUT_OK;
+  result.append = std::move(appended).value();
+  env_.executor().post([done = std::move(done), result = std::move(result)] { done(result); });
+}
+
+// SYNC_FLUSH: the reply waits for the group commit covering the record.
+void MessageStore::complete_put(const AppendMessageResult& appended, std::function<void(PutMessageResult)> done) {
+  group_commit_->submit(appended.end_offset(), [this, appended, done = std::move(done)](FlushOutcome outcome) {
+    PutMessageResult result;
+    result.append = appended;
+    switch (outcome) {
+      case FlushOutcome::kFlushed:
+        result.status = PutMessageStatus::PUT_OK;
+        ++stats_.puts_ok;
+        break;
+      case FlushOutcome::kTimeout:
+        result.status = PutMessageStatus::FLUSH_DISK_TIMEOUT;
+        result.remark = "flush did not complete within syncFlushTimeout";
+        ++stats_.flush_timeouts;
+        break;
+      case FlushOutcome::kError:
+        result.status = PutMessageStatus::FLUSH_DISK_TIMEOUT;
+        result.remark = "flush failed: stored in the page cache, not confirmed durable";
+        ++stats_.flush_timeouts;
+        break;
+    }
+    done(result);
+  });
+}
+
+ConsumeQueue* MessageStore::find_consume_queue(const std::string& topic, int32_t queue_id) {
+  auto topic_it = consume_queues_.find(topic);
+  if (topic_it == consume_queues_.end()) return nullptr;
+  auto it = topic_it->second.find(queue_id);
+  return it == topic_it->second.end() ? nullptr : it->second.get();
+}
+
+ConsumeQueue& MessageStore::consume_queue(const std::string& topic, int32_t queue_id) {
+  if (ConsumeQueue* existing = find_consume_queue(topic, queue_id)) return *existing;
+  auto created = std::make_unique<ConsumeQueue>(env_, config_, topic, queue_id);
+  ConsumeQueue& queue = *created;
+  consume_queues_[topic][queue_id] = std::move(created);
+  return queue;
+}
+
+std::vector<std::pair<std::string, int32_t>> MessageStore::queues() const {
+  std::vector<std::pair<std::string, int32_t>> all;
+  for (const auto& [topic, by_id] : consume_queues_) {
+    for (const auto& [queue_id, queue] : by_id) all.emplace_back(topic, queue_id);
+  }
+  return all;
+}
+
+GetMessageResult MessageStore::get_message(const std::string& /*group*/, const std::string& topic, int32_t queue_id,
+                                           QueueOffset offset, int32_t max_msgs,
+                                           const std::vector<int64_t>& tags_filter) {
+  GetMessageResult result;
+  ConsumeQueue* queue = find_consume_queue(topic, queue_id);
+  if (queue == nullptr) {
+    result.status = GetMessageStatus::NO_MATCHED_LOGIC_QUEUE;
+    return result;
+  }
+  result.min_offset = queue->min_offset();
+  result.max_offset = queue->max_offset();
+  result.next_begin_offset = offset;
+  if (result.max_offset.value() == 0) {
+    result.status = GetMessageStatus::NO_MESSAGE_IN_QUEUE;
+    result.next_begin_offset = QueueOffset(0);
+  } else if (offset < result.min_offset) {
+    result.status = GetMessageStatus::OFFSET_TOO_SMALL;
+    result.next_begin_offset = result.min_offset;
+  } else if (offset == result.max_offset) {
+    result.status = GetMessageStatus::OFFSET_OVERFLOW_ONE;
+  } else if (offset > result.max_offset) {
+    result.status = GetMessageStatus::OFFSET_OVERFLOW_BADLY;
+    result.next_begin_offset = result.min_offset.value() == 0 ? result.min_offset : result.max_offset;
+  } else {
+    const int32_t wanted = std::clamp(max_msgs, 1, kMaxTransferCount);
+    Result<std::vector<ConsumeQueueEntry>> entries =
+        queue->read(offset, std::max(kMaxScanEntries, wanted));
+    if (!entries.ok() || entries->empty()) {
+      result.status = GetMessageStatus::OFFSET_FOUND_NULL;
+      if (!entries.ok()) MQ_LOG(kWarn, "store", "consume queue read failed: " << entries.status().to_string());
+      return result;
+    }
+    bool removing = false;
+    int64_t scanned = 0;
+    for (const ConsumeQueueEntry& entry : *entries) {
+      if (static_cast<int32_t>(result.messages.size()) >= wanted) break;
+      if (!result.messages.empty() && result.total_bytes + entry.size > kMaxTransferBytes) break;
+      ++scanned;
+      if (entry.size == kPlaceholderSize) continue;
+      if (entry.offset < commit_log_.min_offset()) {
+        removing = true;
+        continue;
+      }
+      if (!tags_filter.empty() &&
+          std::find(tags_filter.begin(), tags_filter.end(), entry.tags_code) == tags_filter.end()) {
+        continue;
+      }
+      std::shared_ptr<MappedFile> file = commit_log_.file_at(entry.offset);
+      if (!file || entry.offset + entry.size > commit_log_.max_offset()) {
+        removing = true;
+        continue;
+      }
+      FileRegion region{file->file(), static_cast<uint64_t>(entry.offset.value() - file->file_from_offset()),
+                        static_cast<uint32_t>(entry.size), entry.offset};
+      result.messages.push_back(std::move(region));
+      result.total_bytes += entry.size;
+    }
+    result.next_begin_offset = offset + scanned;
+    result.status = !result.messages.empty() ? GetMessageStatus::FOUND
+                    : removing               ? GetMessageStatus::MESSAGE_WAS_REMOVING
+                                             : GetMessageStatus::NO_MATCHED_MESSAGE;
+  }
+  MQ_ASSERT(result.min_offset <= result.max_offset);
+  return result;
+}
+
+Result<std::vector<uint8_t>> MessageStore::read_region(const FileRegion& region) {
+  MQ_ASSERT(region.file != nullptr);
+  std::vector<uint8_t> bytes(region.length);
+  MQ_ASSIGN_OR_RETURN(size_t got, region.file->pread(region.position, bytes));
+  if (got != bytes.size()) {
+    return Status::IoError(region.file->path() + ": short read of a message region at " +
+                           std::to_string(region.position));
+  }
+  return bytes;
+}
+
+QueueOffset MessageStore::max_offset_in_queue(const std::string& topic, int32_t queue_id) {
+  ConsumeQueue* queue = find_consume_queue(topic, queue_id);
+  return queue ? queue->max_offset() : QueueOffset(0);
+}
+
+QueueOffset MessageStore::min_offset_in_queue(const std::string& topic, int32_t queue_id) {
+  ConsumeQueue* queue = find_consume_queue(topic, queue_id);
+  return queue ? queue->min_offset() : QueueOffset(0);
+}
+
+Result<QueueOffset> MessageStore::offset_in_queue_by_time(const std::string& topic, int32_t queue_id,
+                                                          int64_t timestamp_ms) {
+  ConsumeQueue* queue = find_consume_queue(topic, queue_id);
+  if (!queue) return QueueOffset(0);
+  return queue->offset_by_timestamp(timestamp_ms, [this](PhyOffset offset, int32_t size) {
+    return commit_log_.store_timestamp_at(offset, size);
+  });
+}
+
+Result<std::vector<uint8_t>> MessageStore::look_message_by_offset(PhyOffset offset) const {
+  if (offset < commit_log_.min_offset() || offset >= commit_log_.max_offset()) {
+    return Status::NotFound("no message at commitlog offset " + offset.to_string());
+  }
+  return commit_log_.read_record_bytes(offset);
+}
+
+Result<std::vector<std::vector<uint8_t>>> MessageStore::query_message(const std::string& topic, const std::string& key,
+                                                                      int32_t max_num, int64_t begin_ms,
+                                                                      int64_t end_ms) {
+  MQ_ASSIGN_OR_RETURN(std::vector<PhyOffset> offsets, index_->query(topic, key, max_num, begin_ms, end_ms));
+  std::vector<std::vector<uint8_t>> records;
+  for (PhyOffset offset : offsets) {
+    if (offset < commit_log_.min_offset() || offset >= commit_log_.max_offset()) continue;
+    Result<std::vector<uint8_t>> record = commit_log_.read_record_bytes(offset);
+    if (!record.ok()) continue;  // removed or rewritten since it was indexed
+    // The index stores hashes: confirm the record really is topic#key.
+    Result<DecodedRecord> decoded = decode_record(*record, DecodeOptions{.check_crc = false});
+    if (!decoded.ok() || decoded->message.topic != topic) continue;
+    const MessageProperties properties = decoded->message.properties();
+    bool matches = false;
+    if (auto it = properties.find(std::string(kPropertyUniqKey)); it != properties.end() && it->second == key) {
+      matches = true;
+    }
+    if (auto it = properties.find(std::string(kPropertyKeys)); it != properties.end()) {
+      size_t start = 0;
+      const std::string& keys = it->second;
+      while (!matches && start <= keys.size()) {
+        const size_t space = std::min(keys.find(' ', start), keys.size());
+        matches = keys.compare(start, space - start, key) == 0 && space - start == key.size();
+        start = space + 1;
+      }
+    }
+    if (matches) records.push_back(std::move(record).value());
+  }
+  return records;
+}
+
+void MessageStore::run_clean_now() {
+  if (clean_service_) clean_service_->run_once(/*manual=*/true);
+}
+
+}  // namespace mqlab::store

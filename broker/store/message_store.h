@@ -1,0 +1,159 @@
+// MessageStore: the store facade the rest of the broker uses (RocketMQ's
+// DefaultMessageStore). It owns the CommitLog, the ConsumeQueues, the
+// IndexService, the checkpoint and the abort file, and runs the services
+// around them on the Env's executor: flushing (group commit or periodic),
+// dispatching new records into ConsumeQueues and the index (reput),
+// ConsumeQueue flushing with checkpoint updates, and retention.
+//
+// Life cycle: start() loads and recovers (normal recovery after a clean
+// shutdown, abnormal when the abort file is present), creates the abort file,
+// and reports ready; shutdown() flushes everything, writes the checkpoint and
+// removes the abort file. Destroying a store without shutdown() is a crash:
+// the destructor does no I/O.
+//
+// Acknowledgement rules, the heart of what mqsim measures:
+//   ASYNC_FLUSH  PUT_OK once the record is in the page cache.
+//   SYNC_FLUSH   PUT_OK once a flush covering the record completed;
+//                FLUSH_DISK_TIMEOUT after syncFlushTimeout; never PUT_OK
+//                after a failed fsync.
+//   Disk full / failed device: an error status, nothing acknowledged that was
+//   not stored; puts succeed again when space returns.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "broker/common/lifetime.h"
+#include "broker/common/status.h"
+#include "broker/env/env.h"
+#include "broker/store/commit_log.h"
+#include "broker/store/consume_queue.h"
+#include "broker/store/dispatch_request.h"
+#include "broker/store/group_commit_service.h"
+#include "broker/store/index_service.h"
+#include "broker/store/message_codec.h"
+#include "broker/store/message_store_config.h"
+#include "broker/store/store_checkpoint.h"
+#include "broker/store/store_types.h"
+
+namespace mqlab::store {
+
+class CleanCommitLogService;
+
+class MessageStore {
+ public:
+  MessageStore(env::Env& env, MessageStoreConfig config, HostAddress store_host);
+  ~MessageStore();
+  MessageStore(const MessageStore&) = delete;
+  MessageStore& operator=(const MessageStore&) = delete;
+
+  // Loads, recovers and starts the services; done(ok) when puts may flow.
+  void start(std::function<void(Status)> done);
+  // Clean shutdown: stop services, flush all, checkpoint, remove the abort file.
+  void shutdown(std::function<void(Status)> done);
+  bool running() const { return running_; }
+  const RecoveryReport& recovery_report() const { return recovery_; }
+
+  void put_message(MessageToStore message, std::function<void(PutMessageResult)> done);
+
+  // Up to max_msgs messages of (topic, queue_id) from offset, as regions of
+  // the CommitLog files (no re-encoding). tags_filter: accepted tag codes,
+  // empty for all.
+  GetMessageResult get_message(const std::string& group, const std::string& topic, int32_t queue_id,
+                               QueueOffset offset, int32_t max_msgs, const std::vector<int64_t>& tags_filter = {});
+  // Copies the bytes of a region (the simulator and tests; mqbroker sends
+  // regions with sendfile).
+  static Result<std::vector<uint8_t>> read_region(const FileRegion& region);
+
+  QueueOffset max_offset_in_queue(const std::string& topic, int32_t queue_id);
+  QueueOffset min_offset_in_queue(const std::string& topic, int32_t queue_id);
+  Result<QueueOffset> offset_in_queue_by_time(const std::string& topic, int32_t queue_id, int64_t timestamp_ms);
+  // The record at a CommitLog offset (VIEW_MESSAGE_BY_ID).
+  Result<std::vector<uint8_t>> look_message_by_offset(PhyOffset offset) const;
+  // QUERY_MESSAGE: records indexed under topic#key in the time window.
+  Result<std::vector<std::vector<uint8_t>>> query_message(const std::string& topic, const std::string& key,
+                                                          int32_t max_num, int64_t begin_ms, int64_t end_ms);
+
+  PhyOffset min_phy_offset() const { return commit_log_.min_offset(); }
+  PhyOffset max_phy_offset() const { return commit_log_.max_offset(); }
+  PhyOffset flushed_phy_offset() const { return commit_log_.flushed_offset(); }
+  PhyOffset dispatched_phy_offset() const { return reput_from_; }
+  bool writable() const { return writable_; }
+  const MessageStoreConfig& config() const { return config_; }
+  env::Env& env() { return env_; }
+  CommitLog& commit_log() { return commit_log_; }
+  const StoreStats& stats() const { return stats_; }
+
+  // Every (topic, queue) with a ConsumeQueue, in sorted order.
+  std::vector<std::pair<std::string, int32_t>> queues() const;
+  ConsumeQueue* find_consume_queue(const std::string& topic, int32_t queue_id);  // nullptr when none
+  IndexService& index_service() { return *index_; }
+
+  // Called for each record the dispatcher adds to a ConsumeQueue (the broker
+  // wakes long-polling pulls with it).
+  void set_message_arriving_listener(std::function<void(const DispatchRequest&)> listener) {
+    message_arriving_ = std::move(listener);
+  }
+
+  // Retention: one run of the clean services now (tests and TRIGGER_DELETE_FILES).
+  void run_clean_now();
+
+ private:
+  friend class CleanCommitLogService;
+  Status load_and_recover();
+  Status load_consume_queues();
+  Status recover_commit_log(bool last_exit_ok);
+  PhyOffset choose_abnormal_start() const;
+  void finish_start(std::function<void(Status)> done);
+  void create_abort_file(std::function<void(Status)> done);
+  void start_services();
+
+  ConsumeQueue& consume_queue(const std::string& topic, int32_t queue_id);
+  void reput_soon();
+  void reput();
+  void dispatch(const DispatchRequest& request);
+
+  void complete_put(const AppendMessageResult& appended, std::function<void(PutMessageResult)> done);
+  void on_flush_error(const Status& status);
+  void schedule_async_flush();
+  void run_async_flush();
+  void schedule_consume_queue_flush();
+  void run_consume_queue_flush();
+  void flush_all_consume_queues(int32_t least_pages, std::function<void(Status)> done);
+  void update_disk_state();
+
+  env::Env& env_;
+  MessageStoreConfig config_;
+  HostAddress store_host_;
+  CommitLog commit_log_;
+  std::unique_ptr<IndexService> index_;
+  StoreCheckpoint checkpoint_;
+  std::map<std::string, std::map<int32_t, std::unique_ptr<ConsumeQueue>>> consume_queues_;
+  std::unique_ptr<GroupCommitService> group_commit_;
+  std::unique_ptr<CleanCommitLogService> clean_service_;
+
+  bool running_ = false;
+  bool writable_ = true;       // false after a failed fsync or above the disk warning level
+  bool disk_full_ = false;
+  bool flush_failed_ = false;
+  PhyOffset reput_from_;
+  bool reput_scheduled_ = false;
+  bool async_flush_in_flight_ = false;
+  bool cq_flush_in_flight_ = false;
+  Nanos last_thorough_commit_log_flush_ = 0;
+  Nanos last_thorough_cq_flush_ = 0;
+  env::TimerId async_flush_timer_ = env::kNoTimer;
+  env::TimerId cq_flush_timer_ = env::kNoTimer;
+  void cancel_timers();
+  RecoveryReport recovery_;
+  StoreStats stats_;
+  std::function<void(const DispatchRequest&)> message_arriving_;
+  LifetimeToken lifetime_;
+};
+
+}  // namespace mqlab::store

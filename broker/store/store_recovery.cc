@@ -1,0 +1,275 @@
+// MessageStore start-up, recovery and clean shutdown (RocketMQ's
+// DefaultMessageStore.load / recover / shutdown).
+//
+// Recovery policy:
+//   1. ConsumeQueues recover first: each keeps its entries up to the last
+//      well-formed one.
+//   2. The CommitLog is verified record by record (magic, sizes, CRC when
+//      checkCRCOnRecover, PHYSICALOFFSET) from a safe point: the 3rd-last
+//      segment after a clean shutdown; after a crash (abort file present) the
+//      newest segment whose first message is older than the checkpoint's
+//      min(physic, logics) - 3 s, else the first segment.
+//   3. The first record that fails verification ends the log. Everything at
+//      and past it is truncated, and the reason, file and position are logged
+//      at ERROR and kept in the RecoveryReport: a torn tail after a power
+//      loss is expected and handled; corruption in older data is reported the
+//      same way, loudly, never skipped over silently (records past a corrupt
+//      one cannot be trusted to be aligned).
+//   4. ConsumeQueue entries and index files pointing at or past the recovered
+//      end are dropped; then every record from the safe point on is
+//      re-dispatched (duplicates are skipped), so ConsumeQueues and the index
+//      agree with the CommitLog exactly before the first put.
+#include <algorithm>
+
+#include "broker/common/log.h"
+#include "broker/env/path.h"
+#include "broker/store/clean_commit_log_service.h"
+#include "broker/store/message_store.h"
+
+namespace mqlab::store {
+
+void MessageStore::start(std::function<void(Status)> done) {
+  MQ_ASSERT(!running_);
+  Status status = load_and_recover();
+  if (!status.ok()) {
+    MQ_LOG(kError, "store", "start failed: " << status.to_string());
+    env_.executor().post([done = std::move(done), status] { done(status); });
+    return;
+  }
+  finish_start(std::move(done));
+}
+
+Status MessageStore::load_and_recover() {
+  MQ_RETURN_IF_ERROR(config_.validate());
+  MQ_RETURN_IF_ERROR(env_.files().mkdirs(config_.storePathRootDir));
+  const bool last_exit_ok = !env_.files().exists(config_.abort_file_path());
+  MQ_RETURN_IF_ERROR(checkpoint_.load().with_context("loading the checkpoint"));
+  MQ_RETURN_IF_ERROR(commit_log_.load().with_context("loading the commitlog"));
+  MQ_RETURN_IF_ERROR(load_consume_queues().with_context("loading consume queues"));
+  if (config_.messageIndexEnable) {
+    MQ_RETURN_IF_ERROR(index_->load(last_exit_ok, checkpoint_.index_msg_timestamp()).with_context("loading the index"));
+  }
+  MQ_RETURN_IF_ERROR(recover_commit_log(last_exit_ok));
+  // Re-dispatch from the safe point so ConsumeQueues and index are complete.
+  while (reput_from_ < commit_log_.max_offset()) {
+    const PhyOffset before = reput_from_;
+    reput();
+    if (reput_from_ == before) {
+      return Status::Corruption("dispatch at start-up stopped at commitlog offset " + reput_from_.to_string());
+    }
+  }
+  commit_log_.clear_topic_queue_table();
+  for (auto& [topic, by_id] : consume_queues_) {
+    for (auto& [queue_id, queue] : by_id) {
+      queue->correct_min_offset(commit_log_.min_offset());
+      commit_log_.set_topic_queue_offset(topic, queue_id, queue->max_offset());
+    }
+  }
+  return Status::Ok();
+}
+
+Status MessageStore::load_consume_queues() {
+  const std::string root = config_.consume_queue_dir();
+  MQ_RETURN_IF_ERROR(env_.files().mkdirs(root));
+  MQ_ASSIGN_OR_RETURN(std::vector<std::string> topics, env_.files().list(root));
+  for (const std::string& topic : topics) {
+    const std::string topic_dir = env::join_path(root, topic);
+    if (!env_.files().is_directory(topic_dir) || !validate_topic_name(topic).ok()) {
+      MQ_LOG(kWarn, "store", "ignoring stray entry " << topic_dir << " in the consume queue directory");
+      continue;
+    }
+    MQ_ASSIGN_OR_RETURN(std::vector<std::string> ids, env_.files().list(topic_dir));
+    for (const std::string& id : ids) {
+      const bool numeric = !id.empty() && id.size() < 10 && std::all_of(id.begin(), id.end(), ::isdigit);
+      if (!numeric || !env_.files().is_directory(env::join_path(topic_dir, id))) {
+        MQ_LOG(kWarn, "store", "ignoring stray entry " << env::join_path(topic_dir, id));
+        continue;
+      }
+      ConsumeQueue& queue = consume_queue(topic, std::stoi(id));
+      MQ_RETURN_IF_ERROR(queue.load());
+      MQ_RETURN_IF_ERROR(queue.recover());
+    }
+  }
+  return Status::Ok();
+}
+
+PhyOffset MessageStore::choose_abnormal_start() const {
+  const auto& files = commit_log_.file_queue().files();
+  MQ_ASSERT(!files.empty());
+  const int64_t safe_ms = config_.messageIndexEnable && config_.messageIndexSafe ? checkpoint_.min_timestamp_index()
+                                                                                : checkpoint_.min_timestamp();
+  for (auto it = files.rbegin(); it != files.rend(); ++it) {
+    const PhyOffset start((*it)->file_from_offset());
+    CommitLogScanner scanner(commit_log_, start, start + (*it)->file_size(), /*check_crc=*/false);
+    std::optional<ScannedRecord> first = scanner.next();
+    if (!first || first->offset != start) continue;  // starts with a blank or garbage
+    const int64_t stored_ms = first->record.message.store_timestamp_ms;
+    if (stored_ms != 0 && stored_ms <= safe_ms) return start;
+  }
+  return PhyOffset(files.front()->file_from_offset());
+}
+
+Status MessageStore::recover_commit_log(bool last_exit_ok) {
+  const auto& files = commit_log_.file_queue().files();
+  recovery_ = RecoveryReport{};
+  recovery_.abnormal = !last_exit_ok;
+  if (files.empty()) {
+    // No log at all: nothing a ConsumeQueue or the index says can be true.
+    for (auto& [topic, by_id] : consume_queues_) {
+      for (auto& [queue_id, queue] : by_id) MQ_RETURN_IF_ERROR(queue->destroy());
+    }
+    consume_queues_.clear();
+    if (config_.messageIndexEnable) MQ_RETURN_IF_ERROR(index_->truncate(PhyOffset(0)).status());
+    reput_from_ = PhyOffset(0);
+    return Status::Ok();
+  }
+  const size_t first = last_exit_ok && files.size() > 3 ? files.size() - 3 : 0;
+  recovery_.scan_from = last_exit_ok ? PhyOffset(files[first]->file_from_offset()) : choose_abnormal_start();
+  const PhyOffset limit(files.back()->file_from_offset() + files.back()->file_size());
+  CommitLogScanner scanner(commit_log_, recovery_.scan_from, limit, config_.checkCRCOnRecover);
+  while (scanner.next()) ++recovery_.records_verified;
+  recovery_.recovered_end = scanner.position();
+  recovery_.stop_reason = scanner.stop_reason();
+  if (scanner.stopped_on_corruption()) {
+    MQ_LOG(kError, "recovery", "commitlog verification stopped at offset "
+                                   << recovery_.recovered_end.to_string() << ": " << recovery_.stop_reason
+                                   << "; truncating the log there");
+  }
+  recovery_.truncated_bytes = limit - recovery_.recovered_end;
+  MQ_RETURN_IF_ERROR(commit_log_.truncate(recovery_.recovered_end).with_context("truncating the commitlog"));
+  for (auto& [topic, by_id] : consume_queues_) {
+    for (auto& [queue_id, queue] : by_id) MQ_RETURN_IF_ERROR(queue->truncate_dirty(recovery_.recovered_end));
+  }
+  reput_from_ = recovery_.scan_from;
+  if (config_.messageIndexEnable) {
+    MQ_ASSIGN_OR_RETURN(PhyOffset rebuild_from, index_->truncate(recovery_.recovered_end));
+    // Index files deleted at load (newer than the checkpoint after a crash)
+    // took entries with them: rebuild from the end of what is still indexed.
+    PhyOffset indexed_end(0);
+    for (const auto& file : index_->files()) indexed_end = std::max(indexed_end, file->header().end_phy_offset);
+    rebuild_from = std::min(rebuild_from, indexed_end);
+    if (rebuild_from < reput_from_) {
+      std::shared_ptr<MappedFile> file = commit_log_.file_at(rebuild_from);
+      reput_from_ = file ? PhyOffset(file->file_from_offset()) : commit_log_.min_offset();
+    }
+  }
+  reput_from_ = std::max(reput_from_, commit_log_.min_offset());
+  // The recovered bytes may still sit only in the page cache (a process
+  // crash keeps it): have the start-up flush sync every scanned segment.
+  for (const auto& file : commit_log_.file_queue().files()) {
+    if (file->file_from_offset() + file->file_size() > recovery_.scan_from.value()) file->set_flushed_position(0);
+  }
+  commit_log_.file_queue().set_flushed_where(std::min(recovery_.scan_from.value(), commit_log_.max_offset().value()));
+  MQ_LOG(kInfo, "recovery", (recovery_.abnormal ? "abnormal" : "normal")
+                                << " recovery: verified " << recovery_.records_verified << " records from "
+                                << recovery_.scan_from.to_string() << ", log ends at "
+                                << recovery_.recovered_end.to_string());
+  return Status::Ok();
+}
+
+// Makes the recovered state durable, then marks the store running with an
+// abort file, made durable before the first put is accepted.
+void MessageStore::finish_start(std::function<void(Status)> done) {
+  auto fail = [this](std::function<void(Status)>& done, const Status& status) {
+    MQ_LOG(kError, "store", "start failed: " << status.to_string());
+    done(status);
+  };
+  // Recovery's truncations must be durable before new records reuse the
+  // offsets they freed: a stale ConsumeQueue entry that came back after a
+  // second power loss would point at some other queue's record.
+  commit_log_.flush(lifetime_.guard([this, done = std::move(done), fail](Status status) mutable {
+    if (!status.ok()) return fail(done, status.with_context("flushing the recovered commitlog"));
+    flush_all_consume_queues(0, lifetime_.guard([this, done = std::move(done), fail](Status status) mutable {
+      if (!status.ok()) return fail(done, status.with_context("flushing the recovered consume queues"));
+      if (!config_.messageIndexEnable) return create_abort_file(std::move(done));
+      index_->flush(lifetime_.guard([this, done = std::move(done), fail](Status status) mutable {
+        if (!status.ok()) return fail(done, status.with_context("flushing the recovered index"));
+        create_abort_file(std::move(done));
+      }));
+    }));
+  }));
+}
+
+void MessageStore::create_abort_file(std::function<void(Status)> done) {
+  auto fail = [this](std::function<void(Status)>& done, const Status& status) {
+    MQ_LOG(kError, "store", "start failed: " << status.to_string());
+    done(status);
+  };
+  {
+    Result<std::shared_ptr<env::File>> abort =
+        env_.files().open(config_.abort_file_path(), env::OpenOptions{.create = true});
+    if (!abort.ok()) return fail(done, abort.status().with_context("creating the abort file"));
+    // The root's own entry in its parent, then the root's entries (abort,
+    // commitlog/, consumequeue/, index/): a directory that mkdirs just made
+    // vanishes in a power loss until its parent is synced.
+    const std::string parent = env::parent_dir(config_.storePathRootDir);
+    env_.files().sync_dir(parent.empty() ? "/" : parent, lifetime_.guard([this, done = std::move(done), fail](
+                                                                             Status status) mutable {
+      if (!status.ok()) return fail(done, status.with_context("syncing the store's parent directory"));
+      env_.files().sync_dir(config_.storePathRootDir, lifetime_.guard([this, done = std::move(done), fail](
+                                                                          Status status) mutable {
+        if (!status.ok()) return fail(done, status.with_context("syncing the store directory"));
+        start_services();
+        done(Status::Ok());
+      }));
+    }));
+  }
+}
+
+void MessageStore::shutdown(std::function<void(Status)> done) {
+  if (!running_) {
+    env_.executor().post([done = std::move(done)] { done(Status::Unavailable("message store is not running")); });
+    return;
+  }
+  running_ = false;
+  cancel_timers();
+  while (reput_from_ < commit_log_.max_offset()) {
+    const PhyOffset before = reput_from_;
+    reput();
+    if (reput_from_ == before) break;
+  }
+  // Flush the log, then the queues and index, then the checkpoint; remove the
+  // abort file last, and only when everything before succeeded.
+  auto step = std::make_shared<std::function<void(int, Status)>>();
+  // The chain holds itself; break the cycle from a later task, never from
+  // inside the function being destroyed.
+  auto release = [this](const std::shared_ptr<std::function<void(int, Status)>>& chain) {
+    env_.executor().post([chain] { *chain = nullptr; });
+  };
+  *step = [this, step, release, done = std::move(done)](int stage, Status status) mutable {
+    if (!status.ok()) {
+      MQ_LOG(kError, "store", "clean shutdown failed at stage " << stage << ": " << status.to_string());
+      if (group_commit_) group_commit_->fail_all();
+      auto finish = std::move(done);
+      release(step);
+      finish(status);
+      return;
+    }
+    auto next = lifetime_.guard([step, stage](Status s) { (*step)(stage + 1, std::move(s)); });
+    switch (stage) {
+      case 0: return commit_log_.flush(next);
+      case 1:
+        if (group_commit_) group_commit_->complete_flushed_now();
+        checkpoint_.set_physic_msg_timestamp(commit_log_.last_append_timestamp_ms());
+        return flush_all_consume_queues(0, next);
+      case 2:
+        if (config_.messageIndexEnable) return index_->flush(next);
+        return next(Status::Ok());
+      case 3:
+        if (config_.messageIndexEnable) checkpoint_.set_index_msg_timestamp(index_->last_flushed_end_timestamp_ms());
+        return checkpoint_.flush(next);
+      case 4:
+        if (Status removed = env_.files().remove(config_.abort_file_path()); !removed.ok()) return next(removed);
+        return env_.files().sync_dir(config_.storePathRootDir, next);
+      default: {
+        MQ_LOG(kInfo, "store", "clean shutdown complete at commitlog offset " << commit_log_.max_offset().to_string());
+        auto finish = std::move(done);
+        release(step);
+        finish(Status::Ok());
+      }
+    }
+  };
+  (*step)(0, Status::Ok());
+}
+
+}  // namespace mqlab::store

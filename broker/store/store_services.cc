@@ -1,0 +1,202 @@
+// The MessageStore's background services on the executor:
+//   - ReputMessageService: dispatches new CommitLog records into their
+//     ConsumeQueue and the index (never on the put path, as in RocketMQ);
+//   - FlushRealTimeService: ASYNC_FLUSH's periodic CommitLog flush;
+//   - GroupCommitService: SYNC_FLUSH (group_commit_service.cc);
+//   - FlushConsumeQueueService: periodic ConsumeQueue flush, and on its
+//     thorough pass the checkpoint, whose timestamps then bound how far back
+//     the next abnormal recovery must re-verify;
+//   - CleanCommitLogService: retention (clean_commit_log_service.cc).
+#include <algorithm>
+
+#include "broker/common/log.h"
+#include "broker/store/clean_commit_log_service.h"
+#include "broker/store/message_store.h"
+
+namespace mqlab::store {
+namespace {
+constexpr int64_t kPageSize = 4096;
+// One dispatch task handles at most this many records, then yields the
+// executor so puts and pulls interleave with a long catch-up.
+constexpr int kDispatchBatch = 1024;
+}  // namespace
+
+void MessageStore::start_services() {
+  MQ_ASSERT(!running_);
+  running_ = true;
+  writable_ = true;
+  group_commit_ = std::make_unique<GroupCommitService>(
+      env_, commit_log_, millis(config_.syncFlushTimeout),
+      [this](int64_t timestamp_ms) {
+        ++stats_.commit_log_flushes;
+        checkpoint_.set_physic_msg_timestamp(timestamp_ms);
+      },
+      [this](const Status& status) { on_flush_error(status); });
+  clean_service_ = std::make_unique<CleanCommitLogService>(*this);
+  const Nanos now = env_.clock().now_ns();
+  last_thorough_commit_log_flush_ = now;
+  last_thorough_cq_flush_ = now;
+  if (config_.flushDiskType == FlushDiskType::ASYNC_FLUSH) schedule_async_flush();
+  schedule_consume_queue_flush();
+  clean_service_->schedule();
+}
+
+void MessageStore::on_flush_error(const Status& status) {
+  // After a failed fsync the kernel may have dropped the dirty pages; nothing
+  // written since the last good flush can be promised. Stop taking writes
+  // (PostgreSQL's lesson, and apache/rocketmq #2706 unlearned).
+  MQ_LOG(kError, "store", "commitlog flush failed, store no longer writable: " << status.to_string());
+  flush_failed_ = true;
+  writable_ = false;
+}
+
+// --- dispatch ---------------------------------------------------------------
+
+void MessageStore::reput_soon() {
+  if (reput_scheduled_) return;
+  reput_scheduled_ = true;
+  env_.executor().post(lifetime_.guard([this] {
+    reput_scheduled_ = false;
+    reput();
+    if (reput_from_ < commit_log_.max_offset()) reput_soon();
+  }));
+}
+
+void MessageStore::reput() {
+  CommitLogScanner scanner(commit_log_, reput_from_, commit_log_.max_offset(), /*check_crc=*/false);
+  for (int i = 0; i < kDispatchBatch; ++i) {
+    std::optional<ScannedRecord> scanned = scanner.next();
+    if (!scanned) break;
+    const DecodedMessage& message = scanned->record.message;
+    DispatchRequest request;
+    request.topic = std::string(message.topic);
+    request.queue_id = message.queue_id;
+    request.commit_log_offset = scanned->offset;
+    request.msg_size = scanned->record.total_size;
+    request.store_timestamp_ms = message.store_timestamp_ms;
+    request.consume_queue_offset = message.queue_offset;
+    request.sysflag = message.sysflag;
+    request.prepared_transaction_offset = message.prepared_transaction_offset;
+    const MessageProperties properties = message.properties();
+    if (auto it = properties.find(std::string(kPropertyTags)); it != properties.end()) {
+      request.tags_code = tags_code(it->second);
+    }
+    if (auto it = properties.find(std::string(kPropertyKeys)); it != properties.end()) request.keys = it->second;
+    if (auto it = properties.find(std::string(kPropertyUniqKey)); it != properties.end()) request.uniq_key = it->second;
+    dispatch(request);
+    reput_from_ = scanner.position();
+  }
+  if (scanner.stopped_on_corruption() && reput_from_ == scanner.position()) {
+    // Data the store itself just wrote does not decode: a device returning
+    // garbage (bit rot) or a bug. Stop dispatching rather than skip.
+    MQ_LOG(kError, "store", "dispatch stopped: " << scanner.stop_reason());
+  }
+  MQ_ASSERT(reput_from_ <= commit_log_.max_offset());
+}
+
+void MessageStore::dispatch(const DispatchRequest& request) {
+  const int32_t tx = request.sysflag & kSysFlagTransactionMask;
+  if (tx == kSysFlagTransactionPrepared || tx == kSysFlagTransactionRollback) return;  // not consumable
+  ConsumeQueue& queue = consume_queue(request.topic, request.queue_id);
+  const QueueOffset before = queue.max_offset();
+  if (Status status = queue.put(request); !status.ok()) {
+    MQ_LOG(kError, "store", "consume queue dispatch failed: " << status.to_string());
+  }
+  if (config_.messageIndexEnable) {
+    if (Status status = index_->build_index(request); !status.ok()) {
+      MQ_LOG(kError, "store", "index dispatch failed: " << status.to_string());
+    }
+  }
+  if (queue.max_offset() > before) {
+    ++recovery_.records_dispatched;
+    checkpoint_.set_logics_msg_timestamp(request.store_timestamp_ms);
+    if (message_arriving_) message_arriving_(request);
+  }
+}
+
+// --- CommitLog flush (ASYNC_FLUSH) -------------------------------------------
+
+void MessageStore::schedule_async_flush() {
+  async_flush_timer_ = env_.executor().run_after(millis(config_.flushIntervalCommitLog), lifetime_.guard([this] {
+    async_flush_timer_ = env::kNoTimer;
+    run_async_flush();
+    if (running_) schedule_async_flush();
+  }));
+}
+
+void MessageStore::run_async_flush() {
+  if (async_flush_in_flight_) return;
+  const Nanos now = env_.clock().now_ns();
+  const int64_t dirty = commit_log_.max_offset() - commit_log_.flushed_offset();
+  const bool thorough = now - last_thorough_commit_log_flush_ >= millis(config_.flushCommitLogThoroughInterval);
+  if (dirty <= 0) return;
+  if (!thorough && dirty < int64_t{config_.flushCommitLogLeastPages} * kPageSize) return;
+  if (thorough) last_thorough_commit_log_flush_ = now;
+  async_flush_in_flight_ = true;
+  const int64_t timestamp_ms = commit_log_.last_append_timestamp_ms();
+  commit_log_.flush(lifetime_.guard([this, timestamp_ms](Status status) {
+    async_flush_in_flight_ = false;
+    ++stats_.commit_log_flushes;
+    if (!status.ok()) return on_flush_error(status);
+    checkpoint_.set_physic_msg_timestamp(timestamp_ms);
+  }));
+}
+
+// --- ConsumeQueue flush and checkpoint ---------------------------------------
+
+void MessageStore::schedule_consume_queue_flush() {
+  cq_flush_timer_ = env_.executor().run_after(millis(config_.flushIntervalConsumeQueue), lifetime_.guard([this] {
+    cq_flush_timer_ = env::kNoTimer;
+    run_consume_queue_flush();
+    if (running_) schedule_consume_queue_flush();
+  }));
+}
+
+void MessageStore::flush_all_consume_queues(int32_t least_pages, std::function<void(Status)> done) {
+  struct Pending {
+    size_t remaining = 1;  // one for the loop below, released at its end
+    Status first_error;
+    std::function<void(Status)> done;
+  };
+  auto pending = std::make_shared<Pending>();
+  pending->done = std::move(done);
+  auto one_done = [pending](Status status) {
+    if (!status.ok() && pending->first_error.ok()) pending->first_error = status;
+    if (--pending->remaining == 0) pending->done(pending->first_error);
+  };
+  for (auto& [topic, by_id] : consume_queues_) {
+    for (auto& [queue_id, queue] : by_id) {
+      ++pending->remaining;
+      queue->flush(least_pages, one_done);
+    }
+  }
+  one_done(Status::Ok());
+}
+
+void MessageStore::run_consume_queue_flush() {
+  if (cq_flush_in_flight_) return;
+  const Nanos now = env_.clock().now_ns();
+  const bool thorough = now - last_thorough_cq_flush_ >= millis(config_.flushConsumeQueueThoroughInterval);
+  // Snapshot before flushing: the persisted logics timestamp must be covered
+  // by flushed ConsumeQueue data (RocketMQ does the same).
+  const int64_t logics_ms = checkpoint_.logics_msg_timestamp();
+  cq_flush_in_flight_ = true;
+  flush_all_consume_queues(thorough ? 0 : config_.flushConsumeQueueLeastPages,
+                           lifetime_.guard([this, thorough, logics_ms, now](Status status) {
+                             cq_flush_in_flight_ = false;
+                             if (!status.ok()) {
+                               MQ_LOG(kWarn, "store", "consume queue flush failed: " << status.to_string());
+                               return;
+                             }
+                             if (!thorough) return;
+                             last_thorough_cq_flush_ = now;
+                             // The checkpoint may claim only what is durable on
+                             // both sides: flushed ConsumeQueues and CommitLog.
+                             checkpoint_.set_logics_msg_timestamp(logics_ms);
+                             checkpoint_.flush(lifetime_.guard([](Status status) {
+                               if (!status.ok()) MQ_LOG(kWarn, "store", "checkpoint flush failed: " << status.to_string());
+                             }));
+                           }));
+}
+
+}  // namespace mqlab::store

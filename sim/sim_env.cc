@@ -1,0 +1,74 @@
+#include "sim/sim_env.h"
+
+#include <utility>
+
+#include "broker/common/assert.h"
+
+namespace mqlab::sim {
+
+void SimExecutor::post(env::Task task) {
+  MQ_ASSERT(task != nullptr);
+  // Due now, after the running task: the scheduler's sequence numbers keep
+  // posts in order, after everything already due at this instant.
+  scheduler_.schedule_at(scheduler_.now(), std::move(task), owner_);
+}
+
+env::TimerId SimExecutor::run_after(Nanos delay, env::Task task) {
+  MQ_ASSERT(delay >= 0);
+  MQ_ASSERT(task != nullptr);
+  const EventId id = scheduler_.schedule_after(delay, std::move(task), owner_);
+  MQ_ASSERT(id != env::kNoTimer);
+  return id;
+}
+
+bool SimExecutor::cancel(env::TimerId id) {
+  if (!scheduler_.is_pending(id) || scheduler_.owner_of(id) != owner_) return false;
+  return scheduler_.cancel(id);
+}
+
+SimEnv::SimEnv(Scheduler& scheduler, env::Clock& clock, std::vector<Mount> mounts, env::Random random)
+    : scheduler_(scheduler),
+      clock_(clock),
+      owner_(scheduler.add_owner()),
+      executor_(scheduler, owner_),
+      files_(scheduler, std::move(mounts), owner_),
+      random_(random) {
+  MQ_ASSERT(owner_ != kWorldOwner);
+  MQ_ASSERT(alive());
+}
+
+SimEnv::~SimEnv() {
+  if (alive()) kill();
+}
+
+void SimEnv::kill() {
+  MQ_ASSERT(alive());
+  scheduler_.kill_owner(owner_);
+  MQ_ASSERT(!alive());
+}
+
+SimProcess::SimProcess(std::string name, Scheduler& scheduler, env::Clock& clock, std::vector<Mount> mounts,
+                       env::Random stream)
+    : name_(std::move(name)), scheduler_(scheduler), clock_(clock), mounts_(std::move(mounts)), stream_(stream) {}
+
+SimEnv& SimProcess::start() {
+  MQ_ASSERT_MSG(!running(), name_ + " is already running");
+  env_.reset();  // the dead incarnation's view goes before the new one exists
+  env_ = std::make_unique<SimEnv>(scheduler_, clock_, mounts_, stream_.split());
+  ++incarnation_;
+  MQ_ASSERT(running());
+  return *env_;
+}
+
+void SimProcess::kill() {
+  MQ_ASSERT_MSG(running(), name_ + " is not running");
+  env_->kill();
+  MQ_ASSERT(!running());
+}
+
+SimEnv& SimProcess::env() {
+  MQ_ASSERT_MSG(env_ != nullptr, name_ + " was never started");
+  return *env_;
+}
+
+}  // namespace mqlab::sim
