@@ -86,7 +86,8 @@ class [[nodiscard]] Result {
     MQ_ASSERT(ok());
     return std::get<T>(value_);
   }
-  T&& value() && {
+  // By value, so `for (auto& x : fs.list(d).value())` cannot dangle.
+  T value() && {
     MQ_ASSERT(ok());
     return std::get<T>(std::move(value_));
   }
