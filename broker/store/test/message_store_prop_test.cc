@@ -255,7 +255,6 @@ TEST(MessageStoreCanary, AckBeforeSyncIsCaughtAsLoss) {
   params.maxSize = 60;
   params.disableShrinking = true;
   rc::detail::TestMetadata metadata;
-  metadata.id = "MessageStoreCanary/AckBeforeSync";
   const auto result = rc::detail::checkTestable(
       [] {
         const Outcome outcome = run_model(FlushDiskType::SYNC_FLUSH, /*ack_before_sync=*/true);
