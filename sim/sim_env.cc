@@ -26,12 +26,15 @@ bool SimExecutor::cancel(env::TimerId id) {
   return scheduler_.cancel(id);
 }
 
-SimEnv::SimEnv(Scheduler& scheduler, env::Clock& clock, std::vector<Mount> mounts, env::Random random)
+SimEnv::SimEnv(Scheduler& scheduler, env::Clock& clock, std::vector<Mount> mounts, env::Random random,
+               env::LoopbackNetwork* network_root, std::string host)
     : scheduler_(scheduler),
       clock_(clock),
       owner_(scheduler.add_owner()),
       executor_(scheduler, owner_),
       files_(scheduler, std::move(mounts), owner_),
+      network_(network_root ? network_root->endpoint(executor_, host)
+                            : std::make_unique<env::LoopbackNetwork>(executor_, host)),
       random_(random) {
   MQ_ASSERT(owner_ != kWorldOwner);
   MQ_ASSERT(alive());
@@ -43,18 +46,25 @@ SimEnv::~SimEnv() {
 
 void SimEnv::kill() {
   MQ_ASSERT(alive());
+  network_->kill();  // peers see their connections reset, as TCP would after kill -9
   scheduler_.kill_owner(owner_);
   MQ_ASSERT(!alive());
 }
 
 SimProcess::SimProcess(std::string name, Scheduler& scheduler, env::Clock& clock, std::vector<Mount> mounts,
-                       env::Random stream)
-    : name_(std::move(name)), scheduler_(scheduler), clock_(clock), mounts_(std::move(mounts)), stream_(stream) {}
+                       env::Random stream, env::LoopbackNetwork* network_root, std::string host)
+    : name_(std::move(name)),
+      scheduler_(scheduler),
+      clock_(clock),
+      mounts_(std::move(mounts)),
+      stream_(stream),
+      network_root_(network_root),
+      host_(std::move(host)) {}
 
 SimEnv& SimProcess::start() {
   MQ_ASSERT_MSG(!running(), name_ + " is already running");
   env_.reset();  // the dead incarnation's view goes before the new one exists
-  env_ = std::make_unique<SimEnv>(scheduler_, clock_, mounts_, stream_.split());
+  env_ = std::make_unique<SimEnv>(scheduler_, clock_, mounts_, stream_.split(), network_root_, host_);
   ++incarnation_;
   MQ_ASSERT(running());
   return *env_;

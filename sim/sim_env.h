@@ -28,6 +28,7 @@
 
 #include "broker/env/env.h"
 #include "broker/env/random.h"
+#include "broker/env/loopback_network.h"
 #include "sim/scheduler.h"
 #include "sim/sim_file_system.h"
 
@@ -74,7 +75,11 @@ class SimEnv final : public env::Env {
  public:
   // clock: the machine's; mounts: the machine's disks as this process sees
   // them; random: this incarnation's stream.
-  SimEnv(Scheduler& scheduler, env::Clock& clock, std::vector<Mount> mounts, env::Random random);
+  // network_root: the simulated world's network, shared by its processes
+  // (until SimNet, an in-process loopback); null gives a private one. host:
+  // this process's address on it.
+  SimEnv(Scheduler& scheduler, env::Clock& clock, std::vector<Mount> mounts, env::Random random,
+         env::LoopbackNetwork* network_root = nullptr, std::string host = "127.0.0.1");
   // Kills the incarnation if still alive: nothing it queued outlives it.
   ~SimEnv() override;
   SimEnv(const SimEnv&) = delete;
@@ -83,6 +88,7 @@ class SimEnv final : public env::Env {
   env::Clock& clock() override { return clock_; }
   env::Executor& executor() override { return executor_; }
   env::FileSystem& files() override { return files_; }
+  env::Network& network() override { return *network_; }
   env::Random& random() override { return random_; }
 
   OwnerId owner() const { return owner_; }
@@ -96,6 +102,7 @@ class SimEnv final : public env::Env {
   const OwnerId owner_;
   SimExecutor executor_;
   SimFileSystem files_;
+  std::unique_ptr<env::LoopbackNetwork> network_;
   env::Random random_;
 };
 
@@ -104,7 +111,7 @@ class SimProcess {
   // stream: this process's Random, split from the scenario seed; each
   // incarnation gets a split of it.
   SimProcess(std::string name, Scheduler& scheduler, env::Clock& clock, std::vector<Mount> mounts,
-             env::Random stream);
+             env::Random stream, env::LoopbackNetwork* network_root = nullptr, std::string host = "127.0.0.1");
 
   // A fresh incarnation. Requires: !running(). The caller has destroyed every
   // object of the previous incarnation (they refer to its SimEnv).
@@ -125,6 +132,8 @@ class SimProcess {
   env::Clock& clock_;
   const std::vector<Mount> mounts_;
   env::Random stream_;
+  env::LoopbackNetwork* network_root_;
+  std::string host_;
   std::unique_ptr<SimEnv> env_;
   uint32_t incarnation_ = 0;
 };

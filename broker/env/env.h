@@ -23,6 +23,7 @@
 
 #include "broker/common/status.h"
 #include "broker/common/types.h"
+#include "broker/env/network.h"
 #include "broker/env/random.h"
 
 namespace mqlab::env {
@@ -117,6 +118,7 @@ class Env {
   virtual Clock& clock() = 0;
   virtual Executor& executor() = 0;
   virtual FileSystem& files() = 0;
+  virtual Network& network() = 0;
   virtual Random& random() = 0;
 };
 

@@ -41,6 +41,7 @@ PosixEnv::PosixEnv(std::unique_ptr<boost::asio::io_context> owned_io, boost::asi
       seed_(seed ? *seed : seed_from_os()),
       executor_(io_),
       files_(io_),
+      network_(io_, executor_),
       random_(seed_) {
   MQ_ASSERT((owned_io_ == nullptr) != (borrowed_io == nullptr));  // exactly one io_context
 }

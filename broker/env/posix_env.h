@@ -21,6 +21,7 @@
 
 #include "broker/env/asio.h"
 #include "broker/env/asio_executor.h"
+#include "broker/env/asio_network.h"
 #include "broker/env/env.h"
 #include "broker/env/posix_file_system.h"
 
@@ -46,6 +47,7 @@ class PosixEnv final : public Env {
   Clock& clock() override { return clock_; }
   Executor& executor() override { return executor_; }
   FileSystem& files() override { return files_; }
+  Network& network() override { return network_; }
   Random& random() override { return random_; }
 
   boost::asio::io_context& io_context() { return io_; }
@@ -70,6 +72,7 @@ class PosixEnv final : public Env {
   PosixClock clock_;
   AsioExecutor executor_;
   PosixFileSystem files_;
+  AsioNetwork network_;  // after executor_: destroyed before it
   Random random_;
 };
 

@@ -34,6 +34,7 @@
 #include "broker/common/log.h"
 #include "broker/common/status.h"
 #include "broker/env/env.h"
+#include "broker/env/loopback_network.h"
 #include "broker/env/random.h"
 
 namespace mqlab::meta::testenv {
@@ -455,6 +456,7 @@ class MetaTestEnv : public env::Env {
   env::Clock& clock() override { return clock_; }
   env::Executor& executor() override { return executor_; }
   env::FileSystem& files() override { return files_; }
+  env::Network& network() override { return network_; }
   env::Random& random() override { return random_; }
 
   ManualClock& manual_clock() { return clock_; }
@@ -466,6 +468,7 @@ class MetaTestEnv : public env::Env {
   ManualClock clock_;
   FifoExecutor executor_;
   MemFileSystem files_;
+  env::LoopbackNetwork network_{executor_};
   env::Random random_;
 };
 

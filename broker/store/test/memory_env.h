@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "broker/env/env.h"
+#include "broker/env/loopback_network.h"
 #include "broker/env/path.h"
 
 namespace mqlab {
@@ -275,6 +276,7 @@ class MemoryEnv final : public env::Env {
   env::Clock& clock() override { return clock_; }
   env::Executor& executor() override { return executor_; }
   env::FileSystem& files() override { return files_; }
+  env::Network& network() override { return network_; }
   env::Random& random() override { return random_; }
 
   MemoryClock& memory_clock() { return clock_; }
@@ -290,6 +292,7 @@ class MemoryEnv final : public env::Env {
   MemoryClock clock_;
   MemoryExecutor executor_{clock_.now_ref()};
   MemoryFileSystem files_{executor_};
+  env::LoopbackNetwork network_{executor_};
   env::Random random_;
 };
 

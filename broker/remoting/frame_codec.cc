@@ -1,0 +1,176 @@
+#include "broker/remoting/frame_codec.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "broker/common/big_endian.h"
+#include "broker/remoting/json_header.h"
+#include "broker/remoting/rocketmq_header.h"
+
+namespace mqlab::remoting {
+namespace {
+
+using Bytes = std::span<const uint8_t>;
+
+constexpr uint32_t kMaxHeaderLength = (1u << 24) - 1;  // 24 bits beside the serialize type
+
+// --- length checks, shared by decode_frame and FrameDecoder --------------------
+
+Status check_total_length(int32_t total_length, size_t max_frame_bytes) {
+  const std::string length = "frame length " + std::to_string(total_length);
+  if (total_length < 0) return Status::Corruption(length + " is negative");
+  if (total_length < 4) {
+    return Status::Corruption(length + " is below 4, the size of the header-length field it includes");
+  }
+  const size_t frame_bytes = static_cast<size_t>(total_length) + 4;
+  if (frame_bytes > max_frame_bytes) {
+    return Status::Corruption("frame of " + std::to_string(frame_bytes) + " bytes (" + length +
+                              " + 4) exceeds the maximum of " + std::to_string(max_frame_bytes) + " bytes");
+  }
+  return Status::Ok();
+}
+
+// Requires: check_total_length(total_length) passed.
+Status check_header_length_field(uint32_t field, int32_t total_length) {
+  MQ_ASSERT(total_length >= 4);
+  const uint32_t type = field >> 24;
+  const uint32_t header_length = field & kMaxHeaderLength;
+  if (type != static_cast<uint32_t>(SerializeType::JSON) && type != static_cast<uint32_t>(SerializeType::ROCKETMQ)) {
+    char hex[16];
+    std::snprintf(hex, sizeof(hex), "0x%08x", field);
+    return Status::Corruption("unknown serialize type " + std::to_string(type) + " in header-length field " + hex +
+                              "; expected 0 (JSON) or 1 (ROCKETMQ)");
+  }
+  const uint32_t room = static_cast<uint32_t>(total_length) - 4;
+  if (header_length > room) {
+    return Status::Corruption("header length " + std::to_string(header_length) + " exceeds the " +
+                              std::to_string(room) + " bytes left for header and body in a frame of length " +
+                              std::to_string(total_length));
+  }
+  return Status::Ok();
+}
+
+// The frame after its totalLength field: header-length field, header, body.
+// Requires: check_total_length(payload.size()) passed.
+Result<RemotingCommand> decode_payload(Bytes payload) {
+  MQ_ASSERT(payload.size() >= 4);
+  MQ_ASSERT(payload.size() <= static_cast<size_t>(std::numeric_limits<int32_t>::max()));
+  const uint32_t field = get_u32_be(payload.data());
+  MQ_RETURN_IF_ERROR(check_header_length_field(field, static_cast<int32_t>(payload.size())));
+  const size_t header_length = field & kMaxHeaderLength;
+  const Bytes header = payload.subspan(4, header_length);
+  const Bytes body = payload.subspan(4 + header_length);
+  Result<RemotingCommand> command = (field >> 24) == static_cast<uint32_t>(SerializeType::JSON)
+                                        ? decode_json_header(header)
+                                        : decode_rocketmq_header(header);
+  if (!command.ok()) return command;
+  command->body.assign(body.begin(), body.end());
+  return command;
+}
+
+}  // namespace
+
+std::vector<uint8_t> encode_frame(const RemotingCommand& command) {
+  MQ_ASSERT(command.serialize_type == SerializeType::JSON || command.serialize_type == SerializeType::ROCKETMQ);
+  std::vector<uint8_t> frame(kFramePrefixBytes, 0);  // the two lengths, patched below
+  if (command.serialize_type == SerializeType::ROCKETMQ) {
+    append_rocketmq_header(command, frame);
+  } else {
+    append_json_header(command, frame);
+  }
+  const size_t header_length = frame.size() - kFramePrefixBytes;
+  MQ_ASSERT(header_length <= kMaxHeaderLength);
+  frame.insert(frame.end(), command.body.begin(), command.body.end());
+  const size_t total_length = frame.size() - 4;
+  MQ_ASSERT(total_length <= static_cast<size_t>(std::numeric_limits<int32_t>::max()));
+  put_u32_be(frame.data(), static_cast<uint32_t>(total_length));
+  put_u32_be(frame.data() + 4,
+             (static_cast<uint32_t>(command.serialize_type) << 24) | static_cast<uint32_t>(header_length));
+  return frame;
+}
+
+Result<RemotingCommand> decode_frame(std::span<const uint8_t> frame, size_t max_frame_bytes) {
+  if (frame.size() < 4) {
+    return Status::Corruption("remoting frame: " + std::to_string(frame.size()) +
+                              " bytes, shorter than its 4-byte length field");
+  }
+  const int32_t total_length = get_i32_be(frame.data());
+  if (Status status = check_total_length(total_length, max_frame_bytes); !status.ok()) {
+    return status.with_context("remoting frame");
+  }
+  if (frame.size() != static_cast<size_t>(total_length) + 4) {
+    return Status::Corruption("remoting frame: its length field says " + std::to_string(total_length) +
+                              " + 4 bytes, but " + std::to_string(frame.size()) + " were given");
+  }
+  Result<RemotingCommand> command = decode_payload(frame.subspan(4));
+  if (!command.ok()) return command.status().with_context("remoting frame");
+  return command;
+}
+
+// --- FrameDecoder ------------------------------------------------------------------
+
+FrameDecoder::FrameDecoder(size_t max_frame_bytes) : max_frame_bytes_(max_frame_bytes) {
+  MQ_ASSERT(max_frame_bytes_ >= kFramePrefixBytes);
+}
+
+void FrameDecoder::feed(std::span<const uint8_t> bytes) {
+  if (failed() || bytes.empty()) return;
+  const size_t needed = buffer_.size() + bytes.size();
+  if (needed > buffer_.capacity()) {
+    // Grow by doubling, but not past one maximal frame unless the bytes
+    // already fed need it: capacity follows arrivals, never a length field.
+    const size_t doubled = std::min(buffer_.capacity() * 2, max_frame_bytes_);
+    buffer_.reserve(std::max(needed, doubled));
+  }
+  buffer_.insert(buffer_.end(), bytes.begin(), bytes.end());
+  MQ_ASSERT(consumed_ <= buffer_.size());
+}
+
+Result<std::optional<RemotingCommand>> FrameDecoder::next() {
+  if (failed()) return error_;
+  const std::span<const uint8_t> pending(buffer_.data() + consumed_, buffered_bytes());
+  if (pending.size() < 4) return std::optional<RemotingCommand>();
+  const int32_t total_length = get_i32_be(pending.data());
+  if (Status status = check_total_length(total_length, max_frame_bytes_); !status.ok()) return fail(status);
+  if (pending.size() >= kFramePrefixBytes) {
+    Status status = check_header_length_field(get_u32_be(pending.data() + 4), total_length);
+    if (!status.ok()) return fail(status);
+  }
+  const size_t frame_bytes = static_cast<size_t>(total_length) + 4;
+  if (pending.size() < frame_bytes) return std::optional<RemotingCommand>();
+  Result<RemotingCommand> command = decode_payload(pending.subspan(4, frame_bytes - 4));
+  if (!command.ok()) return fail(command.status());
+  consumed_ += frame_bytes;
+  stream_offset_ += frame_bytes;
+  compact();
+  MQ_ASSERT(consumed_ <= buffer_.size());
+  return std::optional<RemotingCommand>(std::move(command).value());
+}
+
+Status FrameDecoder::fail(const Status& reason) {
+  MQ_ASSERT(!reason.ok());
+  error_ = reason.with_context("remoting frame at stream offset " + std::to_string(stream_offset_));
+  std::vector<uint8_t>().swap(buffer_);  // the connection is closing: free its bytes now
+  consumed_ = 0;
+  return error_;
+}
+
+void FrameDecoder::compact() {
+  // Erase decoded frames once they are the larger part of the buffer, so
+  // each byte moves O(1) times however the stream is cut.
+  constexpr size_t kReleaseCapacityBytes = 1 << 20;
+  if (consumed_ == buffer_.size()) {
+    buffer_.clear();
+    if (buffer_.capacity() > kReleaseCapacityBytes) std::vector<uint8_t>().swap(buffer_);
+    consumed_ = 0;
+  } else if (consumed_ * 2 >= buffer_.size()) {
+    buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(consumed_));
+    consumed_ = 0;
+  }
+}
+
+}  // namespace mqlab::remoting

@@ -1,0 +1,92 @@
+// Frame codec: RemotingCommand <-> the bytes of one remoting frame, and a
+// stream decoder that cuts a TCP byte stream into frames
+// (apache/rocketmq remoting/…/netty/NettyDecoder.java, NettyEncoder.java,
+// protocol/RemotingCommand.java, RocketMQSerializable.java).
+//
+// Frame (all integers big-endian):
+// | field          | bytes | meaning                                            |
+// |----------------|-------|----------------------------------------------------|
+// | totalLength    | 4     | int: 4 + headerLength + bodyLength (not itself)    |
+// | headerLengthEx | 4     | serializeType << 24 | headerLength (24 bits)       |
+// | header         | hl    | JSON (type 0) or ROCKETMQ binary (type 1) header   |
+// | body           | rest  | totalLength - 4 - headerLength bytes, may be empty |
+//
+// The header's own layout is its codec's business: json_header.h (type 0,
+// what ali-ons and Java clients send by default) and rocketmq_header.h
+// (type 1). A response goes in the type its request came in (make_response
+// copies serialize_type), as a Java server answers. That matters for ali-ons:
+// it reads headerLengthEx as a whole int and always JSON-parses the header,
+// so it can only be answered in JSON with a type byte of 0.
+//
+// Errors: every decode error is Corruption and means the stream can no longer
+// be trusted to be in step, so the connection must close (what NettyDecoder
+// does). Nothing here asserts on, or throws because of, the peer's bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "broker/common/status.h"
+#include "broker/remoting/remoting_command.h"
+
+namespace mqlab::remoting {
+
+// NettySystemConfig's com.rocketmq.remoting.frameMaxLength default. As in
+// Netty's LengthFieldBasedFrameDecoder it bounds the whole frame, length
+// field included: 4 + totalLength <= max_frame_bytes.
+inline constexpr size_t kDefaultMaxFrameBytes = 16 * 1024 * 1024;
+// The two int fields in front of the header.
+inline constexpr size_t kFramePrefixBytes = 8;
+
+// The whole frame of command, header in command.serialize_type.
+// Requires: the header fits 24 bits of length and the frame an int; for the
+// ROCKETMQ header, code, version and every ext key fit a short.
+std::vector<uint8_t> encode_frame(const RemotingCommand& command);
+
+// Decodes exactly one whole frame, length field included; trailing or
+// missing bytes are errors. The decoded command's serialize_type says which
+// header it had, so make_response answers in kind.
+Result<RemotingCommand> decode_frame(std::span<const uint8_t> frame,
+                                     size_t max_frame_bytes = kDefaultMaxFrameBytes);
+
+// Cuts a byte stream into commands. Feed what arrived, then call next()
+// until it says it needs more bytes:
+//   a command        -> one frame decoded and consumed;
+//   nullopt          -> the next frame is incomplete (or nothing is buffered);
+//   an error Status  -> Corruption naming the stream offset of the bad frame
+//                       and why; sticky: close the connection.
+// Lengths are checked as soon as their 8 bytes arrive, so an oversized or
+// inconsistent frame is refused before its body is awaited. Memory: the
+// decoder holds only bytes fed and not yet consumed (call next() until it
+// needs more before feeding again), and its capacity grows with what arrives,
+// never on the word of a length field: a lying length only makes it wait.
+class FrameDecoder {
+ public:
+  explicit FrameDecoder(size_t max_frame_bytes = kDefaultMaxFrameBytes);
+
+  // Bytes fed after an error are dropped.
+  void feed(std::span<const uint8_t> bytes);
+  Result<std::optional<RemotingCommand>> next();
+
+  size_t buffered_bytes() const { return buffer_.size() - consumed_; }
+  // Bytes of the stream consumed as whole frames so far.
+  uint64_t stream_offset() const { return stream_offset_; }
+  bool failed() const { return !error_.ok(); }
+  size_t max_frame_bytes() const { return max_frame_bytes_; }
+
+ private:
+  // Makes the decoder fail for good with reason, placed in the stream.
+  Status fail(const Status& reason);
+  void compact();
+
+  size_t max_frame_bytes_;
+  std::vector<uint8_t> buffer_;
+  size_t consumed_ = 0;  // bytes at the front of buffer_ already decoded
+  uint64_t stream_offset_ = 0;
+  Status error_;
+};
+
+}  // namespace mqlab::remoting

@@ -1,0 +1,54 @@
+// The JSON header (serialize type 0): RemotingCommand's header fields as one
+// UTF-8 JSON object (apache/rocketmq remoting/…/protocol/RemotingSerializable.java
+// via fastjson; ali-ons lib/protocol/command/remoting_command.js).
+//
+//   {"code":310,"extFields":{"a":"G","e":"1"},"flag":0,"language":"JAVA",
+//    "opaque":17,"remark":"...","serializeTypeCurrentRPC":"JSON","version":407}
+//
+// | key                     | written                  | read                              |
+// |-------------------------|--------------------------|-----------------------------------|
+// | code                    | always                   | required int32                    |
+// | extFields               | always, values strings   | object or null; see below         |
+// | flag, opaque, version   | always                   | int32 or null; absent = 0         |
+// | language                | always                   | string or null; absent = JAVA     |
+// | remark                  | only when non-empty      | string or null                    |
+// | serializeTypeCurrentRPC | "JSON", as Java writes   | ignored, like every unknown key   |
+//
+// Keys are written sorted (fastjson's order) and every extFields value as a
+// JSON string (what Java brokers send; "extFields" is written even when empty:
+// a JS client reading a missing one gets undefined). extFields values are
+// read from what clients really send: strings as they are, numbers and
+// booleans stringified (ali-ons sends "d":4, "k":false): 4 -> "4", -1 -> "-1",
+// false -> "false", an integral double such as 4.0 or 1e3 -> "4", "1000"
+// (JavaScript has one number type), other doubles in their shortest form
+// ("1.5"); null values are dropped, as ali-ons drops undefined.
+//
+// Reading is a SAX pass that builds the command directly and skips unknown
+// keys without materialising them, so a hostile header costs no memory beyond
+// its own bytes (a DOM of 16 MiB of "[" takes over a gigabyte) and no stack.
+// Every error is Corruption: "JSON header: invalid JSON: <parser's reason and
+// byte position>", "JSON header is an array, expected an object", "JSON
+// header has no \"code\"", "JSON header.code: expected an int32, found a
+// string", "JSON header: extFields.a: expected a string, number or boolean,
+// found an array".
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "broker/common/status.h"
+#include "broker/remoting/remoting_command.h"
+
+namespace mqlab::remoting {
+
+// Appends command's header as compact JSON; strings that are not valid UTF-8
+// (from a ROCKETMQ peer) are written with U+FFFD rather than refused.
+void append_json_header(const RemotingCommand& command, std::vector<uint8_t>& out);
+
+// The header fields of a command (body empty), serialize_type JSON. Fields
+// the peer left out hold what Java's RemotingCommand holds: version 0,
+// language JAVA.
+Result<RemotingCommand> decode_json_header(std::span<const uint8_t> header);
+
+}  // namespace mqlab::remoting

@@ -1,0 +1,66 @@
+// RemotingClient: sends RocketMQ remoting requests to servers by address and
+// matches responses by opaque (RocketMQ's NettyRemotingClient), over the
+// Env's network seam. Producers, consumers, the broker (registering with
+// NameServers) and mqadmin use it.
+//
+// One connection per address, opened on first use and reused while open. A
+// request whose response does not arrive within its timeout completes with
+// Timeout and, as RocketMQ clients do, closes that connection (the next call
+// reconnects). When a connection breaks, every request waiting on it
+// completes with Unavailable. Oneway requests complete when written.
+//
+// Invariants: each invoke's callback runs exactly once, on the executor,
+// never inside invoke(); opaques are unique per client and never 0.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "broker/common/lifetime.h"
+#include "broker/common/status.h"
+#include "broker/env/env.h"
+#include "broker/remoting/frame_codec.h"
+#include "broker/remoting/remoting_command.h"
+
+namespace mqlab::remoting {
+
+using ResponseCallback = std::function<void(Result<RemotingCommand> response)>;
+
+struct RemotingClientOptions {
+  Nanos connect_timeout = millis(3000);
+  size_t max_frame_bytes = kDefaultMaxFrameBytes;
+};
+
+class RemotingClient {
+ public:
+  explicit RemotingClient(env::Env& env, RemotingClientOptions options = {});
+  ~RemotingClient();
+
+  // Sends request to address and calls done with the response, or with
+  // Unavailable (connect refused, connection broke), Timeout (no response in
+  // time) or Corruption (the server sent bytes that do not decode).
+  void invoke(const std::string& address, RemotingCommand request, Nanos timeout, ResponseCallback done);
+  // Sends without waiting for a response; done (optional) hears whether it was written.
+  void invoke_oneway(const std::string& address, RemotingCommand request, std::function<void(Status)> done = {});
+
+  // Closes the connection to address (if any); its pending requests fail.
+  void close_connection(const std::string& address);
+  void shutdown();  // closes everything; pending requests fail with Aborted
+
+  size_t pending_requests() const;
+
+ private:
+  class ClientConnection;
+  std::shared_ptr<ClientConnection> connection_to(const std::string& address);
+
+  env::Env& env_;
+  RemotingClientOptions options_;
+  std::map<std::string, std::shared_ptr<ClientConnection>> connections_;
+  int32_t next_opaque_ = 1;
+  LifetimeToken lifetime_;
+};
+
+}  // namespace mqlab::remoting

@@ -1,0 +1,154 @@
+#include "broker/remoting/remoting_command.h"
+
+#include <utility>
+
+#include "broker/remoting/request_code.h"
+#include "broker/remoting/response_code.h"
+#include "broker/remoting/wire_text.h"
+
+namespace mqlab::remoting {
+namespace {
+
+// RemotingCommand.decodeCommandCustomHeader's message for a missing
+// @CFNotNull field, word for word.
+Status missing_field(std::string_view name) {
+  return Status::InvalidArgument("the custom field <" + std::string(name) + "> is null");
+}
+
+Status malformed_field(std::string_view name, std::string_view expected, std::string_view value) {
+  return Status::InvalidArgument("the custom field <" + std::string(name) + "> is not a valid " +
+                                 std::string(expected) + ": \"" + printable_excerpt(value) + "\"");
+}
+
+bool equals_ignoring_ascii_case(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
+    if (lower(a[i]) != lower(b[i])) return false;
+  }
+  return true;
+}
+
+std::optional<bool> parse_bool(std::string_view text) {
+  if (equals_ignoring_ascii_case(text, "true") || text == "1") return true;
+  if (equals_ignoring_ascii_case(text, "false") || text == "0") return false;
+  return std::nullopt;
+}
+
+// The optional read shared by every type: absent -> nullopt, present ->
+// parse(value) or a malformed-field error naming `expected`.
+template <typename T, typename Parse>
+Result<std::optional<T>> read_optional(const RemotingCommand& command, std::string_view name,
+                                       std::string_view expected, Parse parse) {
+  const std::string* value = command.find_ext(name);
+  if (value == nullptr) return std::optional<T>();
+  const std::optional<T> parsed = parse(*value);
+  if (!parsed) return malformed_field(name, expected, *value);
+  return parsed;
+}
+
+template <typename T>
+Result<T> require(Result<std::optional<T>> read, std::string_view name) {
+  if (!read.ok()) return read.status();
+  if (!read->has_value()) return missing_field(name);
+  return **read;
+}
+
+}  // namespace
+
+std::string_view serialize_type_name(SerializeType type) {
+  switch (type) {
+    case SerializeType::JSON: return "JSON";
+    case SerializeType::ROCKETMQ: return "ROCKETMQ";
+  }
+  return "UNKNOWN";
+}
+
+RemotingCommand RemotingCommand::make_request(int32_t code, ExtFields ext_fields) {
+  RemotingCommand request;
+  request.code = code;
+  request.ext_fields = std::move(ext_fields);
+  MQ_ASSERT(!request.is_response());
+  return request;
+}
+
+RemotingCommand RemotingCommand::make_response(int32_t response_code, std::string response_remark) const {
+  MQ_ASSERT(!is_response());
+  RemotingCommand response;
+  response.code = response_code;
+  response.opaque = opaque;
+  response.remark = std::move(response_remark);
+  response.serialize_type = serialize_type;
+  response.mark_response();
+  MQ_ASSERT(response.is_response());
+  MQ_ASSERT(response.opaque == opaque);
+  return response;
+}
+
+const std::string* RemotingCommand::find_ext(std::string_view name) const {
+  const auto it = ext_fields.find(name);
+  return it == ext_fields.end() ? nullptr : &it->second;
+}
+
+Result<std::string> RemotingCommand::ext_string(std::string_view name) const {
+  const std::string* value = find_ext(name);
+  if (value == nullptr) return missing_field(name);
+  return *value;
+}
+
+Result<int64_t> RemotingCommand::ext_int(std::string_view name) const {
+  return require(optional_ext_int(name), name);
+}
+
+Result<int32_t> RemotingCommand::ext_int32(std::string_view name) const {
+  return require(optional_ext_int32(name), name);
+}
+
+Result<bool> RemotingCommand::ext_bool(std::string_view name) const {
+  return require(optional_ext_bool(name), name);
+}
+
+std::optional<std::string> RemotingCommand::optional_ext_string(std::string_view name) const {
+  const std::string* value = find_ext(name);
+  if (value == nullptr) return std::nullopt;
+  return *value;
+}
+
+Result<std::optional<int64_t>> RemotingCommand::optional_ext_int(std::string_view name) const {
+  return read_optional<int64_t>(*this, name, "int64", parse_int64);
+}
+
+Result<std::optional<int32_t>> RemotingCommand::optional_ext_int32(std::string_view name) const {
+  return read_optional<int32_t>(*this, name, "int32", parse_int32);
+}
+
+Result<std::optional<bool>> RemotingCommand::optional_ext_bool(std::string_view name) const {
+  return read_optional<bool>(*this, name, "boolean (true or false)", parse_bool);
+}
+
+void RemotingCommand::set_ext_string(std::string name, std::string value) {
+  ext_fields.insert_or_assign(std::move(name), std::move(value));
+}
+
+void RemotingCommand::set_ext_int(std::string name, int64_t value) {
+  ext_fields.insert_or_assign(std::move(name), std::to_string(value));
+}
+
+void RemotingCommand::set_ext_bool(std::string name, bool value) {
+  ext_fields.insert_or_assign(std::move(name), value ? "true" : "false");
+}
+
+std::string RemotingCommand::describe() const {
+  std::string text = is_response() ? "response " + describe_response_code(code)
+                                   : "request " + describe_request_code(code);
+  text += " opaque=" + std::to_string(opaque);
+  text += " flag=" + std::to_string(flag);
+  text += " lang=" + printable_excerpt(language, 16);
+  text += " version=" + std::to_string(version);
+  text += " ext=" + std::to_string(ext_fields.size());
+  text += " body=" + std::to_string(body.size()) + "B";
+  if (!remark.empty()) text += " remark=\"" + printable_excerpt(remark) + "\"";
+  return text;
+}
+
+}  // namespace mqlab::remoting

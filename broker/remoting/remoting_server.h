@@ -1,0 +1,119 @@
+// RemotingServer: serves RocketMQ remoting requests on one listen address,
+// over the Env's network seam (Asio TCP for real, the simulator's network in
+// mqsim). The broker and the NameServer each run one.
+//
+// Per connection: bytes are fed to a FrameDecoder; each request goes to the
+// processor registered for its code, which answers through a ResponseChannel
+// now or later (a parked long-poll pull, a SYNC_FLUSH put waiting for its
+// group commit). Responses echo the request's opaque, carry the response flag
+// and use the request's serialize type. A oneway request gets no response.
+//
+// Bad input closes only the connection it came on, with a logged reason: a
+// frame over max_frame_bytes, a header length past the frame, invalid JSON,
+// an unknown serialize type. Unknown request codes are answered with
+// REQUEST_CODE_NOT_SUPPORTED ("request type N not supported"). A processor
+// that reports InvalidArgument (a missing or malformed header field) is
+// answered with SYSTEM_ERROR and the reason in the remark, never a crash.
+//
+// Invariants: every callback runs on the Env's executor; a ResponseChannel
+// whose connection has closed swallows the reply; each request is answered at
+// most once (a second reply is a bug: MQ_ASSERT).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "broker/common/lifetime.h"
+#include "broker/common/status.h"
+#include "broker/env/env.h"
+#include "broker/remoting/frame_codec.h"
+#include "broker/remoting/remoting_command.h"
+
+namespace mqlab::remoting {
+
+class ServerConnection;
+
+// Where a processor sends its one answer to one request.
+class ResponseChannel {
+ public:
+  ResponseChannel(std::weak_ptr<ServerConnection> connection, const RemotingCommand& request);
+  // Sends response (its opaque, flag and serialize type are set here).
+  // Requires: not answered yet.
+  void reply(RemotingCommand response);
+  // reply(request.make_response(code, remark)).
+  void reply(int32_t code, std::string remark = {});
+  bool answered() const { return *answered_; }
+  // The client's address as the server sees it ("127.0.0.1:53412").
+  const std::string& remote_address() const { return remote_address_; }
+  // Whether the connection is still open (a parked pull checks before work).
+  bool connection_open() const;
+
+ private:
+  std::weak_ptr<ServerConnection> connection_;
+  int32_t opaque_;
+  SerializeType serialize_type_;
+  bool oneway_;
+  std::shared_ptr<bool> answered_;
+  std::string remote_address_;
+};
+
+// A processor handles one request; it answers through the channel, now or later.
+using RequestProcessor = std::function<void(const RemotingCommand& request, ResponseChannel channel)>;
+
+struct RemotingServerOptions {
+  size_t max_frame_bytes = kDefaultMaxFrameBytes;
+  // Beyond this much unsent output a connection is closed: a client that never
+  // reads its responses must not grow the broker's memory without bound.
+  uint64_t max_pending_output_bytes = 64ull << 20;
+};
+
+struct RemotingServerStats {
+  uint64_t connections_accepted = 0;
+  uint64_t connections_closed_for_bad_input = 0;
+  uint64_t requests = 0;
+  uint64_t unsupported_requests = 0;
+};
+
+class RemotingServer {
+ public:
+  RemotingServer(env::Env& env, std::string name, RemotingServerOptions options = {});
+  ~RemotingServer();
+
+  void register_processor(int32_t request_code, RequestProcessor processor);
+  // Starts listening; the bound address (with the real port) is address().
+  Status start(const std::string& listen_address);
+  void shutdown();  // closes the listener and every connection
+
+  const std::string& address() const { return address_; }
+  const RemotingServerStats& stats() const { return stats_; }
+  size_t connection_count() const { return connections_.size(); }
+
+  // Called when a client connection closes (the broker drops that client's
+  // channels; the NameServer expires a broker at once, as RocketMQ does).
+  void set_connection_closed_listener(std::function<void(const std::string& remote_address)> listener) {
+    on_connection_closed_ = std::move(listener);
+  }
+
+ private:
+  friend class ServerConnection;
+  void on_accept(std::shared_ptr<env::Connection> connection);
+  void dispatch(const std::shared_ptr<ServerConnection>& connection, RemotingCommand request);
+  void on_closed(ServerConnection* connection, const Status& reason);
+
+  env::Env& env_;
+  std::string name_;
+  RemotingServerOptions options_;
+  std::map<int32_t, RequestProcessor> processors_;
+  std::shared_ptr<env::Listener> listener_;
+  std::string address_;
+  std::map<uint64_t, std::shared_ptr<ServerConnection>> connections_;  // by accept order
+  uint64_t next_connection_id_ = 1;
+  RemotingServerStats stats_;
+  std::function<void(const std::string&)> on_connection_closed_;
+  LifetimeToken lifetime_;
+};
+
+}  // namespace mqlab::remoting
