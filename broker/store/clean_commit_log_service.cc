@@ -92,8 +92,31 @@ int CleanCommitLogService::run_once(bool manual) {
     ++deleted;
   }
   store_.stats_.segments_deleted += static_cast<uint64_t>(deleted);
-  if (deleted > 0) clean_consume_queues();
+  if (deleted > 0) {
+    clean_consume_queues();
+    make_removals_durable();
+  }
   return deleted;
+}
+
+// A removed file's blocks may count as used until the removal is durable
+// (ext4 returns them at its journal commit; the SimDisk, the strictest
+// reading of the Env contract, only at sync_dir). Nothing else syncs these
+// directories soon: on a full disk puts are refused, so no flush follows,
+// and the store would stay refusing puts for want of space it already freed.
+void CleanCommitLogService::make_removals_durable() {
+  store_.commit_log_.flush(lifetime_.guard([this](Status status) {
+    // A failed CommitLog sync may have lost appended data: same rule as any flush.
+    if (!status.ok()) store_.on_flush_error(status);
+  }));
+  store_.flush_all_consume_queues(0, lifetime_.guard([](Status status) {
+    if (!status.ok()) MQ_LOG(kWarn, "clean", "syncing consume queues after retention: " << status.to_string());
+  }));
+  if (store_.config_.messageIndexEnable) {
+    store_.index_->flush(lifetime_.guard([](Status status) {
+      if (!status.ok()) MQ_LOG(kWarn, "clean", "syncing the index after retention: " << status.to_string());
+    }));
+  }
 }
 
 void CleanCommitLogService::clean_consume_queues() {

@@ -9,7 +9,8 @@
 // Above diskSpaceCleanForciblyRatio segments go regardless of age; above
 // diskSpaceWarningLevelRatio the store refuses puts (SERVICE_NOT_AVAILABLE)
 // until usage drops. After the CommitLog's min offset moves, ConsumeQueue
-// files and index files wholly below it are deleted too.
+// files and index files wholly below it are deleted too, and the removals
+// are made durable at once (only then does the space count as free).
 //
 // A segment's age is the store timestamp of its newest record (the first
 // record of the next segment bounds it), not a file mtime, so the rule is the
@@ -42,6 +43,7 @@ class CleanCommitLogService {
   double disk_used_ratio() const;
   int64_t segment_age_ms(size_t index) const;
   void clean_consume_queues();
+  void make_removals_durable();
 
   MessageStore& store_;
   env::TimerId timer_ = env::kNoTimer;

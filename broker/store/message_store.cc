@@ -76,7 +76,8 @@ MessageStore::~MessageStore() { cancel_timers(); }
 void MessageStore::cancel_timers() {
   if (async_flush_timer_ != env::kNoTimer) env_.executor().cancel(async_flush_timer_);
   if (cq_flush_timer_ != env::kNoTimer) env_.executor().cancel(cq_flush_timer_);
-  async_flush_timer_ = cq_flush_timer_ = env::kNoTimer;
+  if (reput_retry_timer_ != env::kNoTimer) env_.executor().cancel(reput_retry_timer_);
+  async_flush_timer_ = cq_flush_timer_ = reput_retry_timer_ = env::kNoTimer;
   if (clean_service_) clean_service_->cancel();
 }
 
@@ -109,6 +110,9 @@ void MessageStore::put_message(MessageToStore message, std::function<void(PutMes
   if (!appended.ok()) {
     const Status& status = appended.status();
     MQ_LOG(kWarn, "store", "put refused: " << status.to_string());
+    // A roll that failed to create the next segment still wrote the BLANK
+    // ending the last one: let the dispatcher pass it.
+    reput_soon();
     if (status.code() == StatusCode::kNoSpace) {
       return reply(PutMessageStatus::SERVICE_NOT_AVAILABLE, "disk full: " + status.message());
     }

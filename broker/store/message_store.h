@@ -115,8 +115,11 @@ class MessageStore {
 
   ConsumeQueue& consume_queue(const std::string& topic, int32_t queue_id);
   void reput_soon();
-  void reput();
-  void dispatch(const DispatchRequest& request);
+  void retry_reput_later();
+  // Dispatches from reput_from_ on; an error means it stopped at a record it
+  // could not dispatch, which stays undispatched for a later try.
+  Status reput();
+  Status dispatch(const DispatchRequest& request);
 
   void complete_put(const AppendMessageResult& appended, std::function<void(PutMessageResult)> done);
   void on_flush_error(const Status& status);
@@ -143,6 +146,7 @@ class MessageStore {
   bool flush_failed_ = false;
   PhyOffset reput_from_;
   bool reput_scheduled_ = false;
+  env::TimerId reput_retry_timer_ = env::kNoTimer;
   bool async_flush_in_flight_ = false;
   bool cq_flush_in_flight_ = false;
   Nanos last_thorough_commit_log_flush_ = 0;

@@ -53,9 +53,10 @@ Status MessageStore::load_and_recover() {
   // Re-dispatch from the safe point so ConsumeQueues and index are complete.
   while (reput_from_ < commit_log_.max_offset()) {
     const PhyOffset before = reput_from_;
-    reput();
+    const Status status = reput();
     if (reput_from_ == before) {
-      return Status::Corruption("dispatch at start-up stopped at commitlog offset " + reput_from_.to_string());
+      const std::string where = "dispatch at start-up stopped at commitlog offset " + reput_from_.to_string();
+      return status.ok() ? Status::Corruption(where) : status.with_context(where);
     }
   }
   commit_log_.clear_topic_queue_table();
@@ -223,10 +224,11 @@ void MessageStore::shutdown(std::function<void(Status)> done) {
   }
   running_ = false;
   cancel_timers();
+  // A record that cannot be dispatched now is left for recovery, which
+  // re-dispatches from its safe point.
   while (reput_from_ < commit_log_.max_offset()) {
     const PhyOffset before = reput_from_;
-    reput();
-    if (reput_from_ == before) break;
+    if (Status status = reput(); !status.ok() || reput_from_ == before) break;
   }
   // Flush the log, then the queues and index, then the checkpoint; remove the
   // abort file last, and only when everything before succeeded.

@@ -1,6 +1,8 @@
 // The MessageStore's background services on the executor:
 //   - ReputMessageService: dispatches new CommitLog records into their
-//     ConsumeQueue and the index (never on the put path, as in RocketMQ);
+//     ConsumeQueue and the index (never on the put path, as in RocketMQ); a
+//     record it cannot dispatch (a ConsumeQueue write refused, bytes that do
+//     not decode) is retried every second, never skipped;
 //   - FlushRealTimeService: ASYNC_FLUSH's periodic CommitLog flush;
 //   - GroupCommitService: SYNC_FLUSH (group_commit_service.cc);
 //   - FlushConsumeQueueService: periodic ConsumeQueue flush, and on its
@@ -19,6 +21,10 @@ constexpr int64_t kPageSize = 4096;
 // One dispatch task handles at most this many records, then yields the
 // executor so puts and pulls interleave with a long catch-up.
 constexpr int kDispatchBatch = 1024;
+// After a failed dispatch (a ConsumeQueue write refused, a record that does
+// not decode), how long until the next try; RocketMQ's
+// putMessagePositionInfoWrapper also retries a failed write once a second.
+constexpr Nanos kDispatchRetryDelay = seconds(1);
 }  // namespace
 
 void MessageStore::start_services() {
@@ -53,16 +59,30 @@ void MessageStore::on_flush_error(const Status& status) {
 // --- dispatch ---------------------------------------------------------------
 
 void MessageStore::reput_soon() {
-  if (reput_scheduled_) return;
+  // While a retry is pending, dispatch is stuck on a record: posting again
+  // would spin on it at once instead of waiting for the retry.
+  if (reput_scheduled_ || reput_retry_timer_ != env::kNoTimer) return;
   reput_scheduled_ = true;
   env_.executor().post(lifetime_.guard([this] {
     reput_scheduled_ = false;
-    reput();
-    if (reput_from_ < commit_log_.max_offset()) reput_soon();
+    const PhyOffset before = reput_from_;
+    const Status status = reput();
+    if (reput_from_ >= commit_log_.max_offset()) return;
+    if (!status.ok() || reput_from_ == before) return retry_reput_later();  // stuck: never spin on it
+    reput_soon();  // a full batch: yield, then go on
   }));
 }
 
-void MessageStore::reput() {
+void MessageStore::retry_reput_later() {
+  MQ_ASSERT(reput_from_ < commit_log_.max_offset());  // something is left to dispatch
+  if (!running_ || reput_retry_timer_ != env::kNoTimer) return;
+  reput_retry_timer_ = env_.executor().run_after(kDispatchRetryDelay, lifetime_.guard([this] {
+    reput_retry_timer_ = env::kNoTimer;
+    if (running_) reput_soon();
+  }));
+}
+
+Status MessageStore::reput() {
   CommitLogScanner scanner(commit_log_, reput_from_, commit_log_.max_offset(), /*check_crc=*/false);
   for (int i = 0; i < kDispatchBatch; ++i) {
     std::optional<ScannedRecord> scanned = scanner.next();
@@ -83,26 +103,43 @@ void MessageStore::reput() {
     }
     if (auto it = properties.find(std::string(kPropertyKeys)); it != properties.end()) request.keys = it->second;
     if (auto it = properties.find(std::string(kPropertyUniqKey)); it != properties.end()) request.uniq_key = it->second;
-    dispatch(request);
+    // The record stays undispatched (reput_from_ does not pass it) and is
+    // retried: skipping it would leave a gap in its ConsumeQueue that every
+    // later entry of that queue trips over.
+    MQ_RETURN_IF_ERROR(dispatch(request));
     reput_from_ = scanner.position();
   }
-  if (scanner.stopped_on_corruption() && reput_from_ == scanner.position()) {
-    // Data the store itself just wrote does not decode: a device returning
+  // The scanner also hops a BLANK at a segment's end. When no record follows
+  // yet (the next segment could not be created: disk full) the dispatch
+  // position must still pass it, or start-up would wait for a record that is
+  // not there.
+  reput_from_ = scanner.position();
+  MQ_ASSERT(reput_from_ <= commit_log_.max_offset());
+  if (scanner.stopped_on_corruption()) {
+    // Data the store itself wrote does not decode: a device returning
     // garbage (bit rot) or a bug. Stop dispatching rather than skip.
     MQ_LOG(kError, "store", "dispatch stopped: " << scanner.stop_reason());
+    return Status::Corruption("dispatch stopped: " + scanner.stop_reason());
   }
-  MQ_ASSERT(reput_from_ <= commit_log_.max_offset());
+  return Status::Ok();
 }
 
-void MessageStore::dispatch(const DispatchRequest& request) {
+Status MessageStore::dispatch(const DispatchRequest& request) {
   const int32_t tx = request.sysflag & kSysFlagTransactionMask;
-  if (tx == kSysFlagTransactionPrepared || tx == kSysFlagTransactionRollback) return;  // not consumable
+  if (tx == kSysFlagTransactionPrepared || tx == kSysFlagTransactionRollback) return Status::Ok();  // not consumable
   ConsumeQueue& queue = consume_queue(request.topic, request.queue_id);
   const QueueOffset before = queue.max_offset();
   if (Status status = queue.put(request); !status.ok()) {
-    MQ_LOG(kError, "store", "consume queue dispatch failed: " << status.to_string());
+    MQ_LOG(kError, "store", "consume queue dispatch failed at commitlog offset "
+                                << request.commit_log_offset.to_string() << ": " << status.to_string());
+    // The device refused (disk full, I/O error): the same put succeeds once
+    // it recovers. Anything else would fail the same way forever; it is
+    // logged and skipped rather than stopping every other queue.
+    if (status.code() == StatusCode::kNoSpace || status.code() == StatusCode::kIoError) return status;
   }
   if (config_.messageIndexEnable) {
+    // The index is a lookup aid: a key it misses does not hide a message
+    // from consumers, so an index failure never holds up ConsumeQueues.
     if (Status status = index_->build_index(request); !status.ok()) {
       MQ_LOG(kError, "store", "index dispatch failed: " << status.to_string());
     }
@@ -112,6 +149,7 @@ void MessageStore::dispatch(const DispatchRequest& request) {
     checkpoint_.set_logics_msg_timestamp(request.store_timestamp_ms);
     if (message_arriving_) message_arriving_(request);
   }
+  return Status::Ok();
 }
 
 // --- CommitLog flush (ASYNC_FLUSH) -------------------------------------------
