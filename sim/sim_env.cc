@@ -40,13 +40,31 @@ SimEnv::SimEnv(Scheduler& scheduler, env::Clock& clock, std::vector<Mount> mount
   MQ_ASSERT(alive());
 }
 
+SimEnv::SimEnv(Scheduler& scheduler, env::Clock& clock, std::vector<Mount> mounts, env::Random random,
+               SimNet& network, std::string host)
+    : scheduler_(scheduler),
+      clock_(clock),
+      owner_(scheduler.add_owner()),
+      executor_(scheduler, owner_),
+      files_(scheduler, std::move(mounts), owner_),
+      sim_network_(network.endpoint(executor_, owner_, std::move(host))),
+      random_(random) {
+  MQ_ASSERT(owner_ != kWorldOwner);
+  MQ_ASSERT(alive());
+}
+
 SimEnv::~SimEnv() {
   if (alive()) kill();
 }
 
 void SimEnv::kill() {
   MQ_ASSERT(alive());
-  network_->kill();  // peers see their connections reset, as TCP would after kill -9
+  // Peers see their connections reset, as TCP would after kill -9.
+  if (sim_network_) {
+    sim_network_->kill();
+  } else {
+    network_->kill();
+  }
   scheduler_.kill_owner(owner_);
   MQ_ASSERT(!alive());
 }
@@ -61,10 +79,21 @@ SimProcess::SimProcess(std::string name, Scheduler& scheduler, env::Clock& clock
       network_root_(network_root),
       host_(std::move(host)) {}
 
+SimProcess::SimProcess(std::string name, Scheduler& scheduler, env::Clock& clock, std::vector<Mount> mounts,
+                       env::Random stream, SimNet& network, std::string host)
+    : name_(std::move(name)),
+      scheduler_(scheduler),
+      clock_(clock),
+      mounts_(std::move(mounts)),
+      stream_(stream),
+      sim_net_(&network),
+      host_(std::move(host)) {}
+
 SimEnv& SimProcess::start() {
   MQ_ASSERT_MSG(!running(), name_ + " is already running");
   env_.reset();  // the dead incarnation's view goes before the new one exists
-  env_ = std::make_unique<SimEnv>(scheduler_, clock_, mounts_, stream_.split(), network_root_, host_);
+  env_ = sim_net_ ? std::make_unique<SimEnv>(scheduler_, clock_, mounts_, stream_.split(), *sim_net_, host_)
+                  : std::make_unique<SimEnv>(scheduler_, clock_, mounts_, stream_.split(), network_root_, host_);
   ++incarnation_;
   MQ_ASSERT(running());
   return *env_;

@@ -31,6 +31,7 @@
 #include "broker/env/loopback_network.h"
 #include "sim/scheduler.h"
 #include "sim/sim_file_system.h"
+#include "sim/sim_net.h"
 
 namespace mqlab::sim {
 
@@ -75,11 +76,15 @@ class SimEnv final : public env::Env {
  public:
   // clock: the machine's; mounts: the machine's disks as this process sees
   // them; random: this incarnation's stream.
-  // network_root: the simulated world's network, shared by its processes
-  // (until SimNet, an in-process loopback); null gives a private one. host:
+  // network_root: an in-process loopback network shared by the world's
+  // processes (no latency, no partitions); null gives a private one. host:
   // this process's address on it.
   SimEnv(Scheduler& scheduler, env::Clock& clock, std::vector<Mount> mounts, env::Random random,
          env::LoopbackNetwork* network_root = nullptr, std::string host = "127.0.0.1");
+  // The same on the simulated network: an endpoint of network on host's
+  // machine ("10.0.0.1"), killed with the incarnation.
+  SimEnv(Scheduler& scheduler, env::Clock& clock, std::vector<Mount> mounts, env::Random random, SimNet& network,
+         std::string host);
   // Kills the incarnation if still alive: nothing it queued outlives it.
   ~SimEnv() override;
   SimEnv(const SimEnv&) = delete;
@@ -88,7 +93,9 @@ class SimEnv final : public env::Env {
   env::Clock& clock() override { return clock_; }
   env::Executor& executor() override { return executor_; }
   env::FileSystem& files() override { return files_; }
-  env::Network& network() override { return *network_; }
+  env::Network& network() override {
+    return sim_network_ ? static_cast<env::Network&>(*sim_network_) : *network_;
+  }
   env::Random& random() override { return random_; }
 
   OwnerId owner() const { return owner_; }
@@ -102,7 +109,8 @@ class SimEnv final : public env::Env {
   const OwnerId owner_;
   SimExecutor executor_;
   SimFileSystem files_;
-  std::unique_ptr<env::LoopbackNetwork> network_;
+  std::unique_ptr<env::LoopbackNetwork> network_;  // null when on a SimNet
+  std::unique_ptr<SimNetEndpoint> sim_network_;    // null when on a loopback
   env::Random random_;
 };
 
@@ -112,6 +120,9 @@ class SimProcess {
   // incarnation gets a split of it.
   SimProcess(std::string name, Scheduler& scheduler, env::Clock& clock, std::vector<Mount> mounts,
              env::Random stream, env::LoopbackNetwork* network_root = nullptr, std::string host = "127.0.0.1");
+  // Each incarnation gets an endpoint of network on host's machine.
+  SimProcess(std::string name, Scheduler& scheduler, env::Clock& clock, std::vector<Mount> mounts,
+             env::Random stream, SimNet& network, std::string host);
 
   // A fresh incarnation. Requires: !running(). The caller has destroyed every
   // object of the previous incarnation (they refer to its SimEnv).
@@ -132,7 +143,8 @@ class SimProcess {
   env::Clock& clock_;
   const std::vector<Mount> mounts_;
   env::Random stream_;
-  env::LoopbackNetwork* network_root_;
+  env::LoopbackNetwork* network_root_ = nullptr;
+  SimNet* sim_net_ = nullptr;  // when set, incarnations live on it instead of network_root_
   std::string host_;
   std::unique_ptr<SimEnv> env_;
   uint32_t incarnation_ = 0;
