@@ -1,0 +1,173 @@
+#include "sim/checker.h"
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+namespace mqlab::sim {
+namespace {
+
+bool stored_unconfirmed(SendOutcome outcome) {
+  return outcome == SendOutcome::kFlushDiskTimeout || outcome == SendOutcome::kFlushSlaveTimeout ||
+         outcome == SendOutcome::kSlaveNotAvailable;
+}
+
+// Merges overlapping windows of the same broker and sums their lengths.
+double merge_windows(std::vector<Window>& windows) {
+  std::sort(windows.begin(), windows.end(), [](const Window& a, const Window& b) {
+    return std::tie(a.broker_name, a.from, a.to) < std::tie(b.broker_name, b.from, b.to);
+  });
+  std::vector<Window> merged;
+  for (const Window& w : windows) {
+    if (!merged.empty() && merged.back().broker_name == w.broker_name && w.from <= merged.back().to) {
+      merged.back().to = std::max(merged.back().to, w.to);
+    } else {
+      merged.push_back(w);
+    }
+  }
+  windows = std::move(merged);
+  Nanos total = 0;
+  for (const Window& w : windows) total += w.length();
+  return static_cast<double>(total) / kNanosPerSecond;
+}
+
+// Sends to a broker group fail from a failed send until the next send it stores.
+std::vector<Window> write_windows(const History& history, Nanos run_end) {
+  std::vector<const SendRecord*> sends;
+  for (const SendRecord& s : history.sends()) {
+    if (s.outcome != SendOutcome::kPending && !s.broker_name.empty()) sends.push_back(&s);
+  }
+  std::stable_sort(sends.begin(), sends.end(),
+                   [](const SendRecord* a, const SendRecord* b) { return a->invoked_at < b->invoked_at; });
+  std::map<std::string, Nanos> down_since;
+  std::vector<Window> windows;
+  for (const SendRecord* s : sends) {
+    const bool stored = s->outcome == SendOutcome::kOk || stored_unconfirmed(s->outcome);
+    auto it = down_since.find(s->broker_name);
+    if (!stored && it == down_since.end()) down_since[s->broker_name] = s->invoked_at;
+    if (stored && it != down_since.end()) {
+      windows.push_back(Window{it->second, std::max(it->second, s->completed_at), s->broker_name});
+      down_since.erase(it);
+    }
+  }
+  for (const auto& [broker, since] : down_since) windows.push_back(Window{since, std::max(since, run_end), broker});
+  return windows;
+}
+
+// Faults that can destroy stored data, as opposed to ones that only delay it
+// (a partition, a pause, a slow disk: the data is still there afterwards).
+bool destroys_data(faults::FaultKind kind) {
+  using faults::FaultKind;
+  return kind == FaultKind::kKillProcess || kind == FaultKind::kCrashMachine || kind == FaultKind::kPowerLossAll ||
+         kind == FaultKind::kDestroyMachine || kind == FaultKind::kFailDisk || kind == FaultKind::kPromoteSlave;
+}
+
+// The first data-destroying fault, at or after the acknowledgement, that hit
+// the broker group holding the message: the one that destroyed it.
+int attribute(const SendRecord& send, const CheckerOptions& options) {
+  const auto& events = options.schedule.events;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const faults::FaultEvent& e = events[i];
+    if (!destroys_data(e.kind) || e.at < send.completed_at) continue;
+    if (e.kind == faults::FaultKind::kPowerLossAll) return static_cast<int>(i);
+    auto it = options.broker_group_of.find(e.target);
+    if (it != options.broker_group_of.end() && it->second == send.broker_name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+LatencySummary summarize_latency(std::vector<Nanos>& values) {
+  LatencySummary summary;
+  summary.count = static_cast<int64_t>(values.size());
+  if (values.empty()) return summary;
+  std::sort(values.begin(), values.end());
+  auto at = [&](double q) {
+    size_t rank = static_cast<size_t>(q * static_cast<double>(values.size()) + 0.999999);
+    rank = std::clamp<size_t>(rank, 1, values.size());
+    return values[rank - 1];
+  };
+  summary.p50 = at(0.50);
+  summary.p90 = at(0.90);
+  summary.p99 = at(0.99);
+  summary.p999 = at(0.999);
+  summary.max = values.back();
+  return summary;
+}
+
+CheckerReport check_history(const History& history, const CheckerOptions& options) {
+  CheckerReport report;
+  const auto& sends = history.sends();
+  // Receipts per group: first receipt time per seq, duplicates, reordering.
+  std::map<std::string, std::map<uint64_t, Nanos>> first_receipt;  // group -> seq -> time
+  std::map<std::tuple<std::string, std::string, int32_t>, int64_t> highest_offset;
+  std::vector<Nanos> first_any(sends.size(), -1);
+  for (const ReceiptRecord& r : history.receipts()) {
+    if (!r.body_intact) ++report.corrupted;
+    auto& seen = first_receipt[r.group];
+    if (!seen.emplace(r.seq, r.at).second) {
+      ++report.duplicates;
+      continue;
+    }
+    auto& highest = highest_offset[{r.group, r.broker_name, r.queue_id}];
+    if (r.queue_offset < highest) ++report.reordered;
+    highest = std::max(highest, r.queue_offset);
+    if (r.seq < first_any.size() && (first_any[r.seq] < 0 || r.at < first_any[r.seq])) first_any[r.seq] = r.at;
+  }
+  std::vector<Nanos> send_latencies;
+  std::vector<Nanos> e2e_latencies;
+  std::vector<Window> read_windows;
+  for (const SendRecord& s : sends) {
+    ++report.sent;
+    const bool received = first_any[s.seq] >= 0;
+    if (received) e2e_latencies.push_back(first_any[s.seq] - s.invoked_at);
+    switch (s.outcome) {
+      case SendOutcome::kOk: ++report.acknowledged; break;
+      case SendOutcome::kFailed: ++report.failed; break;
+      case SendOutcome::kUnknown:
+      case SendOutcome::kPending: ++report.unknown_outcome; break;
+      default: ++report.stored_unconfirmed; break;
+    }
+    if (s.outcome != SendOutcome::kPending) send_latencies.push_back(s.completed_at - s.invoked_at);
+    if (s.outcome == SendOutcome::kFailed && received) ++report.failed_delivered;
+    if (s.outcome == SendOutcome::kUnknown || s.outcome == SendOutcome::kPending) {
+      (received ? report.unknown_delivered : report.unknown) += 1;
+    }
+    if (stored_unconfirmed(s.outcome) && !received) ++report.lost_unconfirmed;
+    if (s.outcome != SendOutcome::kOk) continue;
+    // Acknowledged: unreadable from the threshold until its first receipt.
+    const Nanos readable_by = s.completed_at + options.read_unavailable_threshold;
+    const Nanos read_at = received ? first_any[s.seq] : options.run_end;
+    if (read_at > readable_by) read_windows.push_back(Window{readable_by, read_at, s.broker_name});
+    bool lost_somewhere = false;
+    for (const std::string& group : options.consumer_groups) {
+      const auto& seen = first_receipt[group];
+      if (seen.count(s.seq)) continue;
+      lost_somewhere = true;
+      ++report.lost_by_group[group];
+      const int fault = attribute(s, options);
+      ++report.lost_by_fault[fault];
+      if (report.lost_messages.size() < options.max_listed_lost) {
+        report.lost_messages.push_back(LostMessage{s.seq, group, s.broker_name, s.completed_at, fault,
+                                                   fault >= 0 ? options.schedule.events[static_cast<size_t>(fault)].describe()
+                                                              : "no fault"});
+      }
+    }
+    if (lost_somewhere) ++report.lost;
+  }
+  report.write_unavailable = write_windows(history, options.run_end);
+  report.write_unavailable_s = merge_windows(report.write_unavailable);
+  report.read_unavailable = std::move(read_windows);
+  report.read_unavailable_s = merge_windows(report.read_unavailable);
+  report.send_latency = summarize_latency(send_latencies);
+  report.e2e_latency = summarize_latency(e2e_latencies);
+  if (options.run_end > 0) {
+    report.throughput_msgs_per_s =
+        static_cast<double>(report.acknowledged) / (static_cast<double>(options.run_end) / kNanosPerSecond);
+  }
+  MQ_ASSERT(report.acknowledged + report.failed + report.unknown_outcome + report.stored_unconfirmed == report.sent);
+  return report;
+}
+
+}  // namespace mqlab::sim

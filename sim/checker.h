@@ -1,0 +1,91 @@
+// The checker: turns a run's History into the figures mqlab exists to
+// measure (architecture.md, "What a run measures"):
+//   lost        acknowledged (SEND_OK) messages a consumer group never received
+//   unknown     sends whose outcome the producer never learned, never received
+//   duplicates  receipts of a message a group had already received
+//   reordered   receipts whose queue offset is below one the group already
+//               received from that queue (redeliveries excluded)
+//   corrupted   receipts whose body differs from what was sent
+//   unavailable windows in which sends to a broker group failed, and in which
+//               its acknowledged messages could not be read
+//   latency     send round trip and end to end (send to first receipt)
+// and attributes each lost message to the fault that destroyed it.
+//
+// It reads only the History and the fault schedule, so real runs (later
+// issues) get the same figures from the same code.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "faults/fault_schedule.h"
+#include "sim/history.h"
+
+namespace mqlab::sim {
+
+struct LatencySummary {
+  int64_t count = 0;
+  Nanos p50 = 0, p90 = 0, p99 = 0, p999 = 0, max = 0;
+};
+// Nearest-rank percentiles of values (sorted in place).
+LatencySummary summarize_latency(std::vector<Nanos>& values);
+
+struct Window {
+  Nanos from = 0;
+  Nanos to = 0;
+  std::string broker_name;  // "" for windows about the whole cluster
+  Nanos length() const { return to - from; }
+};
+
+struct LostMessage {
+  uint64_t seq = 0;
+  std::string group;        // the consumer group that never received it
+  std::string broker_name;  // where it was stored
+  Nanos acked_at = 0;
+  int fault_index = -1;     // into the schedule; -1: no fault explains it
+  std::string fault;        // the fault's description, or "no fault"
+};
+
+struct CheckerOptions {
+  std::vector<std::string> consumer_groups;  // every group expected to receive every message
+  Nanos run_end = 0;
+  // An acknowledged message unread for longer than this counts as unreadable.
+  Nanos read_unavailable_threshold = seconds(1);
+  faults::FaultSchedule schedule;
+  // Which broker group each machine or process name belongs to
+  // ("broker-a-0" -> "broker-a"), to attribute faults.
+  std::map<std::string, std::string> broker_group_of;
+  size_t max_listed_lost = 1000;
+};
+
+struct CheckerReport {
+  int64_t sent = 0;
+  int64_t acknowledged = 0;
+  int64_t stored_unconfirmed = 0;  // FLUSH_DISK_TIMEOUT, FLUSH_SLAVE_TIMEOUT, SLAVE_NOT_AVAILABLE
+  int64_t failed = 0;
+  int64_t unknown_outcome = 0;     // UNKNOWN or still pending
+  int64_t lost = 0;                // distinct acknowledged messages missing from some group
+  std::map<std::string, int64_t> lost_by_group;
+  int64_t lost_unconfirmed = 0;    // stored-unconfirmed messages never received (not loss of an ack)
+  int64_t unknown = 0;             // unknown outcome and never received
+  int64_t unknown_delivered = 0;   // unknown outcome, received after all
+  int64_t failed_delivered = 0;    // FAILED yet received: a client or broker bug
+  int64_t duplicates = 0;
+  int64_t reordered = 0;
+  int64_t corrupted = 0;
+  std::vector<Window> write_unavailable;
+  std::vector<Window> read_unavailable;
+  double write_unavailable_s = 0;
+  double read_unavailable_s = 0;
+  LatencySummary send_latency;
+  LatencySummary e2e_latency;
+  double throughput_msgs_per_s = 0;  // acknowledged per second of the run
+  std::vector<LostMessage> lost_messages;  // at most max_listed_lost
+  std::map<int, int64_t> lost_by_fault;    // fault index (-1: none) -> lost messages
+};
+
+CheckerReport check_history(const History& history, const CheckerOptions& options);
+
+}  // namespace mqlab::sim
