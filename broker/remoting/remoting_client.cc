@@ -1,0 +1,297 @@
+// RemotingClient (remoting_client.h) and ClientConnection, the one connection
+// to one address: connecting, frames waiting for the connect, the requests
+// waiting for their responses, and their timers.
+//
+// A ClientConnection lives in connections_ from its first use until it
+// closes (connect failed, broke, a request timed out, bad bytes from the
+// server, close_connection, shutdown); a closed one is never reused, so the
+// next call to that address opens a fresh one. Its callbacks hold it weakly.
+//
+// Every completion is posted to the executor and captures only the caller's
+// callback and its result, never the client: a callback never runs inside
+// invoke(), may call back into the client freely, and still runs when the
+// client was destroyed meanwhile (with Aborted, from shutdown).
+#include "broker/remoting/remoting_client.h"
+
+#include <deque>
+#include <limits>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "broker/common/log.h"
+#include "broker/remoting/request_code.h"
+
+namespace mqlab::remoting {
+namespace {
+
+constexpr const char* kComponent = "remoting";
+
+std::string format_ms(Nanos duration) { return std::to_string(duration / kNanosPerMilli) + " ms"; }
+
+// The next opaque of a client's counter: 1, 2, ... wrapping past INT32_MAX to
+// 1, so never 0 (ali-ons never uses it either) and never negative.
+int32_t take_opaque(int32_t& next_opaque) {
+  MQ_ASSERT(next_opaque > 0);
+  const int32_t opaque = next_opaque;
+  next_opaque = opaque == std::numeric_limits<int32_t>::max() ? 1 : opaque + 1;
+  return opaque;
+}
+
+}  // namespace
+
+class RemotingClient::ClientConnection : public std::enable_shared_from_this<ClientConnection> {
+ public:
+  ClientConnection(RemotingClient& client, std::string address)
+      : client_(client), address_(std::move(address)), decoder_(client.options_.max_frame_bytes) {
+    MQ_ASSERT(!address_.empty());
+  }
+
+  void connect() {
+    MQ_ASSERT(state_ == State::kConnecting);
+    const std::weak_ptr<ClientConnection> weak = weak_from_this();
+    client_.env_.network().connect(address_, client_.options_.connect_timeout,
+                                   [weak](Result<std::shared_ptr<env::Connection>> connection) {
+                                     if (const std::shared_ptr<ClientConnection> self = weak.lock()) {
+                                       self->on_connected(std::move(connection));
+                                     }
+                                   });
+  }
+
+  // The frame goes out now, or once connected; done hears the response.
+  void send_request(int32_t opaque, int32_t code, std::vector<uint8_t> frame, Nanos timeout, ResponseCallback done) {
+    MQ_ASSERT(state_ != State::kClosed);  // closed connections leave connections_
+    MQ_ASSERT(opaque != 0);
+    const std::weak_ptr<ClientConnection> weak = weak_from_this();
+    const env::TimerId timer = client_.env_.executor().run_after(timeout, [weak, opaque] {
+      if (const std::shared_ptr<ClientConnection> self = weak.lock()) self->on_timeout(opaque);
+    });
+    const bool inserted = pending_.emplace(opaque, Pending{std::move(done), timer, code, timeout}).second;
+    MQ_ASSERT_MSG(inserted, "opaque " + std::to_string(opaque) + " is already waiting on " + address_);
+    write(Outgoing{std::move(frame), {}});
+  }
+
+  void send_oneway(std::vector<uint8_t> frame, std::function<void(Status)> written) {
+    MQ_ASSERT(state_ != State::kClosed);
+    write(Outgoing{std::move(frame), std::move(written)});
+  }
+
+  // Ends the connection: every waiting request and unsent oneway completes
+  // with failure, whose code tells why (Unavailable, Corruption, Aborted).
+  void close(const Status& failure) {
+    MQ_ASSERT(!failure.ok());
+    if (state_ == State::kClosed) return;
+    const std::shared_ptr<ClientConnection> self = shared_from_this();  // forget() drops the client's reference
+    state_ = State::kClosed;
+    if (connection_ != nullptr) connection_->close();
+    // In opaque order, which is issue order: deterministic.
+    for (auto& [opaque, pending] : pending_) {
+      client_.env_.executor().cancel(pending.timer);
+      complete(std::move(pending.done), failure);
+    }
+    pending_.clear();
+    for (Outgoing& outgoing : unsent_) {
+      if (outgoing.written) complete_written(std::move(outgoing.written), failure);
+    }
+    unsent_.clear();
+    forget();
+  }
+
+  size_t pending_count() const { return pending_.size(); }
+
+ private:
+  enum class State { kConnecting, kOpen, kClosed };
+  struct Pending {
+    ResponseCallback done;
+    env::TimerId timer = env::kNoTimer;
+    int32_t code = 0;  // the request's, for messages
+    Nanos timeout = 0;
+  };
+  // A frame waiting for the connect; written (oneway only) hears how it went.
+  struct Outgoing {
+    std::vector<uint8_t> frame;
+    std::function<void(Status)> written;
+  };
+
+  void complete(ResponseCallback done, Result<RemotingCommand> result) {
+    MQ_ASSERT(done != nullptr);
+    client_.env_.executor().post(
+        [done = std::move(done), result = std::move(result)]() mutable { done(std::move(result)); });
+  }
+
+  void complete_written(std::function<void(Status)> written, Status status) {
+    MQ_ASSERT(written != nullptr);
+    client_.env_.executor().post(
+        [written = std::move(written), status = std::move(status)]() mutable { written(std::move(status)); });
+  }
+
+  void write(Outgoing outgoing) {
+    if (state_ == State::kConnecting) {
+      unsent_.push_back(std::move(outgoing));
+      return;
+    }
+    MQ_ASSERT(state_ == State::kOpen);
+    // A broken stream drops the frame; its on_close then fails the requests.
+    const bool open = connection_->is_open();
+    connection_->send(std::move(outgoing.frame));
+    if (outgoing.written) {
+      complete_written(std::move(outgoing.written),
+                       open ? Status::Ok() : Status::Unavailable("connection to " + address_ + " is broken"));
+    }
+  }
+
+  void on_connected(Result<std::shared_ptr<env::Connection>> connection) {
+    if (state_ == State::kClosed) return;  // dropping the connection closes it
+    MQ_ASSERT(state_ == State::kConnecting);
+    if (!connection.ok()) {
+      MQ_LOG(kWarn, kComponent, "connect to " << address_ << " failed: " << connection.status().to_string());
+      close(Status::Unavailable("connect to " + address_ + " failed: " + connection.status().to_string()));
+      return;
+    }
+    connection_ = std::move(connection).value();
+    MQ_ASSERT(connection_ != nullptr);
+    state_ = State::kOpen;
+    const std::weak_ptr<ClientConnection> weak = weak_from_this();
+    connection_->set_handlers(
+        [weak](std::span<const uint8_t> bytes) {
+          if (const std::shared_ptr<ClientConnection> self = weak.lock()) self->on_bytes(bytes);
+        },
+        [weak](Status reason) {
+          if (const std::shared_ptr<ClientConnection> self = weak.lock()) self->on_transport_closed(reason);
+        });
+    std::deque<Outgoing> unsent = std::move(unsent_);
+    unsent_.clear();
+    for (Outgoing& outgoing : unsent) write(std::move(outgoing));
+  }
+
+  void on_bytes(std::span<const uint8_t> bytes) {
+    const std::shared_ptr<ClientConnection> self = shared_from_this();  // close() may drop the last owner
+    decoder_.feed(bytes);
+    while (state_ == State::kOpen) {
+      Result<std::optional<RemotingCommand>> next = decoder_.next();
+      if (!next.ok()) {
+        MQ_LOG(kWarn, kComponent, "closing the connection to " << address_ << ": " << next.status().to_string());
+        close(Status::Corruption("response stream from " + address_ + ": " + next.status().message()));
+        return;
+      }
+      if (!next->has_value()) return;
+      on_command(std::move(**next));
+    }
+  }
+
+  void on_command(RemotingCommand command) {
+    if (!command.is_response()) {
+      // Server-initiated requests (NOTIFY_CONSUMER_IDS_CHANGED, ...) go
+      // unanswered, as ali-ons leaves them.
+      MQ_LOG(kDebug, kComponent, "ignoring " << command.describe() << " from " << address_);
+      return;
+    }
+    const auto found = pending_.find(command.opaque);
+    if (found == pending_.end()) {
+      // A Java broker answers even a oneway request (ali-ons' quirk, 8.2).
+      MQ_LOG(kDebug, kComponent, "no request waits for " << command.describe() << " from " << address_);
+      return;
+    }
+    Pending pending = std::move(found->second);
+    pending_.erase(found);
+    const bool cancelled = client_.env_.executor().cancel(pending.timer);
+    MQ_ASSERT(cancelled);  // its timer would have removed it from pending_
+    complete(std::move(pending.done), std::move(command));
+  }
+
+  void on_timeout(int32_t opaque) {
+    const auto found = pending_.find(opaque);
+    MQ_ASSERT(found != pending_.end());  // answered or failed requests cancel their timer
+    Pending pending = std::move(found->second);
+    pending_.erase(found);
+    const std::string what = describe_request_code(pending.code) + " opaque=" + std::to_string(opaque) + " to " +
+                             address_ + ": no response within " + format_ms(pending.timeout);
+    MQ_LOG(kWarn, kComponent, what << "; closing the connection");
+    complete(std::move(pending.done), Status::Timeout(what));
+    // As RocketMQ clients do: a silent server may be wedged, so start afresh.
+    close(Status::Unavailable("connection to " + address_ + " closed after " + what));
+  }
+
+  void on_transport_closed(const Status& reason) {
+    MQ_ASSERT(!reason.ok());
+    MQ_LOG(kInfo, kComponent, "connection to " << address_ << " ended: " << reason.to_string());
+    close(Status::Unavailable("connection to " + address_ + " broke: " + reason.to_string()));
+  }
+
+  // Leaves the client's table, if still there (shutdown empties it first).
+  void forget() {
+    const auto found = client_.connections_.find(address_);
+    if (found != client_.connections_.end() && found->second.get() == this) client_.connections_.erase(found);
+  }
+
+  RemotingClient& client_;  // outlives us while not closed: shutdown closes every connection
+  const std::string address_;
+  State state_ = State::kConnecting;
+  std::shared_ptr<env::Connection> connection_;  // set once connected
+  FrameDecoder decoder_;
+  std::deque<Outgoing> unsent_;          // while connecting, in call order
+  std::map<int32_t, Pending> pending_;  // by opaque
+};
+
+// --- RemotingClient ------------------------------------------------------------------
+
+RemotingClient::RemotingClient(env::Env& env, RemotingClientOptions options) : env_(env), options_(options) {
+  MQ_ASSERT(options_.connect_timeout > 0);
+  MQ_ASSERT(options_.max_frame_bytes > kFramePrefixBytes);
+}
+
+RemotingClient::~RemotingClient() { shutdown(); }
+
+void RemotingClient::invoke(const std::string& address, RemotingCommand request, Nanos timeout,
+                            ResponseCallback done) {
+  MQ_ASSERT(done != nullptr);
+  MQ_ASSERT(timeout > 0);
+  MQ_ASSERT(!request.is_response());
+  MQ_ASSERT_MSG(!request.is_oneway(), "a oneway request gets no response: use invoke_oneway");
+  request.opaque = take_opaque(next_opaque_);
+  std::vector<uint8_t> frame = encode_frame(request);
+  connection_to(address)->send_request(request.opaque, request.code, std::move(frame), timeout, std::move(done));
+}
+
+void RemotingClient::invoke_oneway(const std::string& address, RemotingCommand request,
+                                   std::function<void(Status)> done) {
+  MQ_ASSERT(!request.is_response());
+  request.opaque = take_opaque(next_opaque_);
+  request.mark_oneway();
+  connection_to(address)->send_oneway(encode_frame(request), std::move(done));
+}
+
+void RemotingClient::close_connection(const std::string& address) {
+  const auto found = connections_.find(address);
+  if (found == connections_.end()) return;
+  const std::shared_ptr<ClientConnection> connection = found->second;
+  connection->close(Status::Unavailable("connection to " + address + " closed by this client"));
+  MQ_ASSERT(!connections_.contains(address));
+}
+
+void RemotingClient::shutdown() {
+  // Moved out first, so closing connections cannot disturb the iteration.
+  std::map<std::string, std::shared_ptr<ClientConnection>> connections = std::move(connections_);
+  connections_.clear();
+  for (auto& [address, connection] : connections) {
+    connection->close(Status::Aborted("remoting client shut down; connection to " + address + " closed"));
+  }
+  MQ_ASSERT(connections_.empty());
+}
+
+size_t RemotingClient::pending_requests() const {
+  size_t total = 0;
+  for (const auto& [address, connection] : connections_) total += connection->pending_count();
+  return total;
+}
+
+std::shared_ptr<RemotingClient::ClientConnection> RemotingClient::connection_to(const std::string& address) {
+  const auto found = connections_.find(address);
+  if (found != connections_.end()) return found->second;
+  auto connection = std::make_shared<ClientConnection>(*this, address);
+  connections_.emplace(address, connection);
+  connection->connect();
+  return connection;
+}
+
+}  // namespace mqlab::remoting
