@@ -1,0 +1,58 @@
+// ClientConfig: what every producer, push consumer and admin tool sharing one
+// MQClientInstance agrees on (RocketMQ's ClientConfig.java; ali-ons
+// lib/client_config.js). Field names keep RocketMQ's spelling, so a Java
+// client's properties file and this struct grep together; intervals and
+// timeouts are milliseconds, as there.
+//
+// Invariants (validate()): at least one NameServer address, each "host:port";
+// a non-empty clientIP and instanceName; every interval and timeout > 0.
+// clientId() = "clientIP@instanceName" is what brokers key channels by and
+// what rebalancing sorts, so two clients of one group must not share it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "broker/common/status.h"
+#include "broker/env/network.h"
+
+namespace mqlab::client {
+
+struct ClientConfig {
+  std::vector<std::string> namesrvAddr;  // tried in rotation, "host:port" each
+  std::string clientIP = "127.0.0.1";
+  std::string instanceName = "DEFAULT";
+
+  int64_t pollNameServerInterval = 30'000;        // route refresh of every known topic
+  int64_t heartbeatBrokerInterval = 30'000;       // HEART_BEAT to the brokers
+  int64_t persistConsumerOffsetInterval = 5'000;  // UPDATE_CONSUMER_OFFSET of assigned queues
+  // Java's RebalanceService waits 20 s (rocketmq.client.rebalance.waitInterval);
+  // ali-ons rebalances every 10 s. We follow ali-ons: a consumer that joins is
+  // given its queues sooner.
+  int64_t rebalanceInterval = 10'000;
+  // Timeout of NameServer and control requests (routes, heartbeats, offsets,
+  // consumer lists, unregistration): Java's 3000 ms default.
+  int64_t mqClientApiTimeout = 3'000;
+
+  std::string clientId() const { return clientIP + "@" + instanceName; }
+
+  Status validate() const {
+    if (namesrvAddr.empty()) return Status::InvalidArgument("ClientConfig.namesrvAddr is empty");
+    for (const std::string& address : namesrvAddr) {
+      if (Result<env::HostPort> parsed = env::parse_address(address); !parsed.ok()) {
+        return parsed.status().with_context("ClientConfig.namesrvAddr");
+      }
+    }
+    if (clientIP.empty()) return Status::InvalidArgument("ClientConfig.clientIP is empty");
+    if (instanceName.empty() || instanceName.find('@') != std::string::npos) {
+      return Status::InvalidArgument("ClientConfig.instanceName must be non-empty and hold no '@'");
+    }
+    const bool positive = pollNameServerInterval > 0 && heartbeatBrokerInterval > 0 &&
+                          persistConsumerOffsetInterval > 0 && rebalanceInterval > 0 && mqClientApiTimeout > 0;
+    if (!positive) return Status::InvalidArgument("ClientConfig: every interval and timeout must be > 0");
+    return Status::Ok();
+  }
+};
+
+}  // namespace mqlab::client

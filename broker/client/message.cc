@@ -1,0 +1,78 @@
+#include "broker/client/message.h"
+
+#include <utility>
+
+#include "broker/client/compression.h"
+
+namespace mqlab::client {
+
+store::MessageProperties wire_properties(const Message& message) {
+  store::MessageProperties properties = message.properties;
+  if (!message.tags.empty()) properties[std::string(store::kPropertyTags)] = message.tags;
+  if (!message.keys.empty()) properties[std::string(store::kPropertyKeys)] = message.keys;
+  if (message.delayTimeLevel > 0) {
+    properties[std::string(store::kPropertyDelayLevel)] = std::to_string(message.delayTimeLevel);
+  }
+  properties[std::string(store::kPropertyWaitStoreMsgOk)] = message.waitStoreMsgOK ? "true" : "false";
+  return properties;
+}
+
+std::optional<std::string> MessageExt::property(std::string_view name) const {
+  const auto it = properties.find(std::string(name));
+  if (it == properties.end()) return std::nullopt;
+  return it->second;
+}
+
+Result<MessageExt> to_message_ext(const store::DecodedMessage& decoded) {
+  MessageExt message;
+  message.topic = std::string(decoded.topic);
+  message.queueId = decoded.queue_id;
+  message.queueOffset = decoded.queue_offset.value();
+  message.commitLogOffset = decoded.physical_offset.value();
+  message.sysFlag = decoded.sysflag;
+  message.flag = decoded.flag;
+  message.bodyCRC = static_cast<int32_t>(decoded.body_crc);
+  message.reconsumeTimes = decoded.reconsume_times;
+  message.bornTimestamp = decoded.born_timestamp_ms;
+  message.storeTimestamp = decoded.store_timestamp_ms;
+  message.preparedTransactionOffset = decoded.prepared_transaction_offset;
+  message.bornHost = decoded.born_host.to_string();
+  message.storeHost = decoded.store_host.to_string();
+  message.offsetMsgId = store::create_offset_message_id(decoded.store_host, decoded.physical_offset);
+  message.properties = decoded.properties();
+  const auto uniq = message.properties.find(std::string(store::kPropertyUniqKey));
+  message.msgId = uniq != message.properties.end() ? uniq->second : message.offsetMsgId;
+  if ((decoded.sysflag & store::kSysFlagCompressed) != 0) {
+    MQ_ASSIGN_OR_RETURN(message.body, inflate_body(decoded.body, kMaxInflatedBodyBytes));
+  } else {
+    message.body.assign(decoded.body.begin(), decoded.body.end());
+  }
+  return message;
+}
+
+PulledMessages decode_pulled_messages(std::span<const uint8_t> body) {
+  PulledMessages out;
+  size_t position = 0;
+  while (position < body.size()) {
+    Result<store::DecodedRecord> record = store::decode_record(body.subspan(position));
+    if (!record.ok()) {
+      out.error = record.status().with_context("pulled record at byte " + std::to_string(position));
+      return out;
+    }
+    if (record->kind != store::RecordKind::kMessage) {
+      out.error = Status::Corruption("pulled record at byte " + std::to_string(position) + " is a blank record");
+      return out;
+    }
+    Result<MessageExt> message = to_message_ext(record->message);
+    if (!message.ok()) {
+      out.error = message.status().with_context("pulled record at byte " + std::to_string(position));
+      return out;
+    }
+    out.messages.push_back(std::move(message).value());
+    MQ_ASSERT(record->total_size > 0);  // decode_record refuses sizes below the minimum
+    position += static_cast<size_t>(record->total_size);
+  }
+  return out;
+}
+
+}  // namespace mqlab::client

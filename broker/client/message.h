@@ -1,0 +1,92 @@
+// Message and MessageExt: what an application sends, and what a consumer is
+// handed (RocketMQ's Message.java and MessageExt.java).
+//
+// A Message's tags, keys, delay level and waitStoreMsgOK travel as properties
+// (TAGS, KEYS, DELAY, WAIT); wire_properties() is the one place that folds
+// them in, so the producer and the tests agree on the string a broker stores.
+//
+// A MessageExt is one record of a PULL_MESSAGE body (the CommitLog layout of
+// store/message_codec.h, decoded by store::decode_record) with the body
+// inflated when sysFlag says it was compressed. msgId follows Java's
+// MessageClientExt: the producer's UNIQ_KEY when present (stable across
+// retries and re-deliveries, so duplicates can be recognised), otherwise the
+// broker's offset msgId. decode_pulled_messages() never asserts on the bytes:
+// a record that does not decode ends the batch and is reported, as Java's
+// MessageDecoder.decodes stops at the first bad record.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "broker/common/status.h"
+#include "broker/store/message_codec.h"
+
+namespace mqlab::client {
+
+struct Message {
+  std::string topic;
+  std::string tags;  // one tag; empty = none
+  std::string keys;  // space-separated index keys; empty = none
+  std::vector<uint8_t> body;
+  store::MessageProperties properties;  // user properties (and UNIQ_KEY once sent)
+  int32_t flag = 0;
+  int32_t delayTimeLevel = 0;  // 0 = deliver at once; 1.. = messageDelayLevel index
+  bool waitStoreMsgOK = true;  // Java's default: the WAIT property is "true"
+
+  Message() = default;
+  Message(std::string topic_name, std::string tag, std::string_view body_text)
+      : topic(std::move(topic_name)), tags(std::move(tag)), body(body_text.begin(), body_text.end()) {}
+};
+
+// properties plus TAGS, KEYS, DELAY and WAIT from the fields above.
+store::MessageProperties wire_properties(const Message& message);
+
+struct MessageExt {
+  // For a message pulled from %RETRY%<group>: the original topic (its
+  // RETRY_TOPIC property), as Java's resetRetryAndNamespace sets it.
+  std::string topic;
+  std::string brokerName;  // the broker group it was pulled from (set by the consumer)
+  int32_t queueId = 0;
+  int64_t queueOffset = 0;
+  int64_t commitLogOffset = 0;
+  int32_t sysFlag = 0;
+  int32_t flag = 0;
+  int32_t bodyCRC = 0;
+  int32_t reconsumeTimes = 0;
+  int64_t bornTimestamp = 0;
+  int64_t storeTimestamp = 0;
+  int64_t preparedTransactionOffset = 0;
+  std::string bornHost;   // "ip:port"
+  std::string storeHost;  // "ip:port"
+  std::string msgId;      // UNIQ_KEY when present, else offsetMsgId
+  std::string offsetMsgId;
+  std::vector<uint8_t> body;  // inflated
+  store::MessageProperties properties;
+
+  std::string tags() const { return property(store::kPropertyTags).value_or(""); }
+  std::string keys() const { return property(store::kPropertyKeys).value_or(""); }
+  std::optional<std::string> property(std::string_view name) const;
+  std::string body_text() const { return std::string(body.begin(), body.end()); }
+};
+
+// The bodies of pulled messages are bounded by the broker's maxMessageSize
+// (4 MiB by default); inflation is capped well above it.
+inline constexpr size_t kMaxInflatedBodyBytes = 64ull << 20;
+
+// One decoded record as a MessageExt (topic as stored: no retry reset here).
+// Corruption when a compressed body does not inflate.
+Result<MessageExt> to_message_ext(const store::DecodedMessage& decoded);
+
+struct PulledMessages {
+  std::vector<MessageExt> messages;  // every record before the first bad one
+  Status error;                      // ok, or why decoding stopped early
+};
+// Decodes a PULL_MESSAGE body: records back to back, CRC checked.
+PulledMessages decode_pulled_messages(std::span<const uint8_t> body);
+
+}  // namespace mqlab::client

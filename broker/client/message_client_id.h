@@ -1,0 +1,34 @@
+// MessageClientIDSetter: the UNIQ_KEY a producer stamps on every message it
+// sends, so that a message stored twice (a retry after a timeout whose first
+// attempt did land) can be recognised as one, and so that a consumer's retry
+// of it keeps the same id.
+//
+// 16 bytes as 32 uppercase hex digits, in Java's outline: 4 bytes of the
+// client's IPv4 address (random bytes when clientIP is not IPv4), then 6 bytes
+// drawn once per generator from env.random() where Java puts its pid and class
+// loader hash, then a 6-byte sequence number. Java puts milliseconds since
+// the month began and a 2-byte counter in those last 6 bytes; a counter alone
+// cannot repeat within one generator (2^48 ids) and needs no clock, whose
+// simulated wall time may jump back. Ids of distinct generators differ in
+// the 48 random bits, which the simulator's seed fixes, so a run replays.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "broker/env/random.h"
+
+namespace mqlab::client {
+
+class MessageClientIdGenerator {
+ public:
+  MessageClientIdGenerator(const std::string& client_ip, env::Random& random);
+  std::string next();
+
+ private:
+  std::array<uint8_t, 10> prefix_{};  // ip (4) + random (6)
+  uint64_t sequence_ = 0;
+};
+
+}  // namespace mqlab::client

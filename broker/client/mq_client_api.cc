@@ -1,0 +1,318 @@
+#include "broker/client/mq_client_api.h"
+
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "broker/client/mix_all.h"
+#include "broker/remoting/request_code.h"
+#include "broker/remoting/response_code.h"
+#include "broker/remoting/wire_text.h"
+
+namespace mqlab::client::api {
+namespace {
+
+using Json = nlohmann::json;
+using remoting::RequestCode;
+using remoting::ResponseCode;
+
+std::string body_text(const RemotingCommand& command) { return std::string(command.body.begin(), command.body.end()); }
+
+// Parses a JSON body, quoting fastjson's bare integer keys first.
+Result<Json> parse_body(const RemotingCommand& response, std::string_view what) {
+  try {
+    return remoting::parse_json_text(remoting::quote_unquoted_integer_keys(body_text(response)), what);
+  } catch (const std::exception& error) {  // backstop: parse_json_text itself does not throw
+    return Status::InvalidArgument(std::string(what) + ": " + error.what());
+  }
+}
+
+Status read_broker_addrs(const Json& addrs, const std::string& where, std::map<int64_t, std::string>* out) {
+  if (addrs.is_null()) return Status::Ok();
+  if (!addrs.is_object()) return Status::InvalidArgument(where + ": expected an object");
+  for (const auto& [key, value] : addrs.items()) {
+    const std::optional<int64_t> id = remoting::parse_int64(key);
+    if (!id || !value.is_string()) {
+      return Status::InvalidArgument(where + ": entry \"" + remoting::printable_excerpt(key) +
+                                     "\" is not brokerId -> address");
+    }
+    (*out)[*id] = value.get<std::string>();
+  }
+  return Status::Ok();
+}
+
+Status read_cluster_info(const Json& root, ClusterInfo* out) {
+  if (!root.is_object()) return Status::InvalidArgument("ClusterInfo: expected an object");
+  if (const auto table = root.find("brokerAddrTable"); table != root.end() && table->is_object()) {
+    for (const auto& [name, value] : table->items()) {
+      const std::string where = "ClusterInfo.brokerAddrTable." + remoting::printable_excerpt(name);
+      if (!value.is_object()) return Status::InvalidArgument(where + ": expected an object");
+      remoting::BrokerData& broker = out->brokerAddrTable[name];
+      MQ_RETURN_IF_ERROR(remoting::read_json_field(value, "cluster", &broker.cluster, where));
+      MQ_RETURN_IF_ERROR(remoting::read_json_field(value, "brokerName", &broker.brokerName, where));
+      if (broker.brokerName.empty()) broker.brokerName = name;
+      const auto addrs = value.find("brokerAddrs");
+      if (addrs != value.end()) MQ_RETURN_IF_ERROR(read_broker_addrs(*addrs, where + ".brokerAddrs", &broker.brokerAddrs));
+    }
+  }
+  if (const auto table = root.find("clusterAddrTable"); table != root.end() && table->is_object()) {
+    for (const auto& [cluster, names] : table->items()) {
+      const std::string where = "ClusterInfo.clusterAddrTable." + remoting::printable_excerpt(cluster);
+      if (!names.is_array()) return Status::InvalidArgument(where + ": expected an array");
+      std::set<std::string>& set = out->clusterAddrTable[cluster];
+      for (const Json& name : names) {
+        if (!name.is_string()) return Status::InvalidArgument(where + ": expected strings");
+        set.insert(name.get<std::string>());
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status response_status(const RemotingCommand& response, std::string_view what) {
+  if (response.code == ResponseCode::SUCCESS) return Status::Ok();
+  std::string text = std::string(what) + ": " + remoting::describe_response_code(response.code);
+  if (!response.remark.empty()) text += ": " + remoting::printable_excerpt(response.remark, 256);
+  const bool not_found = response.code == ResponseCode::TOPIC_NOT_EXIST || response.code == ResponseCode::QUERY_NOT_FOUND;
+  return not_found ? Status::NotFound(std::move(text)) : Status::Unavailable(std::move(text));
+}
+
+// --- NameServer ---------------------------------------------------------------------
+
+RemotingCommand build_get_route_info(const std::string& topic) {
+  return RemotingCommand::make_request(RequestCode::GET_ROUTEINFO_BY_TOPIC, {{"topic", topic}});
+}
+
+Result<remoting::TopicRouteData> parse_route_info(const RemotingCommand& response, const std::string& topic) {
+  MQ_RETURN_IF_ERROR(response_status(response, "GET_ROUTEINFO_BY_TOPIC " + topic));
+  Result<remoting::TopicRouteData> route = remoting::TopicRouteData::parse(body_text(response));
+  if (!route.ok()) return route.status().with_context("route of topic " + topic);
+  return route;
+}
+
+std::string ClusterInfo::to_json() const {
+  Json root = Json::object();
+  Json& brokers = root["brokerAddrTable"] = Json::object();
+  for (const auto& [name, broker] : brokerAddrTable) {
+    Json addrs = Json::object();
+    for (const auto& [id, address] : broker.brokerAddrs) addrs[std::to_string(id)] = address;
+    brokers[name] = Json{{"brokerAddrs", addrs}, {"brokerName", broker.brokerName}, {"cluster", broker.cluster}};
+  }
+  Json& clusters = root["clusterAddrTable"] = Json::object();
+  for (const auto& [cluster, names] : clusterAddrTable) clusters[cluster] = Json(names);
+  return remoting::dump_json_text(root);
+}
+
+Result<ClusterInfo> ClusterInfo::parse(std::string_view text) {
+  try {
+    MQ_ASSIGN_OR_RETURN(Json root, remoting::parse_json_text(remoting::quote_unquoted_integer_keys(text), "ClusterInfo"));
+    ClusterInfo info;
+    MQ_RETURN_IF_ERROR(read_cluster_info(root, &info));
+    return info;
+  } catch (const std::exception& error) {
+    return Status::InvalidArgument(std::string("ClusterInfo: ") + error.what());
+  }
+}
+
+RemotingCommand build_get_broker_cluster_info() {
+  return RemotingCommand::make_request(RequestCode::GET_BROKER_CLUSTER_INFO);
+}
+
+Result<ClusterInfo> parse_broker_cluster_info(const RemotingCommand& response) {
+  MQ_RETURN_IF_ERROR(response_status(response, "GET_BROKER_CLUSTER_INFO"));
+  return ClusterInfo::parse(body_text(response));
+}
+
+// --- producing ----------------------------------------------------------------------
+
+RemotingCommand build_send_message_v2(const SendMessageRequestHeader& header, std::vector<uint8_t> body) {
+  RemotingCommand request = RemotingCommand::make_request(RequestCode::SEND_MESSAGE_V2);
+  request.set_ext_string("a", header.producerGroup);
+  request.set_ext_string("b", header.topic);
+  request.set_ext_string("c", header.defaultTopic);
+  request.set_ext_int("d", header.defaultTopicQueueNums);
+  request.set_ext_int("e", header.queueId);
+  request.set_ext_int("f", header.sysFlag);
+  request.set_ext_int("g", header.bornTimestamp);
+  request.set_ext_int("h", header.flag);
+  request.set_ext_string("i", header.properties);
+  request.set_ext_int("j", header.reconsumeTimes);
+  request.set_ext_bool("k", header.unitMode);
+  if (header.maxReconsumeTimes) request.set_ext_int("l", *header.maxReconsumeTimes);
+  request.set_ext_bool("m", header.batch);
+  if (!header.brokerName.empty()) request.set_ext_string("n", header.brokerName);
+  request.body = std::move(body);
+  return request;
+}
+
+SendMessageResponseHeader read_send_message_response(const RemotingCommand& response) {
+  SendMessageResponseHeader header;
+  header.msgId = response.optional_ext_string("msgId").value_or("");
+  if (Result<std::optional<int32_t>> id = response.optional_ext_int32("queueId"); id.ok() && id->has_value()) {
+    header.queueId = **id;
+  }
+  if (Result<std::optional<int64_t>> offset = response.optional_ext_int("queueOffset"); offset.ok() && offset->has_value()) {
+    header.queueOffset = **offset;
+  }
+  return header;
+}
+
+// --- consuming ----------------------------------------------------------------------
+
+RemotingCommand build_pull_message(const PullMessageRequestHeader& header) {
+  RemotingCommand request = RemotingCommand::make_request(RequestCode::PULL_MESSAGE);
+  request.set_ext_string("consumerGroup", header.consumerGroup);
+  request.set_ext_string("topic", header.topic);
+  request.set_ext_int("queueId", header.queueId);
+  request.set_ext_int("queueOffset", header.queueOffset);
+  request.set_ext_int("maxMsgNums", header.maxMsgNums);
+  request.set_ext_int("sysFlag", header.sysFlag);
+  request.set_ext_int("commitOffset", header.commitOffset);
+  request.set_ext_int("suspendTimeoutMillis", header.suspendTimeoutMillis);
+  if ((header.sysFlag & kPullFlagSubscription) != 0) request.set_ext_string("subscription", header.subscription);
+  request.set_ext_int("subVersion", header.subVersion);
+  request.set_ext_string("expressionType", header.expressionType);
+  return request;
+}
+
+std::string_view pull_status_name(PullStatus status) {
+  switch (status) {
+    case PullStatus::FOUND: return "FOUND";
+    case PullStatus::NO_NEW_MSG: return "NO_NEW_MSG";
+    case PullStatus::NO_MATCHED_MSG: return "NO_MATCHED_MSG";
+    case PullStatus::OFFSET_ILLEGAL: return "OFFSET_ILLEGAL";
+  }
+  MQ_UNREACHABLE("PullStatus " + std::to_string(static_cast<int>(status)));
+}
+
+Result<PullResponse> parse_pull_message(RemotingCommand response) {
+  PullResponse out;
+  switch (response.code) {
+    case ResponseCode::SUCCESS: out.status = PullStatus::FOUND; break;
+    case ResponseCode::PULL_NOT_FOUND: out.status = PullStatus::NO_NEW_MSG; break;
+    case ResponseCode::PULL_RETRY_IMMEDIATELY: out.status = PullStatus::NO_MATCHED_MSG; break;
+    case ResponseCode::PULL_OFFSET_MOVED: out.status = PullStatus::OFFSET_ILLEGAL; break;
+    default: return response_status(response, "PULL_MESSAGE");
+  }
+  MQ_ASSIGN_OR_RETURN(out.nextBeginOffset, response.ext_int("nextBeginOffset"));
+  MQ_ASSIGN_OR_RETURN(out.minOffset, response.ext_int("minOffset"));
+  MQ_ASSIGN_OR_RETURN(out.maxOffset, response.ext_int("maxOffset"));
+  MQ_ASSIGN_OR_RETURN(out.suggestWhichBrokerId, response.ext_int("suggestWhichBrokerId"));
+  out.body = std::move(response.body);
+  return out;
+}
+
+namespace {
+RemotingCommand queue_request(int32_t code, const std::string& topic, int32_t queue_id) {
+  RemotingCommand request = RemotingCommand::make_request(code);
+  request.set_ext_string("topic", topic);
+  request.set_ext_int("queueId", queue_id);
+  return request;
+}
+}  // namespace
+
+RemotingCommand build_query_consumer_offset(const std::string& group, const std::string& topic, int32_t queue_id) {
+  RemotingCommand request = queue_request(RequestCode::QUERY_CONSUMER_OFFSET, topic, queue_id);
+  request.set_ext_string("consumerGroup", group);
+  return request;
+}
+
+RemotingCommand build_update_consumer_offset(const std::string& group, const std::string& topic, int32_t queue_id,
+                                             int64_t commit_offset) {
+  RemotingCommand request = queue_request(RequestCode::UPDATE_CONSUMER_OFFSET, topic, queue_id);
+  request.set_ext_string("consumerGroup", group);
+  request.set_ext_int("commitOffset", commit_offset);
+  return request;
+}
+
+RemotingCommand build_get_max_offset(const std::string& topic, int32_t queue_id) {
+  return queue_request(RequestCode::GET_MAX_OFFSET, topic, queue_id);
+}
+
+RemotingCommand build_get_min_offset(const std::string& topic, int32_t queue_id) {
+  return queue_request(RequestCode::GET_MIN_OFFSET, topic, queue_id);
+}
+
+RemotingCommand build_search_offset_by_timestamp(const std::string& topic, int32_t queue_id, int64_t timestamp_ms) {
+  RemotingCommand request = queue_request(RequestCode::SEARCH_OFFSET_BY_TIMESTAMP, topic, queue_id);
+  request.set_ext_int("timestamp", timestamp_ms);
+  return request;
+}
+
+Result<int64_t> parse_offset(const RemotingCommand& response, std::string_view what) {
+  MQ_RETURN_IF_ERROR(response_status(response, what));
+  Result<int64_t> offset = response.ext_int("offset");
+  if (!offset.ok()) return offset.status().with_context(what);
+  return offset;
+}
+
+RemotingCommand build_get_consumer_list_by_group(const std::string& group) {
+  return RemotingCommand::make_request(RequestCode::GET_CONSUMER_LIST_BY_GROUP, {{"consumerGroup", group}});
+}
+
+Result<std::vector<std::string>> parse_consumer_list(const RemotingCommand& response) {
+  MQ_RETURN_IF_ERROR(response_status(response, "GET_CONSUMER_LIST_BY_GROUP"));
+  MQ_ASSIGN_OR_RETURN(Json root, parse_body(response, "GetConsumerListByGroupResponseBody"));
+  const auto list = root.is_object() ? root.find("consumerIdList") : root.end();
+  if (!root.is_object() || list == root.end() || !list->is_array()) {
+    return Status::InvalidArgument("GetConsumerListByGroupResponseBody: no consumerIdList array");
+  }
+  std::vector<std::string> ids;
+  for (const Json& id : *list) {
+    if (!id.is_string()) return Status::InvalidArgument("GetConsumerListByGroupResponseBody: a non-string id");
+    ids.push_back(id.get<std::string>());
+  }
+  return ids;
+}
+
+std::string consumer_list_body(const std::vector<std::string>& consumer_ids) {
+  return remoting::dump_json_text(Json{{"consumerIdList", consumer_ids}});
+}
+
+RemotingCommand build_consumer_send_msg_back(const ConsumerSendMsgBackRequestHeader& header) {
+  RemotingCommand request = RemotingCommand::make_request(RequestCode::CONSUMER_SEND_MSG_BACK);
+  request.set_ext_int("offset", header.offset);
+  request.set_ext_string("group", header.group);
+  request.set_ext_int("delayLevel", header.delayLevel);
+  request.set_ext_string("originMsgId", header.originMsgId);
+  request.set_ext_string("originTopic", header.originTopic);
+  request.set_ext_bool("unitMode", header.unitMode);
+  request.set_ext_int("maxReconsumeTimes", header.maxReconsumeTimes);
+  return request;
+}
+
+// --- membership ---------------------------------------------------------------------
+
+RemotingCommand build_heartbeat(const remoting::HeartbeatData& heartbeat) {
+  RemotingCommand request = RemotingCommand::make_request(RequestCode::HEART_BEAT);
+  const std::string json = heartbeat.to_json();
+  request.body.assign(json.begin(), json.end());
+  return request;
+}
+
+RemotingCommand build_unregister_client(const std::string& client_id, const std::string& producer_group,
+                                        const std::string& consumer_group) {
+  RemotingCommand request = RemotingCommand::make_request(RequestCode::UNREGISTER_CLIENT, {{"clientID", client_id}});
+  if (!producer_group.empty()) request.set_ext_string("producerGroup", producer_group);
+  if (!consumer_group.empty()) request.set_ext_string("consumerGroup", consumer_group);
+  return request;
+}
+
+// --- administration -----------------------------------------------------------------
+
+RemotingCommand build_update_and_create_topic(const remoting::TopicConfig& config) {
+  RemotingCommand request = RemotingCommand::make_request(RequestCode::UPDATE_AND_CREATE_TOPIC);
+  request.set_ext_string("topic", config.topicName);
+  request.set_ext_string("defaultTopic", std::string(kAutoCreateTopicKey));
+  request.set_ext_int("readQueueNums", config.readQueueNums);
+  request.set_ext_int("writeQueueNums", config.writeQueueNums);
+  request.set_ext_int("perm", config.perm);
+  request.set_ext_string("topicFilterType", config.topicFilterType);
+  request.set_ext_int("topicSysFlag", config.topicSysFlag);
+  request.set_ext_bool("order", config.order);
+  return request;
+}
+
+}  // namespace mqlab::client::api

@@ -1,0 +1,286 @@
+#include "broker/client/producer.h"
+
+#include <optional>
+#include <utility>
+
+#include "broker/client/compression.h"
+#include "broker/client/mq_client_api.h"
+#include "broker/common/log.h"
+#include "broker/remoting/wire_text.h"
+#include "broker/store/message_codec.h"
+
+namespace mqlab::client {
+
+using remoting::RemotingCommand;
+
+namespace {
+constexpr const char* kLog = "producer";
+}  // namespace
+
+// One send in progress.
+struct Producer::SendContext {
+  std::string topic;
+  std::string uniq_key;
+  api::SendMessageRequestHeader header;  // queueId and brokerName set per attempt
+  std::vector<uint8_t> body;             // compressed when sysFlag says so
+  SendCallback done;
+  Nanos begin_ns = 0;
+  int32_t times_total = 1;
+  int32_t attempts = 0;
+  std::string last_broker;
+  MessageQueue last_queue;
+  bool may_be_stored = false;  // some attempt failed after its request went out
+  std::optional<SendResult> stored;  // a non-SEND_OK store kept while trying another broker
+  std::string last_error;
+  bool delivered = false;
+};
+
+Producer::Producer(MQClientInstance& instance, ProducerConfig config)
+    : instance_(instance), config_(std::move(config)), ids_(instance.config().clientIP, instance.env().random()) {}
+
+Producer::~Producer() {
+  if (running_) instance_.forget_producer(config_.producerGroup);
+}
+
+void Producer::start(StatusCallback done) {
+  const bool config_ok = config_.sendMsgTimeout > 0 && config_.retryTimesWhenSendFailed >= 0 &&
+                         config_.maxMessageSize > 0 && config_.compressMsgBodyOverHowmuch >= 0;
+  if (!config_ok) {
+    instance_.env().executor().post([done = std::move(done)] {
+      done(Status::InvalidArgument("ProducerConfig: timeouts, sizes and retry counts must not be negative"));
+    });
+    return;
+  }
+  if (instance_.running()) {
+    // Registering now lets the instance start its own inner producer in one step.
+    const Status status = register_with_instance();
+    instance_.env().executor().post([done = std::move(done), status] { done(status); });
+    return;
+  }
+  instance_.start(lifetime_.guard([this, done = std::move(done)](Status status) mutable {
+    done(status.ok() ? register_with_instance() : status);
+  }));
+}
+
+Status Producer::register_with_instance() {
+  if (running_) return Status::Ok();
+  MQ_RETURN_IF_ERROR(instance_.register_producer(config_.producerGroup));
+  running_ = true;
+  instance_.send_heartbeat_to_all_brokers([] {});
+  return Status::Ok();
+}
+
+void Producer::shutdown(DoneCallback done) {
+  if (!running_) {
+    instance_.env().executor().post(std::move(done));
+    return;
+  }
+  running_ = false;
+  instance_.unregister_producer(config_.producerGroup, std::move(done));
+}
+
+int64_t Producer::now_ms() const { return instance_.env().clock().now_ns() / kNanosPerMilli; }
+
+Status Producer::validate(const Message& message) const {
+  MQ_RETURN_IF_ERROR(store::validate_topic_name(message.topic));
+  if (message.body.empty()) return Status::InvalidArgument("the message body length is zero");
+  if (message.body.size() > static_cast<size_t>(config_.maxMessageSize)) {
+    return Status::InvalidArgument("the message body size over max value, MAX: " +
+                                   std::to_string(config_.maxMessageSize));
+  }
+  return Status::Ok();
+}
+
+// --- one send -----------------------------------------------------------------------
+
+void Producer::send(Message message, SendCallback done) {
+  MQ_ASSERT(done != nullptr);
+  Status status = running_ && instance_.running()
+                      ? validate(message)
+                      : Status::Unavailable("producer " + config_.producerGroup + " is not running");
+  if (!status.ok()) {
+    SendResult result;
+    result.status = SendStatus::FAILED;
+    result.messageQueue.topic = message.topic;
+    result.remark = status.to_string();
+    instance_.env().executor().post([done = std::move(done), result = std::move(result)] { done(result); });
+    return;
+  }
+  send_with_route(prepare(std::move(message), std::move(done)));
+}
+
+// Builds the request header (sendKernelImpl): UNIQ_KEY, properties, retry
+// topic fields, compression.
+std::shared_ptr<Producer::SendContext> Producer::prepare(Message message, SendCallback done) {
+  auto context = std::make_shared<SendContext>();
+  const std::string uniq_key_name(store::kPropertyUniqKey);
+  if (!message.properties.contains(uniq_key_name)) message.properties[uniq_key_name] = ids_.next();
+  store::MessageProperties properties = wire_properties(message);
+  api::SendMessageRequestHeader& header = context->header;
+  if (is_retry_topic(message.topic)) {
+    // A consumer's re-send: the counts travel in the header, not as properties.
+    if (auto it = properties.find(std::string(store::kPropertyReconsumeTime)); it != properties.end()) {
+      header.reconsumeTimes = remoting::parse_int32(it->second).value_or(0);
+      properties.erase(it);
+    }
+    if (auto it = properties.find(std::string(store::kPropertyMaxReconsumeTimes)); it != properties.end()) {
+      header.maxReconsumeTimes = remoting::parse_int32(it->second);
+      properties.erase(it);
+    }
+  }
+  header.producerGroup = config_.producerGroup;
+  header.topic = message.topic;
+  header.defaultTopic = config_.createTopicKey;
+  header.defaultTopicQueueNums = config_.defaultTopicQueueNums;
+  header.bornTimestamp = instance_.env().clock().wall_ms();
+  header.flag = message.flag;
+  header.properties = store::encode_properties(properties);
+  context->body = std::move(message.body);
+  if (config_.compressMsgBodyEnable && context->body.size() > static_cast<size_t>(config_.compressMsgBodyOverHowmuch)) {
+    context->body = deflate_body(context->body);
+    header.sysFlag |= store::kSysFlagCompressed;
+  }
+  context->topic = message.topic;
+  context->uniq_key = message.properties[uniq_key_name];
+  context->done = std::move(done);
+  context->begin_ns = instance_.env().clock().now_ns();
+  context->times_total = 1 + config_.retryTimesWhenSendFailed;
+  return context;
+}
+
+void Producer::send_with_route(std::shared_ptr<SendContext> context) {
+  if (instance_.route_version(context->topic) != 0) {
+    attempt(std::move(context));
+    return;
+  }
+  const std::string topic = context->topic;
+  instance_.update_topic_route(topic, lifetime_.guard([this, context](Status status) {
+    if (!status.ok()) {
+      context->last_error = "No route info of this topic: " + context->topic + " (" + status.to_string() + ")";
+      finish(context);
+      return;
+    }
+    attempt(context);
+  }));
+}
+
+TopicPublishInfo* Producer::publish_info(const std::string& topic) {
+  const uint64_t version = instance_.route_version(topic);
+  if (version == 0) return nullptr;
+  PublishEntry& entry = publish_[topic];
+  if (entry.route_version != version) {
+    const remoting::TopicRouteData* route = instance_.find_route(topic);
+    MQ_ASSERT(route != nullptr);  // a version is only handed out with a route
+    entry.info = TopicPublishInfo::from_route(topic, *route, instance_.env().random().next_u64());
+    entry.route_version = version;
+  }
+  return &entry.info;
+}
+
+void Producer::attempt(std::shared_ptr<SendContext> context) {
+  MQ_ASSERT(context->attempts <= context->times_total);
+  const Nanos elapsed = instance_.env().clock().now_ns() - context->begin_ns;
+  const Nanos timeout = millis(config_.sendMsgTimeout);
+  if (context->attempts >= context->times_total) return finish(context);
+  if (elapsed >= timeout) {
+    context->last_error = "sendDefaultImpl call timeout after " + std::to_string(elapsed / kNanosPerMilli) + " ms";
+    return finish(context);
+  }
+  TopicPublishInfo* info = publish_info(context->topic);
+  if (info == nullptr || !info->ok()) {
+    context->last_error = "No writable queue of topic " + context->topic + " in its route";
+    return finish(context);
+  }
+  const MessageQueue queue =
+      info->select_one_message_queue(context->last_broker, config_.sendLatencyFaultEnable ? &faults_ : nullptr, now_ms());
+  ++context->attempts;
+  context->last_broker = queue.brokerName;
+  context->last_queue = queue;
+  const std::optional<std::string> address = instance_.find_broker_address_in_publish(queue.brokerName);
+  if (!address) {
+    // Java: MQClientException "The broker[...] not exist", an isolation.
+    context->last_error = "The broker[" + queue.brokerName + "] not exist";
+    if (config_.sendLatencyFaultEnable) faults_.update_fault_item(queue.brokerName, 0, true, now_ms());
+    return attempt(context);
+  }
+  api::SendMessageRequestHeader header = context->header;
+  header.queueId = queue.queueId;
+  header.brokerName = queue.brokerName;
+  const Nanos attempt_start = instance_.env().clock().now_ns();
+  instance_.remoting().invoke(
+      *address, api::build_send_message_v2(header, context->body), timeout - elapsed,
+      lifetime_.guard([this, context, queue, attempt_start](Result<RemotingCommand> response) mutable {
+        on_response(std::move(context), std::move(queue), attempt_start, std::move(response));
+      }));
+}
+
+void Producer::on_response(std::shared_ptr<SendContext> context, MessageQueue queue, Nanos attempt_start,
+                           Result<RemotingCommand> response) {
+  const int64_t latency_ms = (instance_.env().clock().now_ns() - attempt_start) / kNanosPerMilli;
+  const AttemptOutcome outcome = classify_send_response(response);
+  if (config_.sendLatencyFaultEnable) {
+    faults_.update_fault_item(queue.brokerName, latency_ms, outcome.verdict != AttemptVerdict::kStored, now_ms());
+  }
+  switch (outcome.verdict) {
+    case AttemptVerdict::kStored: {
+      SendResult result = stored_result(*context, queue, outcome, *response);
+      if (result.status != SendStatus::SEND_OK && config_.retryAnotherBrokerWhenNotStoreOK) {
+        context->stored = std::move(result);
+        return attempt(std::move(context));
+      }
+      return deliver(std::move(context), std::move(result));
+    }
+    case AttemptVerdict::kRetry:
+    case AttemptVerdict::kStop:
+      context->may_be_stored = context->may_be_stored || outcome.may_be_stored;
+      context->last_error = outcome.remark;
+      MQ_LOG(kDebug, kLog, "send to " << queue.to_string() << " attempt " << context->attempts << ": " << outcome.remark);
+      if (outcome.verdict == AttemptVerdict::kStop) return finish(std::move(context));
+      return attempt(std::move(context));
+  }
+}
+
+SendResult Producer::stored_result(const SendContext& context, const MessageQueue& queue,
+                                   const AttemptOutcome& outcome, const RemotingCommand& response) const {
+  MQ_ASSERT(outcome.verdict == AttemptVerdict::kStored);
+  const api::SendMessageResponseHeader header = api::read_send_message_response(response);
+  SendResult result;
+  result.status = outcome.stored_status;
+  result.msgId = context.uniq_key;
+  result.offsetMsgId = header.msgId;
+  result.messageQueue = queue;
+  if (header.queueId >= 0) result.messageQueue.queueId = header.queueId;  // the broker may pick another
+  result.queueOffset = header.queueOffset;
+  result.attempts = context.attempts;
+  if (result.status != SendStatus::SEND_OK) result.remark = outcome.remark;
+  return result;
+}
+
+void Producer::finish(std::shared_ptr<SendContext> context) {
+  if (context->stored) {
+    SendResult result = *context->stored;
+    result.attempts = context->attempts;
+    return deliver(std::move(context), std::move(result));
+  }
+  const int64_t cost_ms = (instance_.env().clock().now_ns() - context->begin_ns) / kNanosPerMilli;
+  SendResult result;
+  result.status = context->may_be_stored ? SendStatus::UNKNOWN : SendStatus::FAILED;
+  result.msgId = context->uniq_key;
+  result.messageQueue = context->last_queue;
+  if (result.messageQueue.topic.empty()) result.messageQueue.topic = context->topic;
+  result.attempts = context->attempts;
+  result.remark = "Send [" + std::to_string(context->attempts) + "] times, still failed, cost [" +
+                  std::to_string(cost_ms) + "]ms, Topic: " + context->topic + ": " + context->last_error;
+  deliver(std::move(context), std::move(result));
+}
+
+void Producer::deliver(std::shared_ptr<SendContext> context, SendResult result) {
+  MQ_ASSERT(!context->delivered);
+  MQ_ASSERT(result.attempts <= context->times_total);
+  context->delivered = true;
+  SendCallback done = std::move(context->done);
+  // Always posted: on the first-attempt failure paths we are still inside send().
+  instance_.env().executor().post([done = std::move(done), result = std::move(result)] { done(result); });
+}
+
+}  // namespace mqlab::client

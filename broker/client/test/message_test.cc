@@ -1,0 +1,157 @@
+// Messages on the client side: pulled bodies built with store::encode_message
+// and patched as the CommitLog patches them decode into MessageExt (offsets,
+// hosts, msgId, compressed bodies), a bad record ends the batch; wire
+// properties, UNIQ_KEY ids, tag subscriptions and their hash codes.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "broker/client/compression.h"
+#include "broker/client/message.h"
+#include "broker/client/message_client_id.h"
+#include "broker/client/subscription.h"
+
+namespace mqlab::client {
+namespace {
+
+std::vector<uint8_t> record(const std::string& topic, const std::string& body, int64_t queue_offset,
+                            int64_t physical_offset, store::MessageProperties properties = {}, int32_t sysflag = 0,
+                            std::vector<uint8_t> raw_body = {}) {
+  store::MessageToStore message;
+  message.topic = topic;
+  message.queue_id = 3;
+  message.flag = 7;
+  message.body = raw_body.empty() ? std::vector<uint8_t>(body.begin(), body.end()) : raw_body;
+  message.properties = std::move(properties);
+  message.sysflag = sysflag;
+  message.born_timestamp_ms = 1'700'000'000'000;
+  message.born_host = store::HostAddress::ipv4(10, 0, 0, 10, 50000);
+  message.store_host = store::HostAddress::ipv4(10, 0, 0, 1, 10911);
+  message.reconsume_times = 2;
+  store::EncodeOutcome encoded = store::encode_message(message, 1 << 20);
+  EXPECT_EQ(encoded.error, store::EncodeError::kNone);
+  encoded.message.patch(QueueOffset(queue_offset), PhyOffset(physical_offset), 1'700'000'000'123);
+  return encoded.message.bytes;
+}
+
+TEST(PulledMessages, DecodeEveryFieldOfConcatenatedRecords) {
+  std::vector<uint8_t> body = record("T", "hello", 12, 4096, {{"TAGS", "TagA"}, {"KEYS", "k1 k2"}});
+  const std::vector<uint8_t> second = record("T", "world", 13, 4096 + body.size(), {{"UNIQ_KEY", "ABC"}});
+  body.insert(body.end(), second.begin(), second.end());
+  const PulledMessages pulled = decode_pulled_messages(body);
+  ASSERT_TRUE(pulled.error.ok()) << pulled.error.to_string();
+  ASSERT_EQ(pulled.messages.size(), 2u);
+  const MessageExt& first = pulled.messages[0];
+  EXPECT_EQ(first.topic, "T");
+  EXPECT_EQ(first.queueId, 3);
+  EXPECT_EQ(first.queueOffset, 12);
+  EXPECT_EQ(first.commitLogOffset, 4096);
+  EXPECT_EQ(first.flag, 7);
+  EXPECT_EQ(first.reconsumeTimes, 2);
+  EXPECT_EQ(first.bornTimestamp, 1'700'000'000'000);
+  EXPECT_EQ(first.storeTimestamp, 1'700'000'000'123);
+  EXPECT_EQ(first.bornHost, "10.0.0.10:50000");
+  EXPECT_EQ(first.storeHost, "10.0.0.1:10911");
+  EXPECT_EQ(first.offsetMsgId, "0A00000100002A9F0000000000001000");  // reference 1.7's example
+  EXPECT_EQ(first.msgId, first.offsetMsgId);  // no UNIQ_KEY: the offset id
+  EXPECT_EQ(first.tags(), "TagA");
+  EXPECT_EQ(first.keys(), "k1 k2");
+  EXPECT_EQ(first.body_text(), "hello");
+  EXPECT_EQ(pulled.messages[1].msgId, "ABC");  // UNIQ_KEY wins, as in Java's MessageClientExt
+  EXPECT_EQ(pulled.messages[1].queueOffset, 13);
+}
+
+TEST(PulledMessages, CompressedBodyIsInflated) {
+  const std::string text(10'000, 'x');
+  const std::vector<uint8_t> raw(text.begin(), text.end());
+  const std::vector<uint8_t> deflated = deflate_body(raw);
+  EXPECT_LT(deflated.size(), raw.size());
+  const PulledMessages pulled =
+      decode_pulled_messages(record("T", "", 0, 0, {}, store::kSysFlagCompressed, deflated));
+  ASSERT_TRUE(pulled.error.ok()) << pulled.error.to_string();
+  ASSERT_EQ(pulled.messages.size(), 1u);
+  EXPECT_EQ(pulled.messages[0].body, raw);
+}
+
+TEST(PulledMessages, ABadRecordEndsTheBatchAndIsReported) {
+  std::vector<uint8_t> body = record("T", "one", 0, 0);
+  const size_t first_size = body.size();
+  const std::vector<uint8_t> second = record("T", "two", 1, first_size);
+  body.insert(body.end(), second.begin(), second.end());
+  body[first_size + 4] ^= 0xFF;  // the second record's magic code
+  const PulledMessages pulled = decode_pulled_messages(body);
+  EXPECT_EQ(pulled.messages.size(), 1u);
+  EXPECT_EQ(pulled.error.code(), StatusCode::kCorruption);
+  // A compressed flag over bytes that are not zlib is corruption, not a crash.
+  const PulledMessages bogus = decode_pulled_messages(record("T", "not zlib", 0, 0, {}, store::kSysFlagCompressed));
+  EXPECT_TRUE(bogus.messages.empty());
+  EXPECT_FALSE(bogus.error.ok());
+  EXPECT_TRUE(decode_pulled_messages({}).messages.empty());
+}
+
+TEST(Compression, RoundTripsAndRefusesTruncationAndBombs) {
+  const std::vector<uint8_t> raw(5000, 7);
+  std::vector<uint8_t> deflated = deflate_body(raw);
+  EXPECT_EQ(inflate_body(deflated, 1 << 20).value(), raw);
+  EXPECT_FALSE(inflate_body(deflated, 4999).ok());
+  deflated.resize(deflated.size() / 2);
+  EXPECT_FALSE(inflate_body(deflated, 1 << 20).ok());
+}
+
+TEST(Message, WirePropertiesCarryTagsKeysDelayAndWait) {
+  Message message("T", "TagA", "body");
+  message.keys = "k1 k2";
+  message.delayTimeLevel = 3;
+  message.properties["user"] = "v";
+  const store::MessageProperties properties = wire_properties(message);
+  EXPECT_EQ(properties.at("TAGS"), "TagA");
+  EXPECT_EQ(properties.at("KEYS"), "k1 k2");
+  EXPECT_EQ(properties.at("DELAY"), "3");
+  EXPECT_EQ(properties.at("WAIT"), "true");
+  EXPECT_EQ(properties.at("user"), "v");
+  EXPECT_FALSE(wire_properties(Message("T", "", "b")).contains("TAGS"));
+}
+
+TEST(MessageClientId, IdsAreUniqueHexWithTheClientIpAndReplayFromTheSeed) {
+  env::Random random(42);
+  MessageClientIdGenerator ids("10.0.0.5", random);
+  std::set<std::string> seen;
+  for (int i = 0; i < 1000; ++i) {
+    const std::string id = ids.next();
+    EXPECT_EQ(id.size(), 32u);
+    EXPECT_EQ(id.substr(0, 8), "0A000005");
+    EXPECT_EQ(id.find_first_not_of("0123456789ABCDEF"), std::string::npos);
+    EXPECT_TRUE(seen.insert(id).second);
+  }
+  env::Random same(42);
+  env::Random other(43);
+  EXPECT_EQ(MessageClientIdGenerator("10.0.0.5", same).next(), *seen.begin());
+  EXPECT_NE(MessageClientIdGenerator("10.0.0.5", other).next().substr(8, 12), seen.begin()->substr(8, 12));
+}
+
+TEST(Subscription, StarMatchesEverything) {
+  const auto all = build_subscription_data("T", "*", 5).value();
+  EXPECT_EQ(all.subString, "*");
+  EXPECT_TRUE(all.tagsSet.empty());
+  EXPECT_TRUE(all.codeSet.empty());
+  EXPECT_EQ(all.subVersion, 5);
+  EXPECT_TRUE(tags_match(all, ""));
+  EXPECT_TRUE(tags_match(all, "Whatever"));
+  EXPECT_EQ(build_subscription_data("T", "", 5).value().subString, "*");
+}
+
+TEST(Subscription, TagListCarriesJavaHashCodes) {
+  const auto some = build_subscription_data("T", " TagA || TagB||TagA ", 0).value();
+  EXPECT_EQ(some.tagsSet, (std::set<std::string>{"TagA", "TagB"}));
+  // String.hashCode: "TagA" = 2598919, "TagB" = 2598920.
+  EXPECT_EQ(some.codeSet, (std::set<int32_t>{2598919, 2598920}));
+  EXPECT_TRUE(tags_match(some, "TagB"));
+  EXPECT_FALSE(tags_match(some, "TagC"));
+  EXPECT_FALSE(tags_match(some, ""));  // an untagged message never matches a tag list
+  EXPECT_FALSE(build_subscription_data("T", "||  ||", 0).ok());
+}
+
+}  // namespace
+}  // namespace mqlab::client

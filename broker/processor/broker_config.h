@@ -1,0 +1,86 @@
+// BrokerConfig: the broker's own settings (RocketMQ's BrokerConfig plus the
+// NettyServerConfig listenPort), named as RocketMQ's broker.conf keys so our
+// code, RocketMQ's docs and a broker.conf grep together. The store's settings
+// live in store::MessageStoreConfig. Defaults are RocketMQ 4.9.x's
+// (rocketmq-reference.md section 6), except brokerName (RocketMQ: the host
+// name, which a deterministic broker cannot ask for) and brokerIP1 (RocketMQ:
+// the first non-loopback IPv4 address; ours must be given).
+//
+// Invariants after validate() is ok: names are non-empty and use RocketMQ's
+// name characters; brokerIP1 (and brokerIP2 when set) is an IP literal, so
+// every record's STOREHOST and every msgId can be encoded; listenPort is a
+// real port (not 0: the store host must be known before recovery, because
+// it is written into every record); every namesrvAddr entry parses as
+// host:port; messageDelayLevel parses into 1..kMaxDelayLevels levels.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "broker/common/status.h"
+#include "broker/common/types.h"
+
+namespace mqlab::broker {
+
+// RocketMQ's default messageDelayLevel: 18 levels, 1s ... 2h.
+inline constexpr std::string_view kDefaultMessageDelayLevel =
+    "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h";
+// ScheduleMessageService keeps one queue per level in a byte-sized space.
+inline constexpr size_t kMaxDelayLevels = 64;
+
+struct BrokerConfig {
+  std::string brokerClusterName = "DefaultCluster";
+  std::string brokerName = "broker-a";
+  int64_t brokerId = 0;                 // 0 = master (MixAll.MASTER_ID)
+  std::string brokerIP1 = "127.0.0.1";  // registered with NameServers; the store host
+  std::string brokerIP2;                // HA address; empty = brokerIP1
+  int32_t listenPort = 10911;           // NettyServerConfig.listenPort
+  int32_t haListenPort = 0;             // 0 = listenPort + 1, as RocketMQ derives it
+  std::string namesrvAddr;              // "host:port;host:port"; empty = no registration
+
+  bool autoCreateTopicEnable = true;
+  int32_t defaultTopicQueueNums = 8;
+  bool autoCreateSubscriptionGroup = true;
+  int32_t brokerPermission = 6;  // PermName READ | WRITE
+
+  int64_t registerNameServerPeriod = 30'000;    // ms; clamped to [10 s, 60 s] when used
+  int64_t registerBrokerTimeoutMills = 6'000;   // ms
+  int64_t flushConsumerOffsetInterval = 5'000;  // ms
+
+  bool longPollingEnable = true;
+  int64_t shortPollingTimeMills = 1'000;  // ms a pull is held when long polling is off
+  bool slaveReadEnable = false;
+  bool offsetCheckInSlave = false;
+  std::string messageDelayLevel{kDefaultMessageDelayLevel};
+
+  // Rejects what RocketMQ would not run with, naming the key and the value.
+  Status validate() const;
+
+  // Applies one broker.conf line's key and value. Returns false for a key that
+  // is not a BrokerConfig key (RocketMQ ignores those silently; the caller
+  // tries MessageStoreConfig next); InvalidArgument naming the key when the
+  // value does not parse.
+  Result<bool> set_property(std::string_view key, std::string_view value);
+  // Every key with its value as text (GET_BROKER_CONFIG's body, logs).
+  std::map<std::string, std::string> to_properties() const;
+
+  // brokerIP1:listenPort, what NameServers hand to clients.
+  std::string broker_addr() const;
+  // brokerIP2 (or brokerIP1):haListenPort (or listenPort + 1).
+  std::string ha_server_addr() const;
+  // namesrvAddr split on ';', entries trimmed, empties dropped.
+  std::vector<std::string> namesrv_addrs() const;
+  // registerNameServerPeriod clamped to [10 s, 60 s] (BrokerController.start).
+  Nanos register_period() const;
+  // messageDelayLevel as durations in ms, level 1 first. Requires: validate() ok.
+  std::vector<int64_t> delay_levels_ms() const;
+};
+
+// Parses messageDelayLevel text ("1s 5s 1m 2h 1d"); InvalidArgument naming the
+// bad item.
+Result<std::vector<int64_t>> parse_message_delay_level(std::string_view text);
+
+}  // namespace mqlab::broker

@@ -1,0 +1,217 @@
+#include "broker/processor/pull_message_processor.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "broker/common/big_endian.h"
+#include "broker/common/log.h"
+#include "broker/meta/topic_config.h"
+#include "broker/processor/broker_controller.h"
+#include "broker/remoting/response_code.h"
+#include "broker/store/message_codec.h"
+
+namespace mqlab::broker {
+namespace {
+
+using remoting::RemotingCommand;
+using remoting::ResponseCode;
+using store::GetMessageStatus;
+
+constexpr const char* kLog = "broker";
+constexpr int64_t kMasterId = 0;  // MixAll.MASTER_ID
+
+bool has_flag(int32_t sys_flag, int32_t flag) { return (sys_flag & flag) != 0; }
+
+}  // namespace
+
+Result<PullMessageRequestHeader> parse_pull_message_header(const RemotingCommand& request) {
+  PullMessageRequestHeader header;
+  MQ_ASSIGN_OR_RETURN(header.consumerGroup, request.ext_string("consumerGroup"));
+  MQ_ASSIGN_OR_RETURN(header.topic, request.ext_string("topic"));
+  MQ_ASSIGN_OR_RETURN(header.queueId, request.ext_int32("queueId"));
+  MQ_ASSIGN_OR_RETURN(header.queueOffset, request.ext_int("queueOffset"));
+  MQ_ASSIGN_OR_RETURN(header.maxMsgNums, request.ext_int32("maxMsgNums"));
+  MQ_ASSIGN_OR_RETURN(header.sysFlag, request.ext_int32("sysFlag"));
+  MQ_ASSIGN_OR_RETURN(header.commitOffset, request.ext_int("commitOffset"));
+  MQ_ASSIGN_OR_RETURN(header.suspendTimeoutMillis, request.ext_int("suspendTimeoutMillis"));
+  header.subscription = request.optional_ext_string("subscription");
+  MQ_ASSIGN_OR_RETURN(header.subVersion, request.ext_int("subVersion"));
+  if (std::optional<std::string> type = request.optional_ext_string("expressionType"); type && !type->empty()) {
+    header.expressionType = *type;
+  }
+  return header;
+}
+
+void PullMessageProcessor::process_request(const RemotingCommand& request, remoting::ResponseChannel channel,
+                                           bool broker_allow_suspend) {
+  Result<PullMessageRequestHeader> parsed = parse_pull_message_header(request);
+  if (!parsed.ok()) return channel.reply(ResponseCode::SYSTEM_ERROR, parsed.status().message());
+  const PullMessageRequestHeader& header = *parsed;
+  if (std::optional<Refusal> refusal = check_access(header)) return channel.reply(refusal->code, refusal->remark);
+  SubscriptionFilter filter;
+  if (std::optional<Refusal> refusal = resolve_filter(header, filter)) {
+    return channel.reply(refusal->code, refusal->remark);
+  }
+  const store::GetMessageResult result = controller_.message_store().get_message(
+      header.consumerGroup, header.topic, header.queueId, QueueOffset(header.queueOffset), header.maxMsgNums,
+      filter.store_filter());
+  int32_t code = code_for(result.status, header.queueOffset);
+  QueueOffset next_begin = result.next_begin_offset;
+  const bool slave = controller_.store_config().brokerRole == store::BrokerRole::SLAVE;
+  if (code == ResponseCode::PULL_OFFSET_MOVED && slave && !controller_.config().offsetCheckInSlave) {
+    code = ResponseCode::PULL_RETRY_IMMEDIATELY;  // a slave does not correct offsets
+    next_begin = QueueOffset(header.queueOffset);
+  }
+  const meta::SubscriptionGroupConfig* group = controller_.subscription_group_manager().find(header.consumerGroup);
+  MQ_ASSERT(group != nullptr);  // check_access found or created it
+  int64_t suggest = kMasterId;
+  if (controller_.config().slaveReadEnable) {
+    suggest = result.suggest_pulling_from_slave ? group->whichBrokerWhenConsumeSlowly : group->brokerId;
+  }
+  RemotingCommand response = request.make_response(code, store::get_message_status_name(result.status));
+  response.set_ext_int("nextBeginOffset", next_begin.value());
+  response.set_ext_int("minOffset", result.min_offset.value());
+  response.set_ext_int("maxOffset", result.max_offset.value());
+  response.set_ext_int("suggestWhichBrokerId", suggest);
+  if (code == ResponseCode::SUCCESS) fill_body(result, response);
+  commit_offset_if_asked(header, broker_allow_suspend);
+  if (code == ResponseCode::PULL_NOT_FOUND && broker_allow_suspend && has_flag(header.sysFlag, kPullFlagSuspend)) {
+    const int64_t hold_ms = controller_.config().longPollingEnable ? header.suspendTimeoutMillis
+                                                                    : controller_.config().shortPollingTimeMills;
+    // Clamped in ms first: a client's huge value must not overflow the ns product.
+    const Nanos hold = millis(std::clamp<int64_t>(hold_ms, 0, kMaxSuspendTimeout / kNanosPerMilli));
+    if (hold > 0) {
+      ++controller_.stats().pulls_suspended;
+      PullRequest pull{request, std::move(channel), QueueOffset(header.queueOffset), std::move(filter), 0};
+      controller_.pull_request_hold_service().suspend_pull_request(header.topic, header.queueId, std::move(pull), hold);
+      return;
+    }
+  }
+  channel.reply(std::move(response));
+}
+
+std::optional<PullMessageProcessor::Refusal> PullMessageProcessor::check_access(
+    const PullMessageRequestHeader& header) {
+  const BrokerConfig& config = controller_.config();
+  if (!meta::PermName::is_readable(config.brokerPermission)) {
+    return Refusal{ResponseCode::NO_PERMISSION, "the broker[" + config.brokerIP1 + "] pulling message is forbidden"};
+  }
+  Result<meta::SubscriptionGroupConfig> group =
+      controller_.subscription_group_manager().find_or_create(header.consumerGroup);
+  if (!group.ok()) {
+    return Refusal{ResponseCode::SUBSCRIPTION_GROUP_NOT_EXIST,
+                   "subscription group [" + header.consumerGroup + "] does not exist, " + group.status().message()};
+  }
+  if (!group->consumeEnable) {
+    return Refusal{ResponseCode::NO_PERMISSION, "subscription group no permission, " + header.consumerGroup};
+  }
+  const meta::TopicConfig* topic = controller_.topic_config_manager().find(header.topic);
+  if (topic == nullptr) {
+    return Refusal{ResponseCode::TOPIC_NOT_EXIST, "topic[" + header.topic + "] not exist, apply first please!"};
+  }
+  if (!meta::PermName::is_readable(topic->perm)) {
+    return Refusal{ResponseCode::NO_PERMISSION, "the topic[" + header.topic + "] pulling message is forbidden"};
+  }
+  if (header.queueId < 0 || header.queueId >= topic->readQueueNums) {
+    return Refusal{ResponseCode::SYSTEM_ERROR, "queueId[" + std::to_string(header.queueId) + "] is illegal, topic:[" +
+                                                   header.topic + "] topicConfig.readQueueNums:[" +
+                                                   std::to_string(topic->readQueueNums) + "]"};
+  }
+  return std::nullopt;
+}
+
+std::optional<PullMessageProcessor::Refusal> PullMessageProcessor::resolve_filter(
+    const PullMessageRequestHeader& header, SubscriptionFilter& filter) {
+  std::string expression_type = header.expressionType;
+  if (has_flag(header.sysFlag, kPullFlagSubscription)) {
+    Result<SubscriptionFilter> built = build_subscription_filter(header.subscription.value_or(""));
+    if (!built.ok()) {
+      return Refusal{ResponseCode::SUBSCRIPTION_PARSE_FAILED,
+                     "parse the consumer's subscription failed: " + built.status().message()};
+    }
+    filter = std::move(built).value();
+  } else {
+    const ConsumerGroupInfo* info = controller_.consumer_manager().find(header.consumerGroup);
+    if (info == nullptr) return Refusal{ResponseCode::SUBSCRIPTION_NOT_EXIST, "the consumer's group info not exist"};
+    const meta::SubscriptionGroupConfig* group = controller_.subscription_group_manager().find(header.consumerGroup);
+    if (group != nullptr && !group->consumeBroadcastEnable && info->message_model == "BROADCASTING") {
+      return Refusal{ResponseCode::NO_PERMISSION,
+                     "the consumer group[" + header.consumerGroup + "] can not consume by broadcast way"};
+    }
+    const remoting::SubscriptionData* subscription = info->find_subscription(header.topic);
+    if (subscription == nullptr)
+      return Refusal{ResponseCode::SUBSCRIPTION_NOT_EXIST, "the consumer's subscription not exist"};
+    if (subscription->subVersion < header.subVersion) {
+      return Refusal{ResponseCode::SUBSCRIPTION_NOT_LATEST, "the consumer's subscription not latest"};
+    }
+    Result<SubscriptionFilter> built = subscription_filter_of(*subscription);
+    if (!built.ok()) return Refusal{ResponseCode::SUBSCRIPTION_PARSE_FAILED, built.status().message()};
+    filter = std::move(built).value();
+    expression_type = subscription->expressionType.empty() ? "TAG" : subscription->expressionType;
+  }
+  if (expression_type != "TAG") {
+    return Refusal{ResponseCode::SYSTEM_ERROR,
+                   "The broker does not support consumer to filter message by " + expression_type};
+  }
+  return std::nullopt;
+}
+
+int32_t PullMessageProcessor::code_for(GetMessageStatus status, int64_t requested_offset) {
+  switch (status) {
+    case GetMessageStatus::FOUND: return ResponseCode::SUCCESS;
+    case GetMessageStatus::NO_MATCHED_MESSAGE:
+    case GetMessageStatus::MESSAGE_WAS_REMOVING: return ResponseCode::PULL_RETRY_IMMEDIATELY;
+    case GetMessageStatus::OFFSET_FOUND_NULL:
+    case GetMessageStatus::OFFSET_OVERFLOW_ONE: return ResponseCode::PULL_NOT_FOUND;
+    case GetMessageStatus::NO_MATCHED_LOGIC_QUEUE:
+    case GetMessageStatus::NO_MESSAGE_IN_QUEUE:
+      return requested_offset != 0 ? ResponseCode::PULL_OFFSET_MOVED : ResponseCode::PULL_NOT_FOUND;
+    case GetMessageStatus::OFFSET_TOO_SMALL:
+    case GetMessageStatus::OFFSET_OVERFLOW_BADLY: return ResponseCode::PULL_OFFSET_MOVED;
+  }
+  MQ_UNREACHABLE("unknown GetMessageStatus");
+}
+
+bool PullMessageProcessor::fill_body(const store::GetMessageResult& result, RemotingCommand& response) {
+  MQ_ASSERT(!result.messages.empty());  // FOUND means at least one region
+  std::vector<uint8_t> body;
+  body.reserve(static_cast<size_t>(std::max<int64_t>(result.total_bytes, 0)));
+  size_t records = 0;
+  int64_t last_queue_offset = -1;
+  for (const store::FileRegion& region : result.messages) {
+    Result<std::vector<uint8_t>> bytes = store::MessageStore::read_region(region);
+    if (!bytes.ok() || bytes->size() < store::kQueueOffsetPosition + 8) {
+      MQ_LOG(kWarn, kLog,
+             "pull: reading the record at commitlog offset " << region.phy_offset.value()
+                                                             << " failed: " << bytes.status().to_string());
+      break;
+    }
+    last_queue_offset = get_i64_be(bytes->data() + store::kQueueOffsetPosition);
+    body.insert(body.end(), bytes->begin(), bytes->end());
+    ++records;
+  }
+  if (records == 0) {
+    response.code = ResponseCode::SYSTEM_ERROR;
+    response.remark = "read message failed: the store could not read the first record";
+    return false;
+  }
+  if (records < result.messages.size()) {
+    response.set_ext_int("nextBeginOffset", last_queue_offset + 1);  // resume after what was sent
+  }
+  controller_.stats().msg_get_total += records;
+  response.body = std::move(body);
+  MQ_ASSERT(!response.body.empty());
+  return true;
+}
+
+void PullMessageProcessor::commit_offset_if_asked(const PullMessageRequestHeader& header, bool broker_allow_suspend) {
+  const bool slave = controller_.store_config().brokerRole == store::BrokerRole::SLAVE;
+  if (!broker_allow_suspend || !has_flag(header.sysFlag, kPullFlagCommitOffset) || slave) return;
+  if (header.commitOffset < 0) return;  // nothing consumed yet
+  Status status = controller_.consumer_offset_manager().commit_offset(header.consumerGroup, header.topic,
+                                                                      header.queueId, header.commitOffset);
+  if (!status.ok()) MQ_LOG(kWarn, kLog, "pull: commit offset refused: " << status.to_string());
+}
+
+}  // namespace mqlab::broker

@@ -1,0 +1,106 @@
+// PullMessageProcessor: PULL_MESSAGE (11), a consumer reading one queue
+// (RocketMQ's PullMessageProcessor.processRequest, 4.9.7).
+//
+// Request ext (all required but subscription and expressionType):
+//   consumerGroup topic queueId queueOffset maxMsgNums sysFlag commitOffset
+//   suspendTimeoutMillis subscription subVersion expressionType
+// sysFlag bits: COMMIT_OFFSET 1, SUSPEND 2, SUBSCRIPTION 4.
+//
+// Checks, in order: broker readable (NO_PERMISSION); subscription group
+// found or auto-created (SUBSCRIPTION_GROUP_NOT_EXIST) and consumeEnable
+// (NO_PERMISSION); topic exists (TOPIC_NOT_EXIST) and is readable
+// (NO_PERMISSION); 0 <= queueId < readQueueNums (SYSTEM_ERROR); the filter
+// from `subscription` with the SUBSCRIPTION flag (SUBSCRIPTION_PARSE_FAILED),
+// else from the group's heartbeat (SUBSCRIPTION_NOT_EXIST,
+// SUBSCRIPTION_NOT_LATEST, NO_PERMISSION for a broadcast group that may
+// not); only TAG expressions (SYSTEM_ERROR otherwise).
+//
+// Store result -> code (nextBeginOffset as the store computed it):
+//   FOUND                          SUCCESS, body = the records, concatenated
+//   NO_MATCHED_MESSAGE             PULL_RETRY_IMMEDIATELY
+//   MESSAGE_WAS_REMOVING           PULL_RETRY_IMMEDIATELY
+//   OFFSET_FOUND_NULL              PULL_NOT_FOUND
+//   OFFSET_OVERFLOW_ONE            PULL_NOT_FOUND
+//   NO_MESSAGE_IN_QUEUE, no queue  PULL_NOT_FOUND at offset 0, else PULL_OFFSET_MOVED
+//   OFFSET_TOO_SMALL               PULL_OFFSET_MOVED
+//   OFFSET_OVERFLOW_BADLY          PULL_OFFSET_MOVED
+// On a SLAVE (without offsetCheckInSlave) PULL_OFFSET_MOVED becomes
+// PULL_RETRY_IMMEDIATELY with nextBeginOffset = the requested offset.
+// Every store-backed answer carries nextBeginOffset, minOffset, maxOffset and
+// suggestWhichBrokerId as strings, and its remark is the store status name.
+// A SUCCESS body is never empty: if no record can be read the answer is
+// SYSTEM_ERROR (the client retries after 3 s); if only a prefix can, that
+// prefix goes and nextBeginOffset follows its last record.
+//
+// PULL_NOT_FOUND with the SUSPEND flag (on the first run) is parked in the
+// PullRequestHoldService instead of answered; its re-run may not suspend.
+// With the COMMIT_OFFSET flag, on the first run and not on a SLAVE,
+// commitOffset (when >= 0) is stored for the group.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "broker/common/status.h"
+#include "broker/processor/subscription_filter.h"
+#include "broker/remoting/remoting_command.h"
+#include "broker/remoting/remoting_server.h"
+#include "broker/store/store_types.h"
+
+namespace mqlab::broker {
+
+class BrokerController;
+
+// PullSysFlag bits.
+inline constexpr int32_t kPullFlagCommitOffset = 1;
+inline constexpr int32_t kPullFlagSuspend = 2;
+inline constexpr int32_t kPullFlagSubscription = 4;
+
+struct PullMessageRequestHeader {
+  std::string consumerGroup;
+  std::string topic;
+  int32_t queueId = 0;
+  int64_t queueOffset = 0;
+  int32_t maxMsgNums = 0;
+  int32_t sysFlag = 0;
+  int64_t commitOffset = 0;
+  int64_t suspendTimeoutMillis = 0;
+  std::optional<std::string> subscription;
+  int64_t subVersion = 0;
+  std::string expressionType = "TAG";
+};
+
+// InvalidArgument naming the field for a missing or malformed one.
+Result<PullMessageRequestHeader> parse_pull_message_header(const remoting::RemotingCommand& request);
+
+class PullMessageProcessor {
+ public:
+  explicit PullMessageProcessor(BrokerController& controller) : controller_(controller) {}
+
+  // The registered entry point: may suspend.
+  void process(const remoting::RemotingCommand& request, remoting::ResponseChannel channel) {
+    process_request(request, std::move(channel), /*broker_allow_suspend=*/true);
+  }
+  // A parked pull woken by the hold service: answered whatever happens.
+  void process_request(const remoting::RemotingCommand& request, remoting::ResponseChannel channel,
+                       bool broker_allow_suspend);
+
+ private:
+  struct Refusal {
+    int32_t code;
+    std::string remark;
+  };
+  std::optional<Refusal> check_access(const PullMessageRequestHeader& header);
+  std::optional<Refusal> resolve_filter(const PullMessageRequestHeader& header, SubscriptionFilter& filter);
+  // The response code for a store result, before suspension and slave rules.
+  static int32_t code_for(store::GetMessageStatus status, int64_t requested_offset);
+  // Fills the body from the result's regions; false (response turned into
+  // SYSTEM_ERROR) when not one record could be read.
+  bool fill_body(const store::GetMessageResult& result, remoting::RemotingCommand& response);
+  void commit_offset_if_asked(const PullMessageRequestHeader& header, bool broker_allow_suspend);
+
+  BrokerController& controller_;
+};
+
+}  // namespace mqlab::broker

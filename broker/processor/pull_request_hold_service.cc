@@ -1,0 +1,115 @@
+#include "broker/processor/pull_request_hold_service.h"
+
+#include <vector>
+
+#include "broker/common/assert.h"
+#include "broker/common/log.h"
+
+namespace mqlab::broker {
+
+PullRequestHoldService::PullRequestHoldService(env::Env& env, Wakeup wakeup, MaxOffset max_offset)
+    : env_(env), wakeup_(std::move(wakeup)), max_offset_(std::move(max_offset)) {
+  MQ_ASSERT(wakeup_ != nullptr);
+  MQ_ASSERT(max_offset_ != nullptr);
+}
+
+PullRequestHoldService::~PullRequestHoldService() { shutdown(); }
+
+void PullRequestHoldService::start(Nanos check_interval) {
+  MQ_ASSERT(check_interval > 0);
+  MQ_ASSERT(!running_);
+  check_interval_ = check_interval;
+  running_ = true;
+  schedule_check();
+}
+
+void PullRequestHoldService::shutdown() {
+  running_ = false;
+  if (check_timer_ != env::kNoTimer) env_.executor().cancel(check_timer_);
+  check_timer_ = env::kNoTimer;
+  for (auto& [key, parked] : table_) {
+    for (auto& [id, entry] : parked) env_.executor().cancel(entry.timer);
+  }
+  table_.clear();
+}
+
+void PullRequestHoldService::schedule_check() {
+  check_timer_ = env_.executor().run_after(check_interval_, lifetime_.guard([this] {
+    check_timer_ = env::kNoTimer;
+    if (!running_) return;
+    check_hold_requests();
+    schedule_check();
+  }));
+}
+
+void PullRequestHoldService::suspend_pull_request(const std::string& topic, int32_t queue_id, PullRequest pull,
+                                                  Nanos hold) {
+  MQ_ASSERT(hold > 0 && hold <= kMaxSuspendTimeout);
+  MQ_ASSERT(!pull.channel.answered());
+  if (!running_) return;  // shutting down: the connection is closing anyway
+  const Key key{topic, queue_id};
+  const uint64_t id = next_id_++;
+  pull.deadline_ns = env_.clock().now_ns() + hold;
+  auto [it, inserted] = table_[key].emplace(id, Parked{std::move(pull), env::kNoTimer});
+  MQ_ASSERT(inserted);
+  it->second.timer = env_.executor().run_after(hold, lifetime_.guard([this, key, id] { on_deadline(key, id); }));
+  MQ_ASSERT(it->second.timer != env::kNoTimer);
+}
+
+void PullRequestHoldService::notify_message_arriving(const std::string& topic, int32_t queue_id, QueueOffset max_offset,
+                                                     int64_t tags_code) {
+  auto it = table_.find(Key{topic, queue_id});
+  if (it == table_.end()) return;
+  std::vector<uint64_t> ready;
+  for (const auto& [id, parked] : it->second) {
+    if (max_offset > parked.pull.pull_from_offset && parked.pull.filter.matches(tags_code)) ready.push_back(id);
+  }
+  const Key key = it->first;  // wake() may erase the table entry
+  for (uint64_t id : ready) wake(key, id);
+}
+
+void PullRequestHoldService::check_hold_requests() {
+  std::vector<std::pair<Key, uint64_t>> ready;
+  for (const auto& [key, parked] : table_) {
+    const QueueOffset max_offset = max_offset_(key.first, key.second);
+    for (const auto& [id, entry] : parked) {
+      if (max_offset > entry.pull.pull_from_offset || !entry.pull.channel.connection_open()) {
+        ready.emplace_back(key, id);
+      }
+    }
+  }
+  for (const auto& [key, id] : ready) wake(key, id);
+}
+
+void PullRequestHoldService::on_deadline(const Key& key, uint64_t id) {
+  auto it = table_.find(key);
+  if (it == table_.end() || !it->second.contains(id)) return;
+  it->second.at(id).timer = env::kNoTimer;  // it is running now
+  wake(key, id);
+}
+
+void PullRequestHoldService::wake(const Key& key, uint64_t id) {
+  auto queue = table_.find(key);
+  MQ_ASSERT(queue != table_.end());
+  auto entry = queue->second.find(id);
+  MQ_ASSERT(entry != queue->second.end());
+  Parked parked = std::move(entry->second);
+  queue->second.erase(entry);
+  if (queue->second.empty()) table_.erase(queue);
+  if (parked.timer != env::kNoTimer) env_.executor().cancel(parked.timer);
+  if (!parked.pull.channel.connection_open()) {
+    MQ_LOG(kDebug, "broker",
+           "dropped a parked pull of " << key.first << ":" << key.second << ": its connection closed");
+    return;
+  }
+  env_.executor().post(lifetime_.guard(
+      [this, pull = std::move(parked.pull)]() mutable { wakeup_(pull.request, std::move(pull.channel)); }));
+}
+
+size_t PullRequestHoldService::parked_count() const {
+  size_t count = 0;
+  for (const auto& [key, parked] : table_) count += parked.size();
+  return count;
+}
+
+}  // namespace mqlab::broker

@@ -1,0 +1,107 @@
+// PullRequestHoldService: long polling (RocketMQ's PullRequestHoldService).
+// A PULL_MESSAGE that found nothing new (PULL_NOT_FOUND) and carries the
+// SUSPEND flag is not answered; it is parked here per (topic, queueId) and
+// re-run, without suspension, when
+//   - the dispatcher adds a message to that queue (notify_message_arriving,
+//     from the store's message arriving listener) at or past the offset it
+//     waits for and whose tag code its subscription accepts;
+//   - the periodic check (every 5 s with longPollingEnable, else every
+//     shortPollingTimeMills) sees the queue's max offset past that offset
+//     (tags unknown there, so any message wakes it, as in RocketMQ);
+//   - its hold time passes: then the re-run answers whatever the store says,
+//     usually PULL_NOT_FOUND.
+// RocketMQ notices an expired hold only at the next periodic check (up to 5 s
+// late); we also arm a timer per parked pull, so it is answered when its
+// suspendTimeoutMillis is up, a bound a client can rely on.
+//
+// The hold time is suspendTimeoutMillis (shortPollingTimeMills when
+// longPollingEnable is off), capped at kMaxSuspendTimeout: ali-ons and the
+// Java client give up on a pull after 30 s, so holding longer would only
+// produce answers nobody waits for.
+//
+// A parked pull whose connection closed is dropped when next looked at.
+// Re-runs are posted to the executor, never run inside the store's dispatch.
+//
+// Invariants: every parked pull has exactly one pending timer; a pull leaves
+// the table exactly once (woken, expired, dropped or shut down).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "broker/common/lifetime.h"
+#include "broker/common/types.h"
+#include "broker/env/env.h"
+#include "broker/processor/subscription_filter.h"
+#include "broker/remoting/remoting_command.h"
+#include "broker/remoting/remoting_server.h"
+
+namespace mqlab::broker {
+
+// Below the 30 s pull timeout of ali-ons (consumerTimeoutMillisWhenSuspend)
+// and the Java client, with room for the answer's trip.
+inline constexpr Nanos kMaxSuspendTimeout = seconds(25);
+// PullRequestHoldService's wait between checks with long polling on.
+inline constexpr Nanos kLongPollingCheckInterval = seconds(5);
+
+struct PullRequest {
+  remoting::RemotingCommand request;
+  remoting::ResponseChannel channel;
+  QueueOffset pull_from_offset;
+  SubscriptionFilter filter;
+  Nanos deadline_ns = 0;
+};
+
+class PullRequestHoldService {
+ public:
+  // Re-runs a woken pull without suspension (PullMessageProcessor).
+  using Wakeup = std::function<void(const remoting::RemotingCommand& request, remoting::ResponseChannel channel)>;
+  // The queue's max offset now (MessageStore::max_offset_in_queue).
+  using MaxOffset = std::function<QueueOffset(const std::string& topic, int32_t queue_id)>;
+
+  PullRequestHoldService(env::Env& env, Wakeup wakeup, MaxOffset max_offset);
+  ~PullRequestHoldService();  // cancels timers; parked pulls are dropped unanswered
+  PullRequestHoldService(const PullRequestHoldService&) = delete;
+  PullRequestHoldService& operator=(const PullRequestHoldService&) = delete;
+
+  void start(Nanos check_interval);
+  // Drops every parked pull unanswered (the server is closing their
+  // connections) and stops the periodic check.
+  void shutdown();
+
+  // Parks a pull for hold (> 0, at most kMaxSuspendTimeout).
+  void suspend_pull_request(const std::string& topic, int32_t queue_id, PullRequest pull, Nanos hold);
+  // A message with tags_code was added; max_offset is the queue's new max.
+  void notify_message_arriving(const std::string& topic, int32_t queue_id, QueueOffset max_offset, int64_t tags_code);
+
+  size_t parked_count() const;
+
+ private:
+  using Key = std::pair<std::string, int32_t>;
+  struct Parked {
+    PullRequest pull;
+    env::TimerId timer = env::kNoTimer;
+  };
+
+  void check_hold_requests();
+  void on_deadline(const Key& key, uint64_t id);
+  // Removes the pull (cancelling its timer) and posts its re-run, unless its
+  // connection is gone.
+  void wake(const Key& key, uint64_t id);
+  void schedule_check();
+
+  env::Env& env_;
+  Wakeup wakeup_;
+  MaxOffset max_offset_;
+  Nanos check_interval_ = kLongPollingCheckInterval;
+  bool running_ = false;
+  env::TimerId check_timer_ = env::kNoTimer;
+  uint64_t next_id_ = 1;
+  std::map<Key, std::map<uint64_t, Parked>> table_;  // by queue, then park order
+  LifetimeToken lifetime_;
+};
+
+}  // namespace mqlab::broker

@@ -1,0 +1,274 @@
+#include "broker/processor/send_message_processor.h"
+
+#include <algorithm>
+#include <set>
+#include <string_view>
+#include <utility>
+
+#include "broker/common/log.h"
+#include "broker/meta/topic_config.h"
+#include "broker/processor/broker_controller.h"
+#include "broker/processor/host_address.h"
+#include "broker/remoting/request_code.h"
+#include "broker/remoting/response_code.h"
+#include "broker/store/message_codec.h"
+
+namespace mqlab::broker {
+namespace {
+
+using remoting::RemotingCommand;
+using remoting::ResponseCode;
+
+constexpr const char* kLog = "broker";
+constexpr int32_t kVersionV3_4_9 = 121;  // MQVersion.Version.V3_4_9.ordinal()
+constexpr int32_t kTopicSysFlagUnit = 1;
+constexpr int32_t kTopicSysFlagUnitSub = 2;
+inline constexpr std::string_view kPropertyTransactionPrepared = "TRAN_MSG";
+
+// TopicValidator.NOT_ALLOWED_SEND_TOPIC_SET (4.9.7).
+bool is_not_allowed_send_topic(std::string_view topic) {
+  static const std::set<std::string_view> kTopics = {
+      "SCHEDULE_TOPIC_XXXX",        "RMQ_SYS_TRANS_HALF_TOPIC", "RMQ_SYS_TRANS_OP_HALF_TOPIC",
+      "TRANS_CHECK_MAX_TIME_TOPIC", "SELF_TEST_TOPIC",          "OFFSET_MOVED_EVENT"};
+  return kTopics.contains(topic);
+}
+
+// One header field: its SEND_MESSAGE name and its SEND_MESSAGE_V2 letter.
+struct Field {
+  std::string_view v1;
+  std::string_view v2;
+  std::string_view name(bool v2_names) const { return v2_names ? v2 : v1; }
+};
+constexpr Field kProducerGroup{"producerGroup", "a"}, kTopic{"topic", "b"}, kDefaultTopic{"defaultTopic", "c"},
+    kDefaultTopicQueueNums{"defaultTopicQueueNums", "d"}, kQueueId{"queueId", "e"}, kSysFlag{"sysFlag", "f"},
+    kBornTimestamp{"bornTimestamp", "g"}, kFlag{"flag", "h"}, kProperties{"properties", "i"},
+    kReconsumeTimes{"reconsumeTimes", "j"}, kUnitMode{"unitMode", "k"}, kMaxReconsumeTimes{"maxReconsumeTimes", "l"};
+
+bool is_transaction_prepared(const store::MessageProperties& properties) {
+  auto it = properties.find(std::string(kPropertyTransactionPrepared));
+  if (it == properties.end()) return false;
+  std::string value = it->second;
+  std::transform(value.begin(), value.end(), value.begin(), [](unsigned char c) { return std::tolower(c); });
+  return value == "true";  // Boolean.parseBoolean
+}
+
+}  // namespace
+
+Result<SendMessageRequestHeader> parse_send_message_header(const RemotingCommand& request) {
+  const bool v2 = request.code == remoting::RequestCode::SEND_MESSAGE_V2;
+  SendMessageRequestHeader header;
+  MQ_ASSIGN_OR_RETURN(header.producerGroup, request.ext_string(kProducerGroup.name(v2)));
+  MQ_ASSIGN_OR_RETURN(header.topic, request.ext_string(kTopic.name(v2)));
+  MQ_ASSIGN_OR_RETURN(header.defaultTopic, request.ext_string(kDefaultTopic.name(v2)));
+  MQ_ASSIGN_OR_RETURN(header.defaultTopicQueueNums, request.ext_int32(kDefaultTopicQueueNums.name(v2)));
+  MQ_ASSIGN_OR_RETURN(header.queueId, request.ext_int32(kQueueId.name(v2)));
+  MQ_ASSIGN_OR_RETURN(header.sysFlag, request.ext_int32(kSysFlag.name(v2)));
+  MQ_ASSIGN_OR_RETURN(header.bornTimestamp, request.ext_int(kBornTimestamp.name(v2)));
+  MQ_ASSIGN_OR_RETURN(header.flag, request.ext_int32(kFlag.name(v2)));
+  header.properties = request.optional_ext_string(kProperties.name(v2)).value_or("");
+  MQ_ASSIGN_OR_RETURN(std::optional<int32_t> reconsume, request.optional_ext_int32(kReconsumeTimes.name(v2)));
+  header.reconsumeTimes = reconsume.value_or(0);
+  MQ_ASSIGN_OR_RETURN(std::optional<bool> unit_mode, request.optional_ext_bool(kUnitMode.name(v2)));
+  header.unitMode = unit_mode.value_or(false);
+  MQ_ASSIGN_OR_RETURN(header.maxReconsumeTimes, request.optional_ext_int32(kMaxReconsumeTimes.name(v2)));
+  return header;
+}
+
+PutResponse put_status_response(const store::PutMessageResult& result) {
+  using store::PutMessageStatus;
+  auto with_store_remark = [&](std::string text) {
+    return result.remark.empty() ? text : text + " (" + result.remark + ")";
+  };
+  PutResponse response;
+  response.stored = store::put_message_stored(result.status);
+  switch (result.status) {
+    case PutMessageStatus::PUT_OK: response.code = ResponseCode::SUCCESS; break;
+    case PutMessageStatus::FLUSH_DISK_TIMEOUT: response.code = ResponseCode::FLUSH_DISK_TIMEOUT; break;
+    case PutMessageStatus::FLUSH_SLAVE_TIMEOUT: response.code = ResponseCode::FLUSH_SLAVE_TIMEOUT; break;
+    case PutMessageStatus::SLAVE_NOT_AVAILABLE: response.code = ResponseCode::SLAVE_NOT_AVAILABLE; break;
+    case PutMessageStatus::SERVICE_NOT_AVAILABLE:
+      response.code = ResponseCode::SERVICE_NOT_AVAILABLE;
+      response.remark = with_store_remark(
+          "service not available now. It may be caused by one of the following reasons: the broker's disk is "
+          "full, messages are put to the slave, message store has been shut down, etc.");
+      break;
+    case PutMessageStatus::CREATE_MAPEDFILE_FAILED:
+      response.code = ResponseCode::SYSTEM_ERROR;
+      response.remark = with_store_remark("create mapped file failed, server is busy or broken.");
+      break;
+    case PutMessageStatus::MESSAGE_ILLEGAL:
+    case PutMessageStatus::PROPERTIES_SIZE_EXCEEDED:
+      response.code = ResponseCode::MESSAGE_ILLEGAL;
+      response.remark = with_store_remark(
+          "the message is illegal, maybe msg body or properties length not matched. msg properties length limit "
+          "32k.");
+      break;
+    case PutMessageStatus::OS_PAGECACHE_BUSY:
+      response.code = ResponseCode::SYSTEM_ERROR;
+      response.remark = with_store_remark("[PC_SYNCHRONIZED]broker busy, start flow control for a while");
+      break;
+    case PutMessageStatus::UNKNOWN_ERROR:
+      response.code = ResponseCode::SYSTEM_ERROR;
+      response.remark = with_store_remark("UNKNOWN_ERROR");
+      break;
+  }
+  // Only the four "stored" statuses may answer a code a client reads as stored.
+  MQ_ASSERT(response.stored ==
+            (response.code == ResponseCode::SUCCESS || response.code == ResponseCode::FLUSH_DISK_TIMEOUT ||
+             response.code == ResponseCode::FLUSH_SLAVE_TIMEOUT || response.code == ResponseCode::SLAVE_NOT_AVAILABLE));
+  return response;
+}
+
+int32_t effective_max_reconsume_times(const RemotingCommand& request, std::optional<int32_t> from_request,
+                                      int32_t group_retry_max_times) {
+  if (request.version >= kVersionV3_4_9 && from_request.has_value()) return *from_request;
+  return group_retry_max_times;
+}
+
+void SendMessageProcessor::process(const RemotingCommand& request, remoting::ResponseChannel channel) {
+  Result<SendMessageRequestHeader> parsed = parse_send_message_header(request);
+  if (!parsed.ok()) return channel.reply(ResponseCode::SYSTEM_ERROR, parsed.status().message());
+  const SendMessageRequestHeader& header = *parsed;
+  const std::string remote_address = channel.remote_address();
+  auto refuse = [&](const Refusal& refusal) {
+    ++controller_.stats().msg_put_failed;
+    RemotingCommand response = request.make_response(refusal.code, refusal.remark);
+    response.set_ext_string("MSG_REGION", "DefaultRegion");
+    response.set_ext_string("TRACE_ON", "true");
+    channel.reply(std::move(response));
+  };
+  if (std::optional<Refusal> refusal = check_message(header, remote_address)) return refuse(*refusal);
+  const meta::TopicConfig* topic = controller_.topic_config_manager().find(header.topic);
+  MQ_ASSERT(topic != nullptr);  // check_message found or created it
+  Destination destination{header.topic, header.queueId};
+  if (destination.queue_id < 0) {
+    if (topic->writeQueueNums <= 0) {
+      return refuse({ResponseCode::NO_PERMISSION, "topic[" + header.topic + "] has no write queue"});
+    }
+    destination.queue_id = static_cast<int32_t>(controller_.env().random().uniform(topic->writeQueueNums));
+  }
+  if (std::optional<Refusal> refusal = route_retry_and_dlq(request, header, destination)) return refuse(*refusal);
+  store::MessageToStore message = build_message(request, header, destination, remote_address);
+  const bool redelivery =
+      message.reconsume_times > 0 && message.properties.contains(std::string(store::kPropertyDelayLevel));
+  if (is_transaction_prepared(message.properties) && !redelivery) {
+    return refuse({ResponseCode::NO_PERMISSION,
+                   "the broker[" + controller_.config().brokerIP1 + "] sending transaction message is forbidden"});
+  }
+  controller_.message_store().put_message(
+      std::move(message),
+      lifetime_.guard([this, request, channel, destination](store::PutMessageResult result) mutable {
+        reply_put(request, std::move(channel), result, destination);
+      }));
+}
+
+std::optional<SendMessageProcessor::Refusal> SendMessageProcessor::check_message(const SendMessageRequestHeader& header,
+                                                                                 const std::string& remote_address) {
+  meta::TopicConfigManager& topics = controller_.topic_config_manager();
+  const BrokerConfig& config = controller_.config();
+  const meta::TopicConfig* existing = topics.find(header.topic);
+  if (!meta::PermName::is_writeable(config.brokerPermission) && existing != nullptr && existing->order) {
+    return Refusal{ResponseCode::NO_PERMISSION, "the broker[" + config.brokerIP1 + "] sending message is forbidden"};
+  }
+  if (Status valid = meta::validate_topic_name(header.topic); !valid.ok()) {
+    return Refusal{ResponseCode::SYSTEM_ERROR, valid.message()};
+  }
+  if (is_not_allowed_send_topic(header.topic)) {
+    return Refusal{ResponseCode::NO_PERMISSION, "Sending message to topic[" + header.topic + "] is forbidden."};
+  }
+  const meta::TopicConfig* topic = existing;
+  if (topic == nullptr) {
+    const bool retry = header.topic.starts_with(meta::kRetryGroupTopicPrefix);
+    const int32_t sys_flag = !header.unitMode ? 0 : retry ? kTopicSysFlagUnitSub : kTopicSysFlagUnit;
+    Result<meta::TopicConfig> created =
+        topics.create_topic_in_send_message(header.topic, header.defaultTopic, header.defaultTopicQueueNums, sys_flag);
+    if (!created.ok() && retry) {
+      // createTopicInSendMessageBackMethod(topic, 1, WRITE | READ): RocketMQ
+      // uses the full topic name here, not a group.
+      created = topics.create_topic_of_retry(header.topic.substr(meta::kRetryGroupTopicPrefix.size()), 1);
+    }
+    if (!created.ok()) {
+      MQ_LOG(
+          kWarn, kLog,
+          "send to unknown topic " << header.topic << " from " << remote_address << ": " << created.status().message());
+      return Refusal{ResponseCode::TOPIC_NOT_EXIST,
+                     "topic[" + header.topic + "] not exist, apply first please! (" + created.status().message() + ")"};
+    }
+    controller_.register_broker_all_soon();
+    topic = topics.find(header.topic);
+    MQ_ASSERT(topic != nullptr);
+  }
+  const int32_t id_valid = std::max(topic->writeQueueNums, topic->readQueueNums);
+  if (header.queueId >= id_valid) {
+    return Refusal{ResponseCode::SYSTEM_ERROR, "request queueId[" + std::to_string(header.queueId) +
+                                                   "] is illegal, topic " + header.topic + " has " +
+                                                   std::to_string(id_valid) + " queues. Producer: " + remote_address};
+  }
+  return std::nullopt;
+}
+
+std::optional<SendMessageProcessor::Refusal> SendMessageProcessor::route_retry_and_dlq(
+    const RemotingCommand& request, const SendMessageRequestHeader& header, Destination& destination) {
+  if (!header.topic.starts_with(meta::kRetryGroupTopicPrefix)) return std::nullopt;
+  const std::string group = header.topic.substr(meta::kRetryGroupTopicPrefix.size());
+  Result<meta::SubscriptionGroupConfig> group_config = controller_.subscription_group_manager().find_or_create(group);
+  if (!group_config.ok()) {
+    return Refusal{ResponseCode::SUBSCRIPTION_GROUP_NOT_EXIST, "subscription group not exist, " + group};
+  }
+  const int32_t max_reconsume_times =
+      effective_max_reconsume_times(request, header.maxReconsumeTimes, group_config->retryMaxTimes);
+  if (header.reconsumeTimes < max_reconsume_times) return std::nullopt;
+  Result<meta::TopicConfig> dlq = controller_.topic_config_manager().create_topic_of_dlq(group);
+  if (!dlq.ok()) return Refusal{ResponseCode::SYSTEM_ERROR, "topic[" + meta::dlq_topic(group) + "] not exist"};
+  controller_.register_broker_all_soon();
+  MQ_LOG(kInfo, kLog,
+         "message for " << header.topic << " reconsumed " << header.reconsumeTimes << " times (max "
+                        << max_reconsume_times << "): to " << dlq->topicName);
+  destination.topic = dlq->topicName;
+  destination.queue_id = static_cast<int32_t>(controller_.env().random().uniform(std::max(dlq->writeQueueNums, 1)));
+  return std::nullopt;
+}
+
+store::MessageToStore SendMessageProcessor::build_message(const RemotingCommand& request,
+                                                          const SendMessageRequestHeader& header,
+                                                          const Destination& destination,
+                                                          const std::string& remote_address) {
+  store::MessageToStore message;
+  message.topic = destination.topic;
+  message.queue_id = destination.queue_id;
+  message.flag = header.flag;
+  message.body = request.body;
+  message.properties = store::decode_properties(header.properties);
+  message.properties[std::string(store::kPropertyCluster)] = controller_.config().brokerClusterName;
+  // The host v6 bits are derived from the hosts by the encoder; the client's
+  // own view of them is not ours to store.
+  message.sysflag = header.sysFlag & ~(store::kSysFlagBornHostV6 | store::kSysFlagStoreHostV6);
+  message.born_timestamp_ms = header.bornTimestamp;
+  message.born_host = born_host_of(remote_address);
+  message.store_host = controller_.store_host();
+  message.reconsume_times = header.reconsumeTimes;
+  MQ_ASSERT(message.queue_id >= 0);
+  return message;
+}
+
+void SendMessageProcessor::reply_put(const RemotingCommand& request, remoting::ResponseChannel channel,
+                                     const store::PutMessageResult& result, const Destination& destination) {
+  const PutResponse put = put_status_response(result);
+  RemotingCommand response = request.make_response(put.code, put.remark);
+  response.set_ext_string("MSG_REGION", "DefaultRegion");
+  response.set_ext_string("TRACE_ON", "true");
+  if (put.stored) {
+    ++controller_.stats().msg_put_total;
+    response.set_ext_string("msgId", result.append.msg_id);
+    response.set_ext_int("queueId", destination.queue_id);
+    response.set_ext_int("queueOffset", result.append.queue_offset.value());
+  } else {
+    ++controller_.stats().msg_put_failed;
+    MQ_LOG(kWarn, kLog,
+           "put to " << destination.topic << ":" << destination.queue_id
+                     << " failed: " << store::put_message_status_name(result.status) << " " << result.remark);
+  }
+  channel.reply(std::move(response));
+}
+
+}  // namespace mqlab::broker
