@@ -1,5 +1,6 @@
 #include "sim/scheduler.h"
 
+#include <algorithm>
 #include <string>
 
 #include "broker/common/assert.h"
@@ -14,10 +15,10 @@ EventId Scheduler::schedule_at(Nanos t, env::Task task, OwnerId owner) {
   // A dead owner's code must not run again, not even code it queued while
   // dying (a destructor's post, a completion the disk routes to it).
   if (!state.alive) return id;
-  order_.emplace(t, id);
-  events_.emplace(id, Event{t, owner, std::move(task)});
+  if (!state.paused) order_.emplace(t, id);
+  events_.emplace(id, Event{t, owner, std::move(task), state.paused});
   if (owner != kWorldOwner) state.pending.insert(id);
-  MQ_ASSERT(order_.size() == events_.size());
+  MQ_ASSERT(order_.size() <= events_.size());
   return id;
 }
 
@@ -52,6 +53,37 @@ void Scheduler::kill_owner(OwnerId owner) {
   std::vector<Event> dropped;
   while (!state.pending.empty()) dropped.push_back(take(*state.pending.begin()));
   MQ_ASSERT(state.pending.empty());
+}
+
+void Scheduler::pause_owner(OwnerId owner) {
+  MQ_ASSERT_MSG(owner != kWorldOwner, "the world itself cannot be paused");
+  Owner& state = owner_state(owner);
+  if (!state.alive || state.paused) return;
+  state.paused = true;
+  for (EventId id : state.pending) {
+    Event& event = events_.at(id);
+    MQ_ASSERT(!event.held);
+    order_.erase({event.due, id});
+    event.held = true;
+  }
+}
+
+void Scheduler::resume_owner(OwnerId owner) {
+  Owner& state = owner_state(owner);
+  if (!state.alive || !state.paused) return;
+  state.paused = false;
+  for (EventId id : state.pending) {
+    Event& event = events_.at(id);
+    MQ_ASSERT(event.held);
+    event.held = false;
+    event.due = std::max(event.due, now_);  // what fell due while stopped runs now
+    order_.emplace(event.due, id);
+  }
+}
+
+bool Scheduler::owner_paused(OwnerId owner) const {
+  MQ_ASSERT(owner < owners_.size());
+  return owners_[owner].paused;
 }
 
 bool Scheduler::owner_alive(OwnerId owner) const {
@@ -94,8 +126,8 @@ Scheduler::Event Scheduler::take(EventId id) {
   MQ_ASSERT(it != events_.end());
   Event event = std::move(it->second);
   events_.erase(it);
-  const size_t erased = order_.erase({event.due, id});
-  MQ_ASSERT(erased == 1);
+  const size_t erased = event.held ? 0 : order_.erase({event.due, id});
+  MQ_ASSERT(erased == (event.held ? 0u : 1u));
   if (event.owner != kWorldOwner) owners_[event.owner].pending.erase(id);
   return event;
 }

@@ -66,6 +66,12 @@ class Scheduler {
   // Requires: owner was returned by add_owner(). Killing twice is harmless.
   void kill_owner(OwnerId owner);
   bool owner_alive(OwnerId owner) const;
+  // SIGSTOP: the owner's events (pending and newly scheduled) are held, not
+  // run, until resume_owner(); then each runs at max(its due time, now), in
+  // (due, id) order. Killing a paused owner drops its held events too.
+  void pause_owner(OwnerId owner);
+  void resume_owner(OwnerId owner);
+  bool owner_paused(OwnerId owner) const;
 
   // Runs the earliest pending event, advancing now() to its due time.
   // Returns false when nothing is pending.
@@ -78,7 +84,7 @@ class Scheduler {
   // ran. A caller that must reach idle checks pending_count() == 0 after.
   size_t run_until_idle(size_t max_events = std::numeric_limits<size_t>::max());
 
-  size_t pending_count() const { return events_.size(); }
+  size_t pending_count() const { return order_.size(); }  // runnable (not held)
   // Due time of the earliest pending event. Requires: pending_count() > 0.
   Nanos next_due() const;
   uint64_t events_run() const { return events_run_; }
@@ -88,9 +94,11 @@ class Scheduler {
     Nanos due = 0;
     OwnerId owner = kWorldOwner;
     env::Task task;
+    bool held = false;  // its owner is paused: not in order_
   };
   struct Owner {
     bool alive = true;
+    bool paused = false;
     std::set<EventId> pending;  // ordered, so a purge is deterministic
   };
 

@@ -249,3 +249,44 @@ TEST(SimEnv, DestroyingAnEnvKillsWhatItQueued) {
 
 }  // namespace
 }  // namespace mqlab::sim
+
+namespace mqlab::sim {
+namespace {
+
+// SIGSTOP / SIGCONT: a paused owner's events wait, then run in (due, id)
+// order at the resume instant or later; other owners run on meanwhile.
+TEST(SchedulerPause, HeldEventsRunAfterResumeInOrder) {
+  Scheduler scheduler;
+  const OwnerId paused = scheduler.add_owner();
+  const OwnerId other = scheduler.add_owner();
+  std::vector<std::string> ran;
+  scheduler.schedule_at(millis(10), [&] { ran.push_back("a@" + std::to_string(scheduler.now() / kNanosPerMilli)); }, paused);
+  scheduler.schedule_at(millis(20), [&] { ran.push_back("b@" + std::to_string(scheduler.now() / kNanosPerMilli)); }, paused);
+  scheduler.schedule_at(millis(15), [&] { ran.push_back("other@15"); }, other);
+  scheduler.pause_owner(paused);
+  EXPECT_TRUE(scheduler.owner_paused(paused));
+  scheduler.schedule_at(millis(5), [&] { ran.push_back("c@" + std::to_string(scheduler.now() / kNanosPerMilli)); }, paused);
+  scheduler.run_until(millis(30));
+  EXPECT_EQ(ran, (std::vector<std::string>{"other@15"}));
+  scheduler.resume_owner(paused);
+  scheduler.run_until(millis(40));
+  EXPECT_EQ(ran, (std::vector<std::string>{"other@15", "a@30", "b@30", "c@30"}));
+}
+
+TEST(SchedulerPause, KillingAPausedOwnerDropsItsHeldEvents) {
+  Scheduler scheduler;
+  const OwnerId owner = scheduler.add_owner();
+  bool ran = false;
+  const EventId id = scheduler.schedule_after(millis(1), [&] { ran = true; }, owner);
+  scheduler.pause_owner(owner);
+  EXPECT_EQ(scheduler.pending_count(), 0u);
+  EXPECT_TRUE(scheduler.is_pending(id));
+  scheduler.kill_owner(owner);
+  EXPECT_FALSE(scheduler.is_pending(id));
+  scheduler.resume_owner(owner);
+  scheduler.run_until(millis(5));
+  EXPECT_FALSE(ran);
+}
+
+}  // namespace
+}  // namespace mqlab::sim
