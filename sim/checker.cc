@@ -62,18 +62,27 @@ bool destroys_data(faults::FaultKind kind) {
          kind == FaultKind::kDestroyMachine || kind == FaultKind::kFailDisk || kind == FaultKind::kPromoteSlave;
 }
 
-// The first data-destroying fault, at or after the acknowledgement, that hit
-// the broker group holding the message: the one that destroyed it.
+// The fault that destroyed an acknowledged message: the first
+// data-destroying fault at or after its ack that hit its broker group. When
+// none follows the ack, the last such fault before it: after a power loss
+// under ASYNC_FLUSH the recovered queues reuse queue offsets a consumer had
+// already passed, so messages acknowledged after the restart can be skipped.
 int attribute(const SendRecord& send, const CheckerOptions& options) {
   const auto& events = options.schedule.events;
+  int before = -1;
   for (size_t i = 0; i < events.size(); ++i) {
     const faults::FaultEvent& e = events[i];
-    if (!destroys_data(e.kind) || e.at < send.completed_at) continue;
-    if (e.kind == faults::FaultKind::kPowerLossAll) return static_cast<int>(i);
-    auto it = options.broker_group_of.find(e.target);
-    if (it != options.broker_group_of.end() && it->second == send.broker_name) return static_cast<int>(i);
+    if (!destroys_data(e.kind)) continue;
+    bool hits = e.kind == faults::FaultKind::kPowerLossAll;
+    if (!hits) {
+      auto it = options.broker_group_of.find(e.target);
+      hits = it != options.broker_group_of.end() && it->second == send.broker_name;
+    }
+    if (!hits) continue;
+    if (e.at >= send.completed_at) return static_cast<int>(i);
+    before = static_cast<int>(i);
   }
-  return -1;
+  return before;
 }
 
 }  // namespace

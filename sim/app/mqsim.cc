@@ -1,0 +1,11 @@
+// mqsim: runs scenario files on the deterministic simulator.
+//   mqsim run FILE [--seed N] [--json OUT] [--trace OUT]
+//   mqsim replay FILE --seed N --trace OUT
+//   mqsim sweep FILE --seeds A-B [--jobs J] [--shard i/n] [--json OUT]
+//   mqsim merge OUT IN...
+//   mqsim shrink FILE --seed N
+// Exit status: 0 when every run passed (converged, expectations held), 1 when
+// one failed, 2 for bad arguments or a bad scenario file.
+#include "sim/mqsim_commands.h"
+
+int main(int argc, char** argv) { return mqlab::sim::mqsim_main(argc, argv); }

@@ -1,0 +1,332 @@
+#include "sim/sim_apps.h"
+
+#include <cmath>
+
+#include "broker/client/mq_client_instance.h"
+#include "broker/client/producer.h"
+#include "broker/client/push_consumer.h"
+#include "broker/common/crc32.h"
+#include "broker/namesrv/namesrv_controller.h"
+#include "broker/processor/broker_controller.h"
+#include "sim/sim_machine.h"
+#include "sim/sim_world.h"
+#include "sim/telemetry.h"
+
+namespace mqlab::sim {
+namespace {
+
+constexpr char kSeqProperty[] = "SEQ";
+
+std::string join_addresses(const std::vector<std::string>& addresses) {
+  std::string joined;
+  for (const std::string& a : addresses) joined += (joined.empty() ? "" : ";") + a;
+  return joined;
+}
+
+// --- broker -------------------------------------------------------------------
+
+class BrokerApp final : public SimApp {
+ public:
+  BrokerApp(SimWorld& world, SimMachine& machine, SimEnv& env, std::string name)
+      : world_(world), machine_(machine), env_(env), name_(std::move(name)) {
+    const Scenario& scenario = world.scenario();
+    broker::BrokerConfig config;
+    config.brokerName = machine.spec().broker_group;
+    config.brokerId = machine.spec().broker_id;
+    config.brokerIP1 = machine.host();
+    config.listenPort = kBrokerListenPort;
+    config.namesrvAddr = join_addresses(world.namesrv_addresses());
+    const auto& conf = scenario.broker.broker_conf;
+    if (auto it = conf.find("brokerClusterName"); it != conf.end()) config.brokerClusterName = it->second;
+    if (auto it = conf.find("autoCreateTopicEnable"); it != conf.end()) config.autoCreateTopicEnable = it->second == "true";
+    if (auto it = conf.find("defaultTopicQueueNums"); it != conf.end()) config.defaultTopicQueueNums = std::stoi(it->second);
+    if (auto it = conf.find("slaveReadEnable"); it != conf.end()) config.slaveReadEnable = it->second == "true";
+    if (auto it = conf.find("registerNameServerPeriod"); it != conf.end()) {
+      config.registerNameServerPeriod = std::stoll(it->second);
+    }
+    store::MessageStoreConfig store_config = scenario.broker.store;
+    store_config.storePathRootDir = "/store";
+    if (config.brokerId > 0) store_config.brokerRole = store::BrokerRole::SLAVE;
+    controller_ = std::make_unique<broker::BrokerController>(env, config, store_config);
+  }
+
+  std::optional<bool> caught_up(const std::string& topic, const std::vector<std::string>& groups) const override {
+    if (machine_.spec().broker_id != 0 || !ready_) return std::nullopt;
+    store::MessageStore& store = controller_->message_store();
+    for (const auto& [queue_topic, queue_id] : store.queues()) {
+      if (queue_topic != topic) continue;
+      const int64_t max = store.max_offset_in_queue(topic, queue_id).value();
+      for (const std::string& group : groups) {
+        const auto committed = controller_->consumer_offset_manager().query_offset(group, topic, queue_id);
+        if (max > 0 && (!committed || *committed < max)) return false;
+      }
+    }
+    return true;
+  }
+
+  void start() override {
+    const Nanos started = world_.scheduler().now();
+    controller_->start([this, started](Status status) {
+      ready_ = status.ok();
+      const store::RecoveryReport& recovery = controller_->message_store().recovery_report();
+      world_.record_ready(name_, started, status.ok(), recovery.abnormal, recovery.stop_reason);
+      if (!status.ok()) {
+        world_.note(machine_.name(), name_, "broker start failed: " + status.to_string());
+        return;
+      }
+      ensure_topic();
+    });
+  }
+
+ private:
+  // The scenario's topic exists on every master before producers send (as an
+  // operator's `mqadmin updateTopic` would make it); it survives restarts in
+  // topics.json.
+  void ensure_topic() {
+    if (machine_.spec().broker_id != 0) return;
+    const WorkloadSpec& workload = world_.scenario().workload;
+    if (controller_->topic_config_manager().find(workload.topic) != nullptr) return;
+    meta::TopicConfig topic;
+    topic.topicName = workload.topic;
+    topic.readQueueNums = workload.queues_per_broker;
+    topic.writeQueueNums = workload.queues_per_broker;
+    topic.perm = 6;
+    if (auto created = controller_->topic_config_manager().create_or_update(topic); !created.ok()) {
+      world_.note(machine_.name(), name_, "creating the topic failed: " + created.status().to_string());
+      return;
+    }
+    controller_->register_broker_all_soon();
+  }
+
+  SimWorld& world_;
+  SimMachine& machine_;
+  SimEnv& env_;
+  std::string name_;
+  std::unique_ptr<broker::BrokerController> controller_;
+  bool ready_ = false;
+};
+
+// --- NameServer -----------------------------------------------------------------
+
+class NamesrvApp final : public SimApp {
+ public:
+  NamesrvApp(SimWorld& world, SimMachine& machine, SimEnv& env, std::string name)
+      : world_(world), machine_(machine), name_(std::move(name)) {
+    namesrv::NamesrvConfig config;
+    config.listenAddress = machine.host() + ":" + std::to_string(kNamesrvListenPort);
+    controller_ = std::make_unique<namesrv::NamesrvController>(env, config);
+  }
+  void start() override {
+    const Nanos started = world_.scheduler().now();
+    controller_->start([this, started](Status status) {
+      world_.record_ready(name_, started, status.ok(), false, "");
+      if (!status.ok()) world_.note(machine_.name(), name_, "namesrv start failed: " + status.to_string());
+    });
+  }
+
+ private:
+  SimWorld& world_;
+  SimMachine& machine_;
+  std::string name_;
+  std::unique_ptr<namesrv::NamesrvController> controller_;
+};
+
+// --- producer -------------------------------------------------------------------
+
+SendOutcome outcome_of(client::SendStatus status) {
+  switch (status) {
+    case client::SendStatus::SEND_OK: return SendOutcome::kOk;
+    case client::SendStatus::FLUSH_DISK_TIMEOUT: return SendOutcome::kFlushDiskTimeout;
+    case client::SendStatus::FLUSH_SLAVE_TIMEOUT: return SendOutcome::kFlushSlaveTimeout;
+    case client::SendStatus::SLAVE_NOT_AVAILABLE: return SendOutcome::kSlaveNotAvailable;
+    case client::SendStatus::FAILED: return SendOutcome::kFailed;
+    case client::SendStatus::UNKNOWN: return SendOutcome::kUnknown;
+  }
+  return SendOutcome::kUnknown;
+}
+
+class ProducerApp final : public SimApp {
+ public:
+  ProducerApp(SimWorld& world, SimMachine& machine, SimEnv& env, std::string name)
+      : world_(world), machine_(machine), env_(env), name_(std::move(name)) {
+    const ProducerSpec& spec = world.scenario().workload.producers;
+    client::ClientConfig config;
+    config.namesrvAddr = world.namesrv_addresses();
+    config.clientIP = machine.host();
+    config.instanceName = name_;
+    instance_ = std::make_unique<client::MQClientInstance>(env, config);
+    client::ProducerConfig producer_config;
+    producer_config.producerGroup = "mqsim-producers";
+    producer_config.sendMsgTimeout = spec.send_timeout / kNanosPerMilli;
+    producer_config.retryTimesWhenSendFailed = spec.retries;
+    producer_ = std::make_unique<client::Producer>(*instance_, producer_config);
+  }
+
+  void start() override {
+    instance_->start([](Status) {});
+    producer_->start([this](Status status) {
+      if (!status.ok()) return world_.note(machine_.name(), name_, "producer start failed: " + status.to_string());
+      const Nanos first = std::max<Nanos>(kProduceStartDelay - world_.scheduler().now(), 0);
+      schedule_next(first);
+    });
+  }
+  void stop_producing() override { stopped_ = true; }
+
+ private:
+  void schedule_next(Nanos delay) {
+    env_.executor().run_after(delay, [this] {
+      if (stopped_ || !world_.producing()) return;
+      const ProducerSpec& spec = world_.scenario().workload.producers;
+      const int burst = spec.arrival == Arrival::kBursts ? std::max(1, spec.burst_size) : 1;
+      for (int i = 0; i < burst; ++i) send_one();
+      schedule_next(next_gap());
+    });
+  }
+
+  Nanos next_gap() {
+    const ProducerSpec& spec = world_.scenario().workload.producers;
+    if (spec.arrival == Arrival::kBursts) return std::max<Nanos>(spec.burst_period, 1);
+    const double mean_ns = static_cast<double>(kNanosPerSecond) / std::max(spec.rate_per_sec, 1e-9);
+    if (spec.arrival == Arrival::kConstant) return static_cast<Nanos>(mean_ns);
+    const double u = 1.0 - env_.random().unit();
+    return std::max<Nanos>(1, static_cast<Nanos>(-std::log(u) * mean_ns));
+  }
+
+  std::vector<uint8_t> body_for(uint64_t seq, const std::string& key) {
+    const ProducerSpec& spec = world_.scenario().workload.producers;
+    env::Random& random = env_.random();
+    if (spec.size == SizeDistribution::kTelemetry) {
+      const std::string text = telemetry_body(random, telemetry_device(static_cast<int>(seq % 64)),
+                                              static_cast<int64_t>(seq), env_.clock().wall_ms());
+      return {text.begin(), text.end()};
+    }
+    (void)key;
+    const uint64_t size = spec.size == SizeDistribution::kUniform
+                              ? static_cast<uint64_t>(random.range(static_cast<int64_t>(spec.size_min_bytes),
+                                                                   static_cast<int64_t>(spec.size_max_bytes)))
+                              : spec.size_min_bytes;
+    std::vector<uint8_t> body(size);
+    for (uint8_t& b : body) b = static_cast<uint8_t>('a' + random.uniform(26));
+    return body;
+  }
+
+  void send_one() {
+    const WorkloadSpec& workload = world_.scenario().workload;
+    const uint64_t next = world_.history().sends().size();
+    const std::string key =
+        workload.producers.keys == KeyMode::kDevice ? telemetry_device(static_cast<int>(next % 64)).device_id : "";
+    std::vector<uint8_t> body = body_for(next, key);
+    const uint32_t crc = crc32_ieee(0, body);
+    const uint64_t seq = world_.history().begin_send(name_, world_.scheduler().now(), key, crc);
+    MQ_ASSERT(seq == next);
+    client::Message message;
+    message.topic = workload.topic;
+    message.tags = "status";
+    message.keys = key;
+    message.body = std::move(body);
+    message.properties[kSeqProperty] = std::to_string(seq);
+    producer_->send(std::move(message), [this, seq](client::SendResult result) {
+      world_.history().complete_send(seq, world_.scheduler().now(), outcome_of(result.status),
+                                     result.messageQueue.brokerName, result.messageQueue.queueId, result.queueOffset,
+                                     result.offsetMsgId, result.attempts);
+    });
+  }
+
+  SimWorld& world_;
+  SimMachine& machine_;
+  SimEnv& env_;
+  std::string name_;
+  std::unique_ptr<client::MQClientInstance> instance_;
+  std::unique_ptr<client::Producer> producer_;
+  bool stopped_ = false;
+};
+
+// --- consumer -------------------------------------------------------------------
+
+class ConsumerApp final : public SimApp {
+ public:
+  ConsumerApp(SimWorld& world, SimMachine& machine, SimEnv& env, std::string name, std::string group)
+      : world_(world), machine_(machine), env_(env), name_(std::move(name)), group_(std::move(group)) {
+    client::ClientConfig config;
+    config.namesrvAddr = world.namesrv_addresses();
+    config.clientIP = machine.host();
+    config.instanceName = name_;
+    instance_ = std::make_unique<client::MQClientInstance>(env, config);
+    client::PushConsumerConfig consumer_config;
+    consumer_config.consumerGroup = group_;
+    consumer_config.consumeFromWhere = client::ConsumeFromWhere::CONSUME_FROM_FIRST_OFFSET;
+    for (const ConsumerGroupSpec& spec : world.scenario().workload.consumer_groups) {
+      if (spec.name != group_) continue;
+      failure_probability_ = spec.handler_failure_probability;
+      if (spec.mode == ConsumeMode::kBroadcasting) consumer_config.messageModel = client::MessageModel::BROADCASTING;
+    }
+    consumer_ = std::make_unique<client::PushConsumer>(*instance_, consumer_config);
+  }
+
+  void start() override {
+    if (Status status = consumer_->subscribe(world_.scenario().workload.topic, "*"); !status.ok()) {
+      world_.note(machine_.name(), name_, "subscribe failed: " + status.to_string());
+      return;
+    }
+    consumer_->register_message_listener([this](const client::MessageExt& message, client::ConsumeCallback done) {
+      on_message(message, std::move(done));
+    });
+    instance_->start([](Status) {});
+    consumer_->start([this](Status status) {
+      if (!status.ok()) world_.note(machine_.name(), name_, "consumer start failed: " + status.to_string());
+    });
+  }
+
+ private:
+  void on_message(const client::MessageExt& message, client::ConsumeCallback done) {
+    if (failure_probability_ > 0 && env_.random().chance(failure_probability_)) {
+      done(client::ConsumeResult::RECONSUME_LATER);
+      return;
+    }
+    const auto seq_text = message.property(kSeqProperty);
+    ReceiptRecord receipt;
+    receipt.group = group_;
+    receipt.consumer = name_;
+    receipt.at = world_.scheduler().now();
+    receipt.broker_name = message.brokerName;
+    receipt.queue_id = message.queueId;
+    receipt.queue_offset = message.queueOffset;
+    receipt.reconsume_times = message.reconsumeTimes;
+    if (seq_text) {
+      receipt.seq = std::stoull(*seq_text);
+      const SendRecord* sent = world_.history().send(receipt.seq);
+      receipt.body_intact = sent != nullptr && sent->body_crc == crc32_ieee(0, message.body);
+      world_.history().receive(receipt);
+    } else {
+      world_.note(machine_.name(), name_, "received a message without SEQ: " + message.msgId);
+    }
+    done(client::ConsumeResult::SUCCESS);
+  }
+
+  SimWorld& world_;
+  SimMachine& machine_;
+  SimEnv& env_;
+  std::string name_;
+  std::string group_;
+  double failure_probability_ = 0;
+  std::unique_ptr<client::MQClientInstance> instance_;
+  std::unique_ptr<client::PushConsumer> consumer_;
+};
+
+}  // namespace
+
+std::unique_ptr<SimApp> make_broker_app(SimWorld& world, SimMachine& machine, SimEnv& env, const std::string& name) {
+  return std::make_unique<BrokerApp>(world, machine, env, name);
+}
+std::unique_ptr<SimApp> make_namesrv_app(SimWorld& world, SimMachine& machine, SimEnv& env, const std::string& name) {
+  return std::make_unique<NamesrvApp>(world, machine, env, name);
+}
+std::unique_ptr<SimApp> make_producer_app(SimWorld& world, SimMachine& machine, SimEnv& env, const std::string& name) {
+  return std::make_unique<ProducerApp>(world, machine, env, name);
+}
+std::unique_ptr<SimApp> make_consumer_app(SimWorld& world, SimMachine& machine, SimEnv& env, const std::string& name,
+                                          const std::string& group) {
+  return std::make_unique<ConsumerApp>(world, machine, env, name, group);
+}
+
+}  // namespace mqlab::sim

@@ -1,0 +1,297 @@
+#include "sim/sim_world.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "broker/common/log.h"
+#include "sim/sim_apps.h"
+#include "sim/sim_machine.h"
+
+namespace mqlab::sim {
+namespace {
+
+// Hosts: brokers 10.0.1.x, NameServers 10.0.2.x, clients 10.0.3.x.
+std::string host_for(const MachineSpec& spec, int index_in_role) {
+  const int subnet = spec.role == MachineRole::kBroker ? 1 : spec.role == MachineRole::kNameServer ? 2 : 3;
+  return "10.0." + std::to_string(subnet) + "." + std::to_string(index_in_role + 1);
+}
+
+SimNetOptions net_options(const NetworkSpec& spec) {
+  SimNetOptions options;
+  options.profile.latency_base_ns = spec.latency;
+  options.profile.latency_jitter_ns = spec.jitter;
+  options.profile.bandwidth_bytes_per_sec = spec.bandwidth_bytes_per_sec;
+  options.profile.loss_probability = spec.loss_probability;
+  options.tcp_user_timeout_ns = spec.tcp_user_timeout;
+  return options;
+}
+
+// "consumer-cg-0" -> "cg"
+std::string group_of_consumer(const std::string& process) {
+  const std::string prefix = "consumer-";
+  const size_t dash = process.rfind('-');
+  MQ_ASSERT(process.rfind(prefix, 0) == 0 && dash != std::string::npos && dash > prefix.size());
+  return process.substr(prefix.size(), dash - prefix.size());
+}
+
+double metric_value(const std::string& metric, const RunResult& r) {
+  const CheckerReport& c = r.report;
+  auto ms = [](Nanos ns) { return static_cast<double>(ns) / kNanosPerMilli; };
+  if (metric == "lost") return static_cast<double>(c.lost);
+  if (metric == "unknown") return static_cast<double>(c.unknown);
+  if (metric == "duplicates") return static_cast<double>(c.duplicates);
+  if (metric == "reordered") return static_cast<double>(c.reordered);
+  if (metric == "corrupted") return static_cast<double>(c.corrupted);
+  if (metric == "unavailable_write_s") return c.write_unavailable_s;
+  if (metric == "unavailable_read_s") return c.read_unavailable_s;
+  if (metric == "p50_send_ms") return ms(c.send_latency.p50);
+  if (metric == "p90_send_ms") return ms(c.send_latency.p90);
+  if (metric == "p99_send_ms") return ms(c.send_latency.p99);
+  if (metric == "p999_send_ms") return ms(c.send_latency.p999);
+  if (metric == "max_send_ms") return ms(c.send_latency.max);
+  if (metric == "p50_e2e_ms") return ms(c.e2e_latency.p50);
+  if (metric == "p99_e2e_ms") return ms(c.e2e_latency.p99);
+  if (metric == "p999_e2e_ms") return ms(c.e2e_latency.p999);
+  if (metric == "throughput_msgs_per_s") return c.throughput_msgs_per_s;
+  if (metric == "max_recovery_s") {
+    double worst = 0;
+    for (const RecoveryRecord& rec : r.recoveries) {
+      if (rec.ready_at >= 0) worst = std::max(worst, static_cast<double>(rec.ready_at - rec.started_at) / kNanosPerSecond);
+    }
+    return worst;
+  }
+  MQ_UNREACHABLE("metric " + metric + " passed scenario validation but has no value");
+}
+
+}  // namespace
+
+SimWorld::SimWorld(const Scenario& scenario, uint64_t seed, std::ostream* trace_out)
+    : scenario_(scenario), seed_(seed), random_(seed), workload_random_(random_.split()), trace_(trace_out) {
+  network_ = std::make_unique<SimNet>(scheduler_, random_.split(), net_options(scenario_.network));
+  build();
+}
+
+SimWorld::~SimWorld() {
+  // Apps refer to their SimEnvs: destroy them before the machines.
+  apps_.clear();
+}
+
+void SimWorld::note(std::string_view machine, std::string_view process, std::string_view event) {
+  trace_.line(scheduler_.now(), machine, process, event);
+}
+
+std::vector<std::string> SimWorld::namesrv_addresses() const {
+  std::vector<std::string> addresses;
+  for (const auto& machine : machines_) {
+    if (machine->spec().role == MachineRole::kNameServer) {
+      addresses.push_back(machine->host() + ":" + std::to_string(kNamesrvListenPort));
+    }
+  }
+  return addresses;
+}
+
+void SimWorld::build() {
+  env::Random disks = random_.split();
+  std::map<MachineRole, int> index_in_role;
+  for (const MachineSpec& spec : scenario_machines(scenario_)) {
+    const std::string host = host_for(spec, index_in_role[spec.role]++);
+    network_->add_host(host);
+    machines_.push_back(std::make_unique<SimMachine>(spec, host, scheduler_, *network_, scenario_.topology, disks));
+    SimMachine* machine = machines_.back().get();
+    broker_group_of_[spec.name] = spec.broker_group;
+    for (const std::string& process : spec.processes) {
+      machine_of_process_[process] = machine;
+      if (!spec.broker_group.empty()) broker_group_of_[process] = spec.broker_group;
+    }
+  }
+  // The fault schedule: the fixed list, plus the nemesis drawn from its own stream.
+  schedule_ = scenario_.faults.schedule;
+  if (scenario_.faults.nemesis) {
+    env::Random fault_random = random_.split();
+    faults::NemesisResult drawn =
+        faults::generate_nemesis(*scenario_.faults.nemesis, nemesis_targets(scenario_), scenario_.duration, fault_random);
+    schedule_.events.insert(schedule_.events.end(), drawn.schedule.events.begin(), drawn.schedule.events.end());
+    schedule_.sort();
+  }
+}
+
+SimMachine* SimWorld::machine_of(const std::string& name) {
+  for (const auto& machine : machines_) {
+    if (machine->name() == name) return machine.get();
+  }
+  auto it = machine_of_process_.find(name);
+  return it == machine_of_process_.end() ? nullptr : it->second;
+}
+
+std::unique_ptr<SimApp> SimWorld::make_app(const std::string& process, SimMachine& machine) {
+  SimEnv& env = machine.process(process).start();
+  switch (machine.spec().role) {
+    case MachineRole::kBroker: return make_broker_app(*this, machine, env, process);
+    case MachineRole::kNameServer: return make_namesrv_app(*this, machine, env, process);
+    case MachineRole::kClient:
+      if (process.rfind("producer-", 0) == 0) return make_producer_app(*this, machine, env, process);
+      return make_consumer_app(*this, machine, env, process, group_of_consumer(process));
+  }
+  MQ_UNREACHABLE("unknown machine role");
+}
+
+void SimWorld::start_process(const std::string& process) {
+  SimMachine* machine = machine_of(process);
+  MQ_ASSERT(machine != nullptr);
+  if (apps_.count(process) || !machine->powered() || machine->destroyed()) return;
+  if (machine->spec().role == MachineRole::kBroker && !machine->disks_survive()) return;
+  started_at_[process] = scheduler_.now();
+  note(machine->name(), process, "process_start");
+  auto app = make_app(process, *machine);
+  SimApp& started = *app;
+  apps_[process] = std::move(app);
+  started.start();
+}
+
+void SimWorld::stop_process(const std::string& process) {
+  SimMachine* machine = machine_of(process);
+  MQ_ASSERT(machine != nullptr);
+  auto it = apps_.find(process);
+  if (it == apps_.end()) return;
+  SimProcess& slot = machine->process(process);
+  if (slot.running()) slot.kill();  // kill -9: its events are dropped, its peers reset
+  apps_.erase(it);                   // destructors do no I/O
+  note(machine->name(), process, "process_killed");
+}
+
+void SimWorld::record_ready(const std::string& process, Nanos started_at, bool ok, bool abnormal,
+                            std::string stop_reason) {
+  RecoveryRecord record;
+  record.process = process;
+  record.started_at = started_at;
+  record.ready_at = ok ? scheduler_.now() : -1;
+  record.abnormal = abnormal;
+  record.stop_reason = std::move(stop_reason);
+  recoveries_.push_back(record);
+  SimMachine* machine = machine_of(process);
+  note(machine ? machine->name() : "", process,
+       std::string(ok ? "process_ready" : "process_failed_to_start") + (abnormal ? " (abnormal recovery)" : "") +
+           (record.stop_reason.empty() ? "" : ": truncated at " + record.stop_reason));
+}
+
+bool SimWorld::all_acknowledged_received() const {
+  std::map<std::string, std::set<uint64_t>> received;
+  for (const ReceiptRecord& r : history_.receipts()) received[r.group].insert(r.seq);
+  for (const SendRecord& s : history_.sends()) {
+    if (s.outcome != SendOutcome::kOk) continue;
+    for (const ConsumerGroupSpec& group : scenario_.workload.consumer_groups) {
+      if (!received[group.name].count(s.seq)) return false;
+    }
+  }
+  return true;
+}
+
+// Converged: every acknowledged message was received, or else every master
+// that survives is up and every clustering group has committed offsets to
+// the end of each of its queues (whatever is missing is then gone from the
+// brokers: loss, which the checker counts, not a liveness failure).
+bool SimWorld::converged() const {
+  if (all_acknowledged_received()) return true;
+  std::vector<std::string> groups;
+  for (const ConsumerGroupSpec& group : scenario_.workload.consumer_groups) {
+    if (group.mode == ConsumeMode::kClustering) groups.push_back(group.name);
+  }
+  for (const auto& machine : machines_) {
+    if (machine->spec().role != MachineRole::kBroker || machine->spec().broker_id != 0) continue;
+    if (machine->destroyed() || !machine->disks_survive()) continue;
+    const std::string& name = machine->spec().processes.front();
+    auto app = apps_.find(name);
+    if (app == apps_.end()) return false;
+    const std::optional<bool> caught_up = app->second->caught_up(scenario_.workload.topic, groups);
+    if (!caught_up || !*caught_up) return false;
+  }
+  return true;
+}
+
+RunResult SimWorld::run() {
+  MQ_ASSERT(!ran_);
+  ran_ = true;
+  RunResult result;
+  result.scenario = scenario_.name;
+  result.seed = seed_;
+  result.replay_key = scenario_.hash + ":" + std::to_string(seed_) + ":" + MQLAB_VERSION;
+  result.schedule = schedule_;
+  result.parameters = describe(scenario_) + "fault schedule for seed " + std::to_string(seed_) + ":\n" +
+                      schedule_.describe();
+  set_assert_context([this] {
+    return "scenario " + scenario_.name + ", seed " + std::to_string(seed_) + ", t=" +
+           format_virtual_time(scheduler_.now()) + "s; replay: mqsim replay " + scenario_.source + " --seed " +
+           std::to_string(seed_);
+  });
+  note("", "", "run_start " + scenario_.name + " seed " + std::to_string(seed_));
+
+  // NameServers first, then brokers (they register at start), clients a moment later.
+  for (const auto& machine : machines_) {
+    if (machine->spec().role == MachineRole::kClient) continue;
+    for (const auto& [name, process] : machine->processes()) start_process(name);
+  }
+  scheduler_.schedule_at(kClientStartDelay, [this] {
+    for (const auto& machine : machines_) {
+      if (machine->spec().role != MachineRole::kClient) continue;
+      for (const auto& [name, process] : machine->processes()) start_process(name);
+    }
+  });
+  producing_ = true;
+  schedule_faults();
+
+  // Safety phase.
+  scheduler_.run_until(scenario_.duration);
+  producing_ = false;
+  for (auto& [name, app] : apps_) app->stop_producing();
+  note("", "", "safety_phase_end: healing every fault");
+  heal_everything();
+
+  // Liveness phase: converge within the bound.
+  const Nanos deadline = scenario_.duration + scenario_.liveness_bound;
+  while (scheduler_.now() < deadline) {
+    scheduler_.run_until(std::min(deadline, scheduler_.now() + seconds(1)));
+    if (converged()) break;
+  }
+  result.converged = converged();
+  if (!result.converged) {
+    result.liveness_failure = "acknowledged messages still unread " +
+                              std::to_string((scenario_.liveness_bound) / kNanosPerSecond) +
+                              " s after every fault was healed";
+  }
+  note("", "", std::string("liveness_phase_end: ") + (result.converged ? "converged" : result.liveness_failure));
+
+  CheckerOptions options;
+  for (const ConsumerGroupSpec& group : scenario_.workload.consumer_groups) options.consumer_groups.push_back(group.name);
+  options.run_end = scheduler_.now();
+  options.schedule = schedule_;
+  options.broker_group_of = broker_group_of_;
+  result.report = check_history(history_, options);
+  result.recoveries = recoveries_;
+  result.events_run = scheduler_.events_run();
+  result.virtual_end = scheduler_.now();
+  result.expectations = evaluate_expectations(result);
+  result.passed = result.converged;
+  for (const ExpectationResult& e : result.expectations) result.passed = result.passed && e.held;
+  result.trace_digest = trace_.digest_hex();
+  result.trace_lines = trace_.lines();
+  set_assert_context(nullptr);
+  return result;
+}
+
+std::vector<ExpectationResult> SimWorld::evaluate_expectations(const RunResult& result) const {
+  std::vector<ExpectationResult> results;
+  for (const auto& [metric, expectation] : scenario_.expect) {
+    ExpectationResult r;
+    r.metric = metric;
+    r.measured = metric_value(metric, result);
+    r.held = expectation.holds(r.measured);
+    std::ostringstream text;
+    text << expectation.describe() << " (measured " << r.measured << ")";
+    r.describe = text.str();
+    results.push_back(r);
+  }
+  return results;
+}
+
+}  // namespace mqlab::sim

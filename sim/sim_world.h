@@ -1,0 +1,131 @@
+// SimWorld: one run of one scenario with one seed. It builds the cluster the
+// scenario names (broker groups, NameServers, client machines, their disks
+// and clocks, on a SimNet), runs the same BrokerController, NamesrvController,
+// Producer and PushConsumer code mqbroker and real clients run, drives the
+// workload, injects the fault schedule, and records a History.
+//
+// A run has two phases, as the best simulators do:
+//   safety    [0, duration): the workload runs and faults are injected;
+//   liveness  the producers stop, every fault is healed, every process whose
+//             machine and disks survive is restarted, and the consumers must
+//             receive every acknowledged message within liveness_bound. A run
+//             that does not converge is a liveness failure, not loss.
+// Then the checker computes the figures and the expectations are evaluated.
+//
+// Determinism: everything derives from the seed through split Random streams
+// (network, disks, workload, faults, each process); the trace digest of two
+// runs with the same scenario and seed is identical.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "broker/env/random.h"
+#include "sim/checker.h"
+#include "sim/history.h"
+#include "sim/scenario.h"
+#include "sim/scheduler.h"
+#include "sim/sim_net.h"
+#include "sim/trace.h"
+
+namespace mqlab::sim {
+
+class SimMachine;
+class SimApp;
+
+struct RecoveryRecord {
+  std::string process;
+  Nanos started_at = 0;
+  Nanos ready_at = -1;  // -1: never became ready
+  bool abnormal = false;
+  std::string stop_reason;  // what recovery truncated, if anything
+};
+
+struct ExpectationResult {
+  std::string metric;
+  double measured = 0;
+  bool held = true;
+  std::string describe;  // "lost: 0 (measured 3)"
+};
+
+struct RunResult {
+  std::string scenario;
+  uint64_t seed = 0;
+  std::string replay_key;  // scenario hash + seed + mqlab version
+  std::string parameters;  // describe(scenario) plus the expanded fault schedule
+  faults::FaultSchedule schedule;
+  CheckerReport report;
+  bool converged = true;
+  std::string liveness_failure;
+  std::vector<RecoveryRecord> recoveries;
+  std::vector<ExpectationResult> expectations;
+  bool passed = true;  // converged and every expectation held
+  uint64_t events_run = 0;
+  Nanos virtual_end = 0;
+  std::string trace_digest;
+  uint64_t trace_lines = 0;
+};
+
+class SimWorld {
+ public:
+  // trace: optional; the digest is computed either way.
+  SimWorld(const Scenario& scenario, uint64_t seed, std::ostream* trace_out = nullptr);
+  ~SimWorld();
+  SimWorld(const SimWorld&) = delete;
+  SimWorld& operator=(const SimWorld&) = delete;
+
+  // Runs both phases and checks. Call once.
+  RunResult run();
+
+  // --- for the apps and the fault injector
+  Scheduler& scheduler() { return scheduler_; }
+  SimNet& network() { return *network_; }
+  History& history() { return history_; }
+  Trace& trace() { return trace_; }
+  const Scenario& scenario() const { return scenario_; }
+  env::Random& workload_random() { return workload_random_; }
+  bool producing() const { return producing_; }
+  void note(std::string_view machine, std::string_view process, std::string_view event);
+  std::vector<std::string> namesrv_addresses() const;
+  const std::map<std::string, std::string>& broker_group_of() const { return broker_group_of_; }
+  void record_ready(const std::string& process, Nanos started_at, bool ok, bool abnormal, std::string stop_reason);
+
+ private:
+  void build();
+  void start_process(const std::string& process);
+  void stop_process(const std::string& process);
+  void start_machine(SimMachine& machine);
+  void stop_machine(SimMachine& machine);
+  SimMachine* machine_of(const std::string& name);
+  std::unique_ptr<SimApp> make_app(const std::string& process, SimMachine& machine);
+  void schedule_faults();
+  void apply_fault(const faults::FaultEvent& event, bool start, int index);
+  void heal_everything();
+  bool all_acknowledged_received() const;
+  bool converged() const;
+  std::vector<ExpectationResult> evaluate_expectations(const RunResult& result) const;
+
+  Scenario scenario_;
+  uint64_t seed_;
+  env::Random random_;
+  env::Random workload_random_;
+  Scheduler scheduler_;
+  std::unique_ptr<SimNet> network_;
+  History history_;
+  Trace trace_;
+  std::vector<std::unique_ptr<SimMachine>> machines_;
+  std::map<std::string, SimMachine*> machine_of_process_;
+  std::map<std::string, std::unique_ptr<SimApp>> apps_;
+  std::map<std::string, std::string> broker_group_of_;  // machine/process -> broker group
+  std::map<std::string, Nanos> started_at_;
+  std::vector<RecoveryRecord> recoveries_;
+  faults::FaultSchedule schedule_;
+  std::map<int, bool> active_faults_;  // fault index -> active
+  bool producing_ = false;
+  bool ran_ = false;
+};
+
+}  // namespace mqlab::sim
