@@ -85,6 +85,42 @@ int attribute(const SendRecord& send, const CheckerOptions& options) {
   return before;
 }
 
+// A broker group's messages cannot be read by anyone while every broker of
+// the group is down, from its first acknowledged message on (the world
+// records broker_down / broker_up events).
+std::vector<Window> group_down_windows(const History& history, Nanos run_end) {
+  std::map<std::string, Nanos> first_ack;
+  for (const SendRecord& s : history.sends()) {
+    if (s.outcome != SendOutcome::kOk) continue;
+    auto [it, inserted] = first_ack.emplace(s.broker_name, s.completed_at);
+    if (!inserted) it->second = std::min(it->second, s.completed_at);
+  }
+  std::map<std::string, std::set<std::string>> up;  // group -> brokers up
+  std::map<std::string, Nanos> down_since;
+  std::vector<Window> windows;
+  for (const WorldEvent& e : history.events()) {
+    if (e.what == "broker_up") {
+      up[e.target].insert(e.detail);
+      if (auto it = down_since.find(e.target); it != down_since.end()) {
+        windows.push_back(Window{it->second, e.at, e.target});
+        down_since.erase(it);
+      }
+    } else if (e.what == "broker_down") {
+      up[e.target].erase(e.detail);
+      if (up[e.target].empty()) down_since.emplace(e.target, e.at);
+    }
+  }
+  for (const auto& [group, since] : down_since) windows.push_back(Window{since, run_end, group});
+  std::vector<Window> clipped;
+  for (Window w : windows) {
+    auto it = first_ack.find(w.broker_name);
+    if (it == first_ack.end()) continue;  // held nothing acknowledged
+    w.from = std::max(w.from, it->second);
+    if (w.to > w.from) clipped.push_back(w);
+  }
+  return clipped;
+}
+
 }  // namespace
 
 LatencySummary summarize_latency(std::vector<Nanos>& values) {
@@ -167,6 +203,8 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
   }
   report.write_unavailable = write_windows(history, options.run_end);
   report.write_unavailable_s = merge_windows(report.write_unavailable);
+  const std::vector<Window> down = group_down_windows(history, options.run_end);
+  read_windows.insert(read_windows.end(), down.begin(), down.end());
   report.read_unavailable = std::move(read_windows);
   report.read_unavailable_s = merge_windows(report.read_unavailable);
   report.send_latency = summarize_latency(send_latencies);

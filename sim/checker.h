@@ -7,7 +7,9 @@
 //               received from that queue (redeliveries excluded)
 //   corrupted   receipts whose body differs from what was sent
 //   unavailable windows in which sends to a broker group failed, and in which
-//               its acknowledged messages could not be read
+//               its acknowledged messages could not be read (one waited
+//               unread past a threshold, or every broker of the group was
+//               down while it held acknowledged messages)
 //   latency     send round trip and end to end (send to first receipt)
 // and attributes each lost message to the fault that destroyed it.
 //

@@ -29,9 +29,20 @@ SimMachine::SimMachine(const MachineSpec& spec, std::string host, Scheduler& sch
     disk_ = std::make_unique<SimDisk>(scheduler, DiskProfile::sata_ssd(), options, random.split());
     mounts.push_back(Mount{"/", disk_.get()});
   }
+  mounts_ = mounts;
   for (const std::string& name : spec_.processes) {
     processes_.emplace(name, std::make_unique<SimProcess>(name, scheduler, clock_, mounts, random.split(), network, host_));
   }
+}
+
+SimProcess& SimMachine::add_process(const std::string& name, Scheduler& scheduler, SimNet& network,
+                                    env::Random stream) {
+  MQ_ASSERT(!processes_.count(name));
+  spec_.processes.push_back(name);
+  auto process = std::make_unique<SimProcess>(name, scheduler, clock_, mounts_, stream, network, host_);
+  SimProcess& added = *process;
+  processes_.emplace(name, std::move(process));
+  return added;
 }
 
 SimDisk* SimMachine::data_disk() {

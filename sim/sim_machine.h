@@ -33,6 +33,9 @@ class SimMachine {
   SimProcess& process(const std::string& name) { return *processes_.at(name); }
   const std::map<std::string, std::unique_ptr<SimProcess>>& processes() const { return processes_; }
 
+  // A process slot added after the machine was built (the audit consumer).
+  SimProcess& add_process(const std::string& name, Scheduler& scheduler, SimNet& network, env::Random stream);
+
   bool powered() const { return powered_; }
   void set_powered(bool on) { powered_ = on; }
   bool destroyed() const { return destroyed_; }
@@ -47,6 +50,7 @@ class SimMachine {
   std::unique_ptr<SimDisk> disk_;
   std::unique_ptr<Raid10Disk> raid_;
   std::map<std::string, std::unique_ptr<SimProcess>> processes_;
+  std::vector<Mount> mounts_;
   bool powered_ = true;
   bool destroyed_ = false;
 };

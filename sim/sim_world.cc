@@ -157,6 +157,9 @@ void SimWorld::stop_process(const std::string& process) {
   SimProcess& slot = machine->process(process);
   if (slot.running()) slot.kill();  // kill -9: its events are dropped, its peers reset
   apps_.erase(it);                   // destructors do no I/O
+  if (machine->spec().role == MachineRole::kBroker) {
+    history_.record(WorldEvent{scheduler_.now(), "broker_down", machine->spec().broker_group, process, -1});
+  }
   note(machine->name(), process, "process_killed");
 }
 
@@ -170,18 +173,41 @@ void SimWorld::record_ready(const std::string& process, Nanos started_at, bool o
   record.stop_reason = std::move(stop_reason);
   recoveries_.push_back(record);
   SimMachine* machine = machine_of(process);
+  if (ok && machine && machine->spec().role == MachineRole::kBroker) {
+    history_.record(WorldEvent{scheduler_.now(), "broker_up", machine->spec().broker_group, process, -1});
+  }
   note(machine ? machine->name() : "", process,
        std::string(ok ? "process_ready" : "process_failed_to_start") + (abnormal ? " (abnormal recovery)" : "") +
            (record.stop_reason.empty() ? "" : ": truncated at " + record.stop_reason));
 }
 
+std::vector<std::string> SimWorld::checked_groups() const {
+  std::vector<std::string> groups;
+  for (const ConsumerGroupSpec& group : scenario_.workload.consumer_groups) groups.push_back(group.name);
+  groups.push_back(kAuditGroup);
+  return groups;
+}
+
+void SimWorld::start_audit_consumer() {
+  SimMachine* client = nullptr;
+  for (const auto& machine : machines_) {
+    if (machine->spec().role == MachineRole::kClient && !machine->destroyed()) client = machine.get();
+  }
+  if (!client) return;
+  const std::string name = std::string("consumer-") + kAuditGroup + "-0";
+  client->add_process(name, scheduler_, *network_, random_.split());
+  machine_of_process_[name] = client;
+  start_process(name);
+}
+
 bool SimWorld::all_acknowledged_received() const {
   std::map<std::string, std::set<uint64_t>> received;
   for (const ReceiptRecord& r : history_.receipts()) received[r.group].insert(r.seq);
+  const std::vector<std::string> groups = checked_groups();
   for (const SendRecord& s : history_.sends()) {
     if (s.outcome != SendOutcome::kOk) continue;
-    for (const ConsumerGroupSpec& group : scenario_.workload.consumer_groups) {
-      if (!received[group.name].count(s.seq)) return false;
+    for (const std::string& group : groups) {
+      if (!received[group].count(s.seq)) return false;
     }
   }
   return true;
@@ -193,7 +219,7 @@ bool SimWorld::all_acknowledged_received() const {
 // brokers: loss, which the checker counts, not a liveness failure).
 bool SimWorld::converged() const {
   if (all_acknowledged_received()) return true;
-  std::vector<std::string> groups;
+  std::vector<std::string> groups = {kAuditGroup};
   for (const ConsumerGroupSpec& group : scenario_.workload.consumer_groups) {
     if (group.mode == ConsumeMode::kClustering) groups.push_back(group.name);
   }
@@ -246,6 +272,7 @@ RunResult SimWorld::run() {
   for (auto& [name, app] : apps_) app->stop_producing();
   note("", "", "safety_phase_end: healing every fault");
   heal_everything();
+  start_audit_consumer();
 
   // Liveness phase: converge within the bound.
   const Nanos deadline = scenario_.duration + scenario_.liveness_bound;
@@ -262,7 +289,7 @@ RunResult SimWorld::run() {
   note("", "", std::string("liveness_phase_end: ") + (result.converged ? "converged" : result.liveness_failure));
 
   CheckerOptions options;
-  for (const ConsumerGroupSpec& group : scenario_.workload.consumer_groups) options.consumer_groups.push_back(group.name);
+  options.consumer_groups = checked_groups();
   options.run_end = scheduler_.now();
   options.schedule = schedule_;
   options.broker_group_of = broker_group_of_;

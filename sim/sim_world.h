@@ -69,6 +69,13 @@ struct RunResult {
   uint64_t trace_lines = 0;
 };
 
+// The audit consumer group: started when the liveness phase begins, it
+// reads every queue from the start, so an acknowledged message it never sees
+// is gone from the brokers' storage, whatever the workload's consumers saw
+// before a fault (they may have read a message from a page cache that a
+// power cut then destroyed).
+inline constexpr char kAuditGroup[] = "mqsim_audit";
+
 class SimWorld {
  public:
   // trace: optional; the digest is computed either way.
@@ -106,6 +113,8 @@ class SimWorld {
   void heal_everything();
   bool all_acknowledged_received() const;
   bool converged() const;
+  std::vector<std::string> checked_groups() const;
+  void start_audit_consumer();
   std::vector<ExpectationResult> evaluate_expectations(const RunResult& result) const;
 
   Scenario scenario_;

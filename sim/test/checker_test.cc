@@ -127,3 +127,29 @@ TEST(Checker, LatencyPercentilesAreNearestRank) {
 
 }  // namespace
 }  // namespace mqlab::sim
+
+namespace mqlab::sim {
+namespace {
+
+TEST(Checker, AGroupWithEveryBrokerDownIsUnreadableFromItsFirstAck) {
+  History history;
+  const uint64_t seq = history.begin_send("p0", seconds(1), "k", 0);
+  history.complete_send(seq, seconds(1) + millis(1), SendOutcome::kOk, "broker-a", 0, 0, "id", 1);
+  history.receive(ReceiptRecord{seq, "g", "c0", seconds(1) + millis(2), "broker-a", 0, 0, true, 0});
+  history.record(WorldEvent{0, "broker_up", "broker-a", "broker-a-0", -1});
+  history.record(WorldEvent{seconds(5), "broker_down", "broker-a", "broker-a-0", -1});
+  history.record(WorldEvent{seconds(9), "broker_up", "broker-a", "broker-a-0", -1});
+  history.record(WorldEvent{seconds(12), "broker_down", "broker-b", "broker-b-0", -1});  // held no acked message
+  CheckerOptions options;
+  options.consumer_groups = {"g"};
+  options.run_end = seconds(20);
+  const CheckerReport report = check_history(history, options);
+  ASSERT_EQ(report.read_unavailable.size(), 1u);
+  EXPECT_EQ(report.read_unavailable[0].broker_name, "broker-a");
+  EXPECT_EQ(report.read_unavailable[0].from, seconds(5));
+  EXPECT_EQ(report.read_unavailable[0].to, seconds(9));
+  EXPECT_DOUBLE_EQ(report.read_unavailable_s, 4.0);
+}
+
+}  // namespace
+}  // namespace mqlab::sim
