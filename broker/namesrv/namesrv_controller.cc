@@ -32,6 +32,10 @@ constexpr const char* kComponent = "namesrv";
 constexpr int32_t kVersionV3_0_11 = 37;
 // UtilAll.crc32 clears the sign bit, so bodyCrc32 is a non-negative int.
 constexpr uint32_t kCrc32Mask = 0x7FFFFFFF;
+// Every client loops over a route's queue counts (a producer's queue list, a
+// consumer's rebalance), so a count from one bad REGISTER_BROKER would reach
+// them all. No broker of ours has more (broker/meta's kMaxQueueNums).
+constexpr int32_t kMaxQueueNumsInRoute = 1024;
 
 std::string body_text(const RemotingCommand& command) { return std::string(command.body.begin(), command.body.end()); }
 std::vector<uint8_t> bytes_of(const std::string& text) { return std::vector<uint8_t>(text.begin(), text.end()); }
@@ -85,6 +89,20 @@ Status decode_register_broker_body(const RemotingCommand& request, RegisterBroke
   return Status::Ok();
 }
 
+Status check_queue_nums(const remoting::TopicConfigSerializeWrapper& wrapper) {
+  for (const auto& [topic, config] : wrapper.topicConfigTable) {
+    for (const auto& [field, value] : {std::pair{"readQueueNums", config.readQueueNums},
+                                       std::pair{"writeQueueNums", config.writeQueueNums}}) {
+      if (value < 0 || value > kMaxQueueNumsInRoute) {
+        return Status::InvalidArgument("topic " + remoting::printable_excerpt(topic) + ": " + field + " " +
+                                       std::to_string(value) + " is outside [0, " +
+                                       std::to_string(kMaxQueueNumsInRoute) + "]");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 Result<RegisterBrokerRequest> decode_register_broker(const RemotingCommand& request, const std::string& remote) {
   RegisterBrokerRequest out;
   MQ_RETURN_IF_ERROR(read_required(request, {{"brokerName", &out.brokerName},
@@ -99,6 +117,7 @@ Result<RegisterBrokerRequest> decode_register_broker(const RemotingCommand& requ
     return Status::InvalidArgument("compressed RegisterBrokerBody is not supported; set compressedRegister=false");
   }
   MQ_RETURN_IF_ERROR(decode_register_broker_body(request, &out));
+  MQ_RETURN_IF_ERROR(check_queue_nums(out.topicConfigWrapper));
   out.remoteAddress = remote;
   return out;
 }

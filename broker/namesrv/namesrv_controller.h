@@ -16,8 +16,8 @@
 // or by the scan (first after scanNotActiveBrokerFirstDelay, then every
 // scanNotActiveBrokerInterval) once not refreshed for brokerChannelExpiredTime.
 // A malformed request (a missing or bad header field, a body that does not
-// parse, a CRC mismatch) is answered SYSTEM_ERROR with the reason; nothing a
-// peer sends can crash it.
+// parse, a CRC mismatch, a topic with a queue count outside [0, 1024]) is
+// answered SYSTEM_ERROR with the reason; nothing a peer sends can crash it.
 //
 // Invariants: everything runs on the Env's executor; the scan timer is
 // pending exactly while running; the KV config keeps no empty namespace.

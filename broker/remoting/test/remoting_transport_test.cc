@@ -1,0 +1,465 @@
+// RemotingServer and RemotingClient against their headers' contracts: request
+// and response matched by opaque, oneway, late answers, unknown codes,
+// timeouts, a killed server, bad input closing only its own connection, the
+// output limit. Runs on the simulator (a server and a client process sharing
+// one loopback network, virtual time), plus one exchange over real TCP on
+// 127.0.0.1 through PosixEnv.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "broker/common/big_endian.h"
+#include "broker/env/loopback_network.h"
+#include "broker/env/posix_env.h"
+#include "broker/remoting/remoting_client.h"
+#include "broker/remoting/remoting_server.h"
+#include "broker/remoting/response_code.h"
+#include "broker/remoting/test/remoting_test_util.h"
+#include "sim/scheduler.h"
+#include "sim/sim_env.h"
+
+namespace mqlab::remoting {
+namespace {
+
+using test_support::Bytes;
+using test_support::frame_with_header;
+using test_support::to_bytes;
+
+// Request codes of the test processors (not RocketMQ's).
+constexpr int32_t kEcho = 1000;  // answers at once with the request's ext and body
+constexpr int32_t kPark = 1001;  // keeps the channel; the test answers later
+constexpr int32_t kBig = 1002;   // answers with a body of ext "size" bytes
+
+// What one invoke came to, and when.
+struct Outcome {
+  std::optional<Result<RemotingCommand>> result;
+  Nanos at = -1;
+  bool done() const { return result.has_value(); }
+  const RemotingCommand& response() const { return result->value(); }
+  StatusCode code() const { return result->status().code(); }
+};
+
+struct Parked {
+  RemotingCommand request;
+  ResponseChannel channel;
+};
+
+// A connection that speaks raw bytes, to feed the server what no client would.
+struct RawPeer {
+  std::shared_ptr<env::Connection> connection;
+  Bytes received;
+  std::optional<Status> closed;
+};
+
+class RemotingTransportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_env_ = &server_process_.start();
+    client_env_ = &client_process_.start();
+    client_ = std::make_unique<RemotingClient>(*client_env_);
+    start_server({});
+  }
+
+  void start_server(RemotingServerOptions options) {
+    server_ = std::make_unique<RemotingServer>(*server_env_, "test-server", options);
+    server_->register_processor(kEcho, [this](const RemotingCommand& request, ResponseChannel channel) {
+      seen_.push_back(request);
+      seen_remote_addresses_.push_back(channel.remote_address());
+      RemotingCommand response = request.make_response(ResponseCode::SUCCESS);
+      response.ext_fields = request.ext_fields;
+      response.body = request.body;
+      channel.reply(std::move(response));
+    });
+    server_->register_processor(kPark, [this](const RemotingCommand& request, ResponseChannel channel) {
+      parked_.push_back(Parked{request, std::move(channel)});
+    });
+    server_->register_processor(kBig, [](const RemotingCommand& request, ResponseChannel channel) {
+      RemotingCommand response = request.make_response(ResponseCode::SUCCESS);
+      response.body.assign(static_cast<size_t>(request.ext_int("size").value()), 'x');
+      channel.reply(std::move(response));
+    });
+    ASSERT_TRUE(server_->start(kServerAddress).ok());
+    ASSERT_EQ(server_->address(), kServerAddress);
+  }
+
+  std::shared_ptr<Outcome> call(RemotingCommand request, Nanos timeout = seconds(3)) {
+    auto outcome = std::make_shared<Outcome>();
+    client_->invoke(kServerAddress, std::move(request), timeout, [this, outcome](Result<RemotingCommand> result) {
+      EXPECT_FALSE(outcome->done()) << "a callback ran twice";
+      outcome->result = std::move(result);
+      outcome->at = scheduler_.now();
+    });
+    EXPECT_FALSE(outcome->done()) << "a callback ran inside invoke()";
+    return outcome;
+  }
+
+  static RemotingCommand echo_request(std::string tag) {
+    RemotingCommand request = RemotingCommand::make_request(kEcho, {{"tag", tag}});
+    request.body = to_bytes("body of " + tag);
+    return request;
+  }
+
+  // Runs events until done() holds; false if the world went idle or limit passed first.
+  bool run_until(const std::function<bool()>& done, Nanos limit = seconds(60)) {
+    const Nanos deadline = scheduler_.now() + limit;
+    while (!done()) {
+      if (scheduler_.pending_count() == 0 || scheduler_.next_due() > deadline) return false;
+      scheduler_.run_one();
+    }
+    return true;
+  }
+
+  // A successful echo proves the server still serves this client.
+  void expect_echo_works(const std::string& tag) {
+    const std::shared_ptr<Outcome> outcome = call(echo_request(tag));
+    ASSERT_TRUE(run_until([&] { return outcome->done(); }));
+    ASSERT_TRUE(outcome->result->ok()) << outcome->result->status().to_string();
+    EXPECT_EQ(outcome->response().code, ResponseCode::SUCCESS);
+    EXPECT_EQ(*outcome->response().find_ext("tag"), tag);
+  }
+
+  std::shared_ptr<RawPeer> connect_raw() {
+    auto peer = std::make_shared<RawPeer>();
+    client_env_->network().connect(kServerAddress, seconds(1), [peer](Result<std::shared_ptr<env::Connection>> c) {
+      ASSERT_TRUE(c.ok()) << c.status().to_string();
+      peer->connection = std::move(c).value();
+      peer->connection->set_handlers(
+          [peer](std::span<const uint8_t> bytes) { peer->received.insert(peer->received.end(), bytes.begin(), bytes.end()); },
+          [peer](Status reason) { peer->closed = reason; });
+    });
+    EXPECT_TRUE(run_until([&] { return peer->connection != nullptr; }));
+    return peer;
+  }
+
+  static constexpr const char* kServerAddress = "10.0.0.1:9876";
+
+  sim::Scheduler scheduler_;
+  sim::SimClock clock_{scheduler_};
+  sim::SimExecutor world_executor_{scheduler_, sim::kWorldOwner};
+  env::LoopbackNetwork network_{world_executor_, "10.0.0.100"};
+  sim::SimProcess server_process_{"server", scheduler_, clock_, {}, env::Random(1), &network_, "10.0.0.1"};
+  sim::SimProcess client_process_{"client", scheduler_, clock_, {}, env::Random(2), &network_, "10.0.0.2"};
+  sim::SimEnv* server_env_ = nullptr;
+  sim::SimEnv* client_env_ = nullptr;
+  // Declared after the processes, so destroyed before them.
+  std::vector<RemotingCommand> seen_;
+  std::vector<std::string> seen_remote_addresses_;
+  std::vector<Parked> parked_;
+  std::unique_ptr<RemotingServer> server_;
+  std::unique_ptr<RemotingClient> client_;
+};
+
+TEST_F(RemotingTransportTest, RequestGetsItsResponse) {
+  const std::shared_ptr<Outcome> outcome = call(echo_request("a"));
+  ASSERT_TRUE(run_until([&] { return outcome->done(); }));
+  ASSERT_TRUE(outcome->result->ok());
+  const RemotingCommand& response = outcome->response();
+  EXPECT_TRUE(response.is_response());
+  EXPECT_EQ(response.code, ResponseCode::SUCCESS);
+  ASSERT_EQ(seen_.size(), 1u);
+  EXPECT_NE(seen_[0].opaque, 0);
+  EXPECT_EQ(response.opaque, seen_[0].opaque);
+  EXPECT_EQ(*response.find_ext("tag"), "a");
+  EXPECT_EQ(response.body, to_bytes("body of a"));
+  EXPECT_EQ(seen_remote_addresses_[0].rfind("10.0.0.2:", 0), 0u) << seen_remote_addresses_[0];
+  EXPECT_EQ(server_->stats().requests, 1u);
+  EXPECT_EQ(server_->stats().connections_accepted, 1u);
+  EXPECT_EQ(client_->pending_requests(), 0u);
+}
+
+TEST_F(RemotingTransportTest, ConcurrentRequestsAreMatchedByOpaque) {
+  constexpr int kRequests = 200;
+  std::vector<std::shared_ptr<Outcome>> outcomes;
+  for (int i = 0; i < kRequests; ++i) {
+    outcomes.push_back(call(RemotingCommand::make_request(kPark, {{"i", std::to_string(i)}})));
+  }
+  EXPECT_EQ(client_->pending_requests(), static_cast<size_t>(kRequests));
+  ASSERT_TRUE(run_until([&] { return parked_.size() == kRequests; }));
+  // Answered in reverse: only the opaque can pair them up.
+  std::set<int32_t> opaques;
+  for (auto it = parked_.rbegin(); it != parked_.rend(); ++it) {
+    opaques.insert(it->request.opaque);
+    RemotingCommand response = it->request.make_response(ResponseCode::SUCCESS);
+    response.ext_fields = it->request.ext_fields;
+    it->channel.reply(std::move(response));
+  }
+  EXPECT_EQ(opaques.size(), static_cast<size_t>(kRequests));
+  EXPECT_FALSE(opaques.contains(0));
+  ASSERT_TRUE(run_until([&] { return outcomes.back()->done() && outcomes.front()->done(); }));
+  for (int i = 0; i < kRequests; ++i) {
+    ASSERT_TRUE(outcomes[i]->result->ok());
+    EXPECT_EQ(*outcomes[i]->response().find_ext("i"), std::to_string(i));
+  }
+  EXPECT_EQ(server_->stats().connections_accepted, 1u);  // one connection per address
+  EXPECT_EQ(client_->pending_requests(), 0u);
+}
+
+TEST_F(RemotingTransportTest, OnewayIsProcessedButNeverAnswered) {
+  std::optional<Status> written;
+  client_->invoke_oneway(kServerAddress, echo_request("oneway"), [&](Status status) { written = status; });
+  EXPECT_FALSE(written.has_value());
+  ASSERT_TRUE(run_until([&] { return seen_.size() == 1 && written.has_value(); }));
+  EXPECT_TRUE(written->ok());
+  EXPECT_TRUE(seen_[0].is_oneway());
+
+  // On the wire: the server answers the second frame only.
+  const std::shared_ptr<RawPeer> peer = connect_raw();
+  RemotingCommand oneway = echo_request("quiet");
+  oneway.opaque = 5;
+  oneway.mark_oneway();
+  RemotingCommand normal = echo_request("loud");
+  normal.opaque = 6;
+  Bytes bytes = encode_frame(oneway);
+  const Bytes second = encode_frame(normal);
+  bytes.insert(bytes.end(), second.begin(), second.end());
+  peer->connection->send(bytes);
+  ASSERT_TRUE(run_until([&] { return seen_.size() == 3 && !peer->received.empty(); }));
+  scheduler_.run_for(millis(10));
+  FrameDecoder decoder;
+  decoder.feed(peer->received);
+  const test_support::Drained drained = test_support::drain(decoder);
+  ASSERT_TRUE(drained.status.ok());
+  ASSERT_EQ(drained.commands.size(), 1u);
+  EXPECT_EQ(drained.commands[0].opaque, 6);
+  EXPECT_EQ(*drained.commands[0].find_ext("tag"), "loud");
+}
+
+TEST_F(RemotingTransportTest, ProcessorMayAnswerLater) {
+  const std::shared_ptr<Outcome> outcome = call(RemotingCommand::make_request(kPark), seconds(10));
+  ASSERT_TRUE(run_until([&] { return parked_.size() == 1; }));
+  scheduler_.run_for(seconds(5));
+  EXPECT_FALSE(outcome->done());
+  EXPECT_TRUE(parked_[0].channel.connection_open());
+  EXPECT_FALSE(parked_[0].channel.answered());
+  parked_[0].channel.reply(ResponseCode::PULL_NOT_FOUND, "nothing yet");
+  EXPECT_TRUE(parked_[0].channel.answered());
+  ASSERT_TRUE(run_until([&] { return outcome->done(); }));
+  ASSERT_TRUE(outcome->result->ok());
+  EXPECT_EQ(outcome->response().code, ResponseCode::PULL_NOT_FOUND);
+  EXPECT_EQ(outcome->response().remark, "nothing yet");
+  EXPECT_GE(outcome->at, seconds(5));
+}
+
+TEST_F(RemotingTransportTest, UnknownCodeIsNotSupported) {
+  const std::shared_ptr<Outcome> outcome = call(RemotingCommand::make_request(4242));
+  ASSERT_TRUE(run_until([&] { return outcome->done(); }));
+  ASSERT_TRUE(outcome->result->ok());
+  EXPECT_EQ(outcome->response().code, ResponseCode::REQUEST_CODE_NOT_SUPPORTED);
+  EXPECT_EQ(outcome->response().remark, "request type 4242 not supported");
+  EXPECT_EQ(server_->stats().unsupported_requests, 1u);
+  expect_echo_works("still serving");
+}
+
+TEST_F(RemotingTransportTest, ResponseUsesTheRequestsSerializeType) {
+  RemotingCommand request = echo_request("binary");
+  request.serialize_type = SerializeType::ROCKETMQ;
+  const std::shared_ptr<Outcome> outcome = call(std::move(request));
+  ASSERT_TRUE(run_until([&] { return outcome->done(); }));
+  ASSERT_TRUE(outcome->result->ok());
+  EXPECT_EQ(outcome->response().serialize_type, SerializeType::ROCKETMQ);
+  EXPECT_EQ(*outcome->response().find_ext("tag"), "binary");
+}
+
+TEST_F(RemotingTransportTest, TimeoutClosesTheConnectionAndTheNextCallReconnects) {
+  const std::shared_ptr<Outcome> slow = call(RemotingCommand::make_request(kPark), seconds(1));
+  const std::shared_ptr<Outcome> other = call(RemotingCommand::make_request(kPark), seconds(30));
+  ASSERT_TRUE(run_until([&] { return slow->done() && other->done(); }));
+  EXPECT_EQ(slow->code(), StatusCode::kTimeout);
+  EXPECT_EQ(slow->at, seconds(1));
+  // The connection closed under the other request.
+  EXPECT_EQ(other->code(), StatusCode::kUnavailable);
+  EXPECT_EQ(other->at, seconds(1));
+  EXPECT_EQ(client_->pending_requests(), 0u);
+  ASSERT_TRUE(run_until([&] { return server_->connection_count() == 0; }));
+  ASSERT_EQ(parked_.size(), 2u);
+  EXPECT_FALSE(parked_[0].channel.connection_open());
+  parked_[0].channel.reply(ResponseCode::SUCCESS);  // swallowed: nobody to tell
+
+  expect_echo_works("after reconnect");
+  EXPECT_EQ(server_->stats().connections_accepted, 2u);
+}
+
+TEST_F(RemotingTransportTest, KilledServerFailsPendingRequestsWithUnavailable) {
+  const std::shared_ptr<Outcome> first = call(RemotingCommand::make_request(kPark), seconds(30));
+  const std::shared_ptr<Outcome> second = call(RemotingCommand::make_request(kPark), seconds(30));
+  ASSERT_TRUE(run_until([&] { return parked_.size() == 2; }));
+  server_process_.kill();
+  parked_.clear();
+  server_.reset();  // the dead incarnation's objects go
+  ASSERT_TRUE(run_until([&] { return first->done() && second->done(); }));
+  EXPECT_EQ(first->code(), StatusCode::kUnavailable);
+  EXPECT_EQ(second->code(), StatusCode::kUnavailable);
+  EXPECT_LT(first->at, seconds(1));
+
+  const std::shared_ptr<Outcome> refused = call(echo_request("nobody home"));
+  ASSERT_TRUE(run_until([&] { return refused->done(); }));
+  EXPECT_EQ(refused->code(), StatusCode::kUnavailable);
+}
+
+TEST_F(RemotingTransportTest, ConnectionClosedListenerHearsTheClientLeave) {
+  std::vector<std::string> closed;
+  server_->set_connection_closed_listener([&](const std::string& remote) { closed.push_back(remote); });
+  expect_echo_works("hello");
+  client_->close_connection(kServerAddress);
+  ASSERT_TRUE(run_until([&] { return !closed.empty(); }));
+  ASSERT_EQ(closed.size(), 1u);
+  EXPECT_EQ(closed[0], seen_remote_addresses_[0]);
+  EXPECT_EQ(server_->connection_count(), 0u);
+}
+
+TEST_F(RemotingTransportTest, ShutdownAbortsPendingRequests) {
+  const std::shared_ptr<Outcome> outcome = call(RemotingCommand::make_request(kPark), seconds(30));
+  ASSERT_TRUE(run_until([&] { return parked_.size() == 1; }));
+  client_->shutdown();
+  EXPECT_FALSE(outcome->done());  // not inline
+  ASSERT_TRUE(run_until([&] { return outcome->done(); }));
+  EXPECT_EQ(outcome->code(), StatusCode::kAborted);
+}
+
+TEST_F(RemotingTransportTest, CallbacksMayCallBackIntoTheClient) {
+  std::shared_ptr<Outcome> second;
+  client_->invoke(kServerAddress, echo_request("first"), seconds(3), [&](Result<RemotingCommand> result) {
+    ASSERT_TRUE(result.ok());
+    second = call(echo_request("second"));
+  });
+  ASSERT_TRUE(run_until([&] { return second != nullptr && second->done(); }));
+  ASSERT_TRUE(second->result->ok());
+  EXPECT_EQ(*second->response().find_ext("tag"), "second");
+}
+
+TEST_F(RemotingTransportTest, OutputOverTheLimitClosesTheConnection) {
+  server_.reset();
+  start_server(RemotingServerOptions{.max_pending_output_bytes = 4096});
+  const std::shared_ptr<Outcome> small = call(RemotingCommand::make_request(kBig, {{"size", "100"}}));
+  ASSERT_TRUE(run_until([&] { return small->done(); }));
+  ASSERT_TRUE(small->result->ok());
+  EXPECT_EQ(small->response().body.size(), 100u);
+  const std::shared_ptr<Outcome> big = call(RemotingCommand::make_request(kBig, {{"size", "10000"}}));
+  ASSERT_TRUE(run_until([&] { return big->done(); }));
+  EXPECT_EQ(big->code(), StatusCode::kUnavailable);
+  expect_echo_works("a fresh connection");
+}
+
+// --- bad input ----------------------------------------------------------------------
+
+struct BadInput {
+  std::string name;
+  Bytes bytes;
+};
+
+Bytes length_prefix(uint32_t total_length, uint32_t header_length_field) {
+  Bytes bytes(8);
+  put_u32_be(bytes.data(), total_length);
+  put_u32_be(bytes.data() + 4, header_length_field);
+  return bytes;
+}
+
+std::vector<BadInput> bad_inputs() {
+  return {
+      {"garbage", to_bytes("GET / HTTP/1.1\r\nHost: broker\r\n\r\n")},
+      {"oversized_frame", length_prefix(16 * 1024 * 1024 + 1, 10)},
+      {"negative_length", length_prefix(0xFFFFFFFF, 0)},
+      {"header_length_past_the_frame", length_prefix(4 + 2, 100)},
+      {"invalid_json_header", frame_with_header(R"({"code":)")},
+      {"json_header_not_an_object", frame_with_header("[1,2,3]")},
+      {"unknown_serialize_type", frame_with_header(R"({"code":1000})", "", 7)},
+  };
+}
+
+class RemotingBadInputTest : public RemotingTransportTest, public ::testing::WithParamInterface<BadInput> {};
+
+TEST_P(RemotingBadInputTest, ClosesOnlyThatConnection) {
+  expect_echo_works("before");
+  const std::shared_ptr<RawPeer> peer = connect_raw();
+  ASSERT_TRUE(run_until([&] { return server_->connection_count() == 2; }));
+  peer->connection->send(GetParam().bytes);
+  ASSERT_TRUE(run_until([&] { return peer->closed.has_value(); }));
+  EXPECT_EQ(peer->closed->code(), StatusCode::kUnavailable) << peer->closed->to_string();  // closed by the server
+  EXPECT_TRUE(peer->received.empty());
+  EXPECT_EQ(server_->stats().connections_closed_for_bad_input, 1u);
+  EXPECT_EQ(server_->connection_count(), 1u);
+  expect_echo_works("after");
+  EXPECT_EQ(server_->stats().connections_accepted, 2u);  // the good client kept its connection
+}
+
+INSTANTIATE_TEST_SUITE_P(Frames, RemotingBadInputTest, ::testing::ValuesIn(bad_inputs()),
+                         [](const ::testing::TestParamInfo<BadInput>& info) { return info.param.name; });
+
+TEST_F(RemotingTransportTest, HalfFrameThenCloseDropsOnlyThatConnection) {
+  expect_echo_works("before");
+  const std::shared_ptr<RawPeer> peer = connect_raw();
+  ASSERT_TRUE(run_until([&] { return server_->connection_count() == 2; }));
+  const Bytes frame = encode_frame(echo_request("torn"));
+  peer->connection->send(Bytes(frame.begin(), frame.begin() + static_cast<ptrdiff_t>(frame.size() / 2)));
+  peer->connection->close();
+  ASSERT_TRUE(run_until([&] { return server_->connection_count() == 1; }));
+  EXPECT_EQ(server_->stats().requests, 1u);  // the torn request never reached a processor
+  EXPECT_EQ(server_->stats().connections_closed_for_bad_input, 0u);  // the peer left; nothing was refused
+  expect_echo_works("after");
+}
+
+TEST_F(RemotingTransportTest, FramesSplitAnywhereStillDecode) {
+  const std::shared_ptr<RawPeer> peer = connect_raw();
+  RemotingCommand request = echo_request("dribbled");
+  request.opaque = 9;
+  for (uint8_t byte : encode_frame(request)) peer->connection->send(Bytes{byte});
+  ASSERT_TRUE(run_until([&] { return !peer->received.empty(); }));
+  scheduler_.run_for(millis(1));
+  const Result<RemotingCommand> response = decode_frame(peer->received);
+  ASSERT_TRUE(response.ok()) << response.status().to_string();
+  EXPECT_EQ(response->opaque, 9);
+  EXPECT_EQ(*response->find_ext("tag"), "dribbled");
+}
+
+// --- the real network ---------------------------------------------------------------
+
+TEST(RemotingTransportPosix, RequestsAndResponsesOverLoopbackTcp) {
+  env::PosixEnv env(42);
+  RemotingServer server(env, "posix-server");
+  server.register_processor(kEcho, [](const RemotingCommand& request, ResponseChannel channel) {
+    RemotingCommand response = request.make_response(ResponseCode::SUCCESS);
+    response.ext_fields = request.ext_fields;
+    response.body = request.body;
+    channel.reply(std::move(response));
+  });
+  ASSERT_TRUE(server.start("127.0.0.1:0").ok());
+  ASSERT_EQ(server.address().rfind("127.0.0.1:", 0), 0u);
+  ASSERT_NE(server.address(), "127.0.0.1:0");
+
+  RemotingClient client(env);
+  constexpr int kRequests = 20;
+  std::vector<std::optional<Result<RemotingCommand>>> results(kRequests);
+  for (int i = 0; i < kRequests; ++i) {
+    RemotingCommand request = RemotingCommand::make_request(kEcho, {{"i", std::to_string(i)}});
+    // One large body, so a frame arrives in many reads.
+    request.body.assign(i == 7 ? 3 * 1024 * 1024 : 16, static_cast<uint8_t>('a' + i));
+    client.invoke(server.address(), std::move(request), seconds(10),
+                  [&results, i](Result<RemotingCommand> result) { results[i] = std::move(result); });
+  }
+  const auto all_done = [&] {
+    for (const auto& result : results) {
+      if (!result.has_value()) return false;
+    }
+    return true;
+  };
+  ASSERT_TRUE(env.run_until(all_done, std::chrono::milliseconds(10'000)));
+  for (int i = 0; i < kRequests; ++i) {
+    ASSERT_TRUE(results[i]->ok()) << results[i]->status().to_string();
+    EXPECT_EQ(*results[i]->value().find_ext("i"), std::to_string(i));
+    EXPECT_EQ(results[i]->value().body.size(), i == 7 ? 3u * 1024 * 1024 : 16u);
+    EXPECT_EQ(results[i]->value().body.front(), static_cast<uint8_t>('a' + i));
+  }
+  EXPECT_EQ(server.stats().connections_accepted, 1u);
+  client.shutdown();
+  server.shutdown();
+}
+
+}  // namespace
+}  // namespace mqlab::remoting
