@@ -32,7 +32,8 @@ class BrokerApp final : public SimApp {
     const Scenario& scenario = world.scenario();
     broker::BrokerConfig config;
     config.brokerName = machine.spec().broker_group;
-    config.brokerId = machine.spec().broker_id;
+    // The group's current ids: a promote_slave swaps them (sim_world_failover.cc).
+    config.brokerId = world.broker_id_of(machine);
     config.brokerIP1 = machine.host();
     config.listenPort = kBrokerListenPort;
     config.namesrvAddr = join_addresses(world.namesrv_addresses());
@@ -47,11 +48,12 @@ class BrokerApp final : public SimApp {
     store::MessageStoreConfig store_config = scenario.broker.store;
     store_config.storePathRootDir = "/store";
     if (config.brokerId > 0) store_config.brokerRole = store::BrokerRole::SLAVE;
+    broker_id_ = config.brokerId;
     controller_ = std::make_unique<broker::BrokerController>(env, config, store_config);
   }
 
   std::optional<bool> caught_up(const std::string& topic, const std::vector<std::string>& groups) const override {
-    if (machine_.spec().broker_id != 0 || !ready_) return std::nullopt;
+    if (broker_id_ != 0 || !ready_) return std::nullopt;
     store::MessageStore& store = controller_->message_store();
     for (const auto& [queue_topic, queue_id] : store.queues()) {
       if (queue_topic != topic) continue;
@@ -83,7 +85,7 @@ class BrokerApp final : public SimApp {
   // operator's `mqadmin updateTopic` would make it); it survives restarts in
   // topics.json.
   void ensure_topic() {
-    if (machine_.spec().broker_id != 0) return;
+    if (broker_id_ != 0) return;
     const WorkloadSpec& workload = world_.scenario().workload;
     if (controller_->topic_config_manager().find(workload.topic) != nullptr) return;
     meta::TopicConfig topic;
@@ -103,6 +105,7 @@ class BrokerApp final : public SimApp {
   SimEnv& env_;
   std::string name_;
   std::unique_ptr<broker::BrokerController> controller_;
+  int64_t broker_id_ = 0;
   bool ready_ = false;
 };
 

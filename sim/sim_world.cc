@@ -66,8 +66,14 @@ double metric_value(const std::string& metric, const RunResult& r) {
 
 }  // namespace
 
-SimWorld::SimWorld(const Scenario& scenario, uint64_t seed, std::ostream* trace_out)
-    : scenario_(scenario), seed_(seed), random_(seed), workload_random_(random_.split()), trace_(trace_out) {
+SimWorld::SimWorld(const Scenario& scenario, uint64_t seed, std::ostream* trace_out,
+                   std::optional<faults::FaultSchedule> schedule)
+    : scenario_(scenario),
+      seed_(seed),
+      random_(seed),
+      workload_random_(random_.split()),
+      trace_(trace_out),
+      schedule_override_(std::move(schedule)) {
   network_ = std::make_unique<SimNet>(scheduler_, random_.split(), net_options(scenario_.network));
   build();
 }
@@ -114,6 +120,16 @@ void SimWorld::build() {
     schedule_.events.insert(schedule_.events.end(), drawn.schedule.events.begin(), drawn.schedule.events.end());
     schedule_.sort();
   }
+  // An override replaces the schedule only after the nemesis stream was
+  // split off, so every later stream (clients, power-loss tears) is the same.
+  if (schedule_override_) {
+    const std::vector<MachineSpec> machines = scenario_machines(scenario_);
+    for (const faults::FaultEvent& event : schedule_override_->events) {
+      MQ_ASSERT_MSG(validate_fault_target(event, machines, scenario_.duration).ok(), event.describe());
+    }
+    schedule_ = *schedule_override_;
+    schedule_.sort();
+  }
 }
 
 SimMachine* SimWorld::machine_of(const std::string& name) {
@@ -139,7 +155,7 @@ std::unique_ptr<SimApp> SimWorld::make_app(const std::string& process, SimMachin
 void SimWorld::start_process(const std::string& process) {
   SimMachine* machine = machine_of(process);
   MQ_ASSERT(machine != nullptr);
-  if (apps_.count(process) || !machine->powered() || machine->destroyed()) return;
+  if (apps_.count(process) || !machine->powered() || machine->destroyed() || fenced_.count(machine->name())) return;
   if (machine->spec().role == MachineRole::kBroker && !machine->disks_survive()) return;
   started_at_[process] = scheduler_.now();
   note(machine->name(), process, "process_start");
@@ -224,7 +240,7 @@ bool SimWorld::converged() const {
     if (group.mode == ConsumeMode::kClustering) groups.push_back(group.name);
   }
   for (const auto& machine : machines_) {
-    if (machine->spec().role != MachineRole::kBroker || machine->spec().broker_id != 0) continue;
+    if (machine->spec().role != MachineRole::kBroker || broker_id_of(*machine) != 0) continue;
     if (machine->destroyed() || !machine->disks_survive()) continue;
     const std::string& name = machine->spec().processes.front();
     auto app = apps_.find(name);

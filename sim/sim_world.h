@@ -20,6 +20,8 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -79,13 +81,23 @@ inline constexpr char kAuditGroup[] = "mqsim_audit";
 class SimWorld {
  public:
   // trace: optional; the digest is computed either way.
-  SimWorld(const Scenario& scenario, uint64_t seed, std::ostream* trace_out = nullptr);
+  // schedule: when given, the run injects exactly these faults instead of the
+  // scenario's (its fixed list plus the seed's nemesis draw); mqsim shrink
+  // reruns a failing seed with fewer faults. Every random stream is split as
+  // it would be without it, so the faults are the only difference.
+  // Requires: each event is valid for the scenario (as a subset of the seed's
+  // own schedule is).
+  SimWorld(const Scenario& scenario, uint64_t seed, std::ostream* trace_out = nullptr,
+           std::optional<faults::FaultSchedule> schedule = std::nullopt);
   ~SimWorld();
   SimWorld(const SimWorld&) = delete;
   SimWorld& operator=(const SimWorld&) = delete;
 
   // Runs both phases and checks. Call once.
   RunResult run();
+  // The faults the run injects, known from construction: the scenario's
+  // fixed list plus the seed's nemesis draw, or the schedule given above.
+  const faults::FaultSchedule& schedule() const { return schedule_; }
 
   // --- for the apps and the fault injector
   Scheduler& scheduler() { return scheduler_; }
@@ -99,6 +111,9 @@ class SimWorld {
   std::vector<std::string> namesrv_addresses() const;
   const std::map<std::string, std::string>& broker_group_of() const { return broker_group_of_; }
   void record_ready(const std::string& process, Nanos started_at, bool ok, bool abnormal, std::string stop_reason);
+  // A broker machine's brokerId now: its spec's, until a promote_slave
+  // swapped its group's master and slave (sim_world_failover.cc).
+  int broker_id_of(const SimMachine& machine) const;
 
  private:
   void build();
@@ -111,6 +126,7 @@ class SimWorld {
   void schedule_faults();
   void apply_fault(const faults::FaultEvent& event, bool start, int index);
   void heal_everything();
+  void promote_slave(const std::string& broker_group);
   bool all_acknowledged_received() const;
   bool converged() const;
   std::vector<std::string> checked_groups() const;
@@ -132,9 +148,12 @@ class SimWorld {
   std::map<std::string, Nanos> started_at_;
   std::vector<RecoveryRecord> recoveries_;
   faults::FaultSchedule schedule_;
+  std::optional<faults::FaultSchedule> schedule_override_;  // replaces schedule_ when set
   std::map<int, bool> active_faults_;  // fault index -> active
   bool producing_ = false;
   bool ran_ = false;
+  std::map<std::string, int> broker_id_override_;  // machine -> brokerId after a promotion
+  std::set<std::string> fenced_;                   // demoted masters, kept down until the healing
 };
 
 }  // namespace mqlab::sim

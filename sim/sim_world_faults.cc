@@ -126,7 +126,7 @@ void SimWorld::apply_fault(const faults::FaultEvent& event, bool start, int inde
       if (start) machine->clock().set_skew_ms(machine->clock().skew_ms() + event.skew_ms);
       return;
     case FaultKind::kPromoteSlave:
-      note(event.target, "", "promote_slave is not supported until replication exists (issue 5); ignored");
+      if (start) promote_slave(event.target);  // an operator's act: nothing undoes it
       return;
   }
 }
@@ -135,6 +135,7 @@ void SimWorld::apply_fault(const faults::FaultEvent& event, bool start, int inde
 // order), heal the network, resume paused processes, power machines on, and
 // restart every process whose machine and disks survive.
 void SimWorld::heal_everything() {
+  fenced_.clear();  // demoted masters come back, as slaves of the promoted ones
   for (const auto& [index, active] : active_faults_) {
     if (!active) continue;
     const faults::FaultEvent& event = schedule_.events[static_cast<size_t>(index)];

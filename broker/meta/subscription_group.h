@@ -82,6 +82,9 @@ class SubscriptionGroupManager {
   std::string encode() const { return dump_json(to_json()); }
   void persist(PersistCallback done = nullptr);
   const std::string& path() const { return file_.path(); }
+  // A slave's sync from its master's GET_ALL_SUBSCRIPTIONGROUP_CONFIG body:
+  // every group in json replaces ours (others stay). On error nothing changes.
+  Status replace_from_json(std::string_view json) { return decode(std::string(json)); }
 
  private:
   Status decode(const std::string& content);

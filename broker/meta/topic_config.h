@@ -126,6 +126,10 @@ class TopicConfigManager {
   std::string encode() const { return dump_json(to_json()); }
   void persist(PersistCallback done = nullptr);
   const std::string& path() const { return file_.path(); }
+  // A slave's sync from its master's GET_ALL_TOPIC_CONFIG body: every topic
+  // in json replaces ours (others stay), the data version becomes the
+  // master's. On error (Corruption naming the topic) nothing changes.
+  Status replace_from_json(std::string_view json) { return decode(std::string(json)); }
 
  private:
   Status decode(const std::string& content);

@@ -4,6 +4,9 @@
 #include <utility>
 
 #include "broker/common/log.h"
+#include "broker/ha/ha_client.h"
+#include "broker/ha/ha_service.h"
+#include "broker/ha/slave_synchronize.h"
 #include "broker/processor/admin_broker_processor.h"
 #include "broker/processor/client_manage_processor.h"
 #include "broker/processor/consumer_send_msg_back_processor.h"
@@ -77,7 +80,10 @@ BrokerController::BrokerController(env::Env& env, BrokerConfig config, store::Me
   MQ_ASSERT(store_ != nullptr);
 }
 
-BrokerController::~BrokerController() { cancel_timers(); }
+BrokerController::~BrokerController() {
+  cancel_timers();
+  store_->set_replication_hook(nullptr);  // the HAService goes first
+}
 
 void BrokerController::register_processors() {
   // Each handler refuses work while the broker is not running: the store
@@ -170,6 +176,12 @@ void BrokerController::after_store_started(Status status, std::function<void(Sta
     store_->shutdown([done = std::move(done), listening](Status) { done(listening.with_context("listening")); });
     return;
   }
+  if (Status ha = start_ha(); !ha.ok()) {
+    MQ_LOG(kError, kLog, "broker cannot start replication: " << ha.to_string());
+    server_.shutdown();
+    store_->shutdown([done = std::move(done), ha](Status) { done(ha); });
+    return;
+  }
   hold_service_->start(config_.longPollingEnable ? kLongPollingCheckInterval : millis(config_.shortPollingTimeMills));
   running_ = true;
   start_periodic_tasks();
@@ -191,7 +203,7 @@ void BrokerController::start_periodic_tasks() {
 }
 
 void BrokerController::cancel_timers() {
-  for (env::TimerId* timer : {&register_timer_, &offsets_timer_, &channels_timer_}) {
+  for (env::TimerId* timer : {&register_timer_, &offsets_timer_, &channels_timer_, &master_lookup_timer_}) {
     if (*timer != env::kNoTimer) env_.executor().cancel(*timer);
     *timer = env::kNoTimer;
   }
@@ -241,7 +253,12 @@ void BrokerController::register_broker_all_soon() {
 
 void BrokerController::register_broker_all(std::function<void(std::vector<RegistrationOutcome>)> done) {
   ++stats_.registrations_requested;
-  outer_api_.register_broker_all(topic_config_wrapper(topics_, config_.brokerPermission), std::move(done));
+  outer_api_.register_broker_all(
+      topic_config_wrapper(topics_, config_.brokerPermission),
+      lifetime_.guard([this, done = std::move(done)](std::vector<RegistrationOutcome> outcomes) {
+        on_registered(outcomes);
+        if (done) done(std::move(outcomes));
+      }));
 }
 
 void BrokerController::shutdown(std::function<void(Status)> done) {
@@ -249,6 +266,7 @@ void BrokerController::shutdown(std::function<void(Status)> done) {
   running_ = false;
   cancel_timers();
   hold_service_->shutdown();
+  shutdown_ha();
   server_.shutdown();
   MQ_LOG(kInfo, kLog, "broker " << config_.brokerName << " shutting down");
   outer_api_.unregister_broker_all(

@@ -52,6 +52,12 @@
 #include "broker/remoting/remoting_server.h"
 #include "broker/store/message_store.h"
 
+namespace mqlab::ha {
+class HAService;
+class HAClient;
+class SlaveSynchronize;
+}  // namespace mqlab::ha
+
 namespace mqlab::broker {
 
 class SendMessageProcessor;
@@ -109,6 +115,12 @@ class BrokerController {
   remoting::RemotingServer& remoting_server() { return server_; }
   BrokerOuterAPI& broker_outer_api() { return outer_api_; }
   BrokerStats& stats() { return stats_; }
+  // Replication (broker_controller_ha.cc): a master runs an HAService, a
+  // SLAVE an HAClient and a SlaveSynchronize; null when not started or not
+  // that role.
+  ha::HAService* ha_service() { return ha_service_.get(); }
+  ha::HAClient* ha_client() { return ha_client_.get(); }
+  ha::SlaveSynchronize* slave_synchronize() { return slave_synchronize_.get(); }
 
  private:
   void register_processors();
@@ -122,6 +134,10 @@ class BrokerController {
   void register_periodically();
   void finish_shutdown(Status first_error, std::function<void(Status)> done);
   void persist_metadata(std::function<void(Status)> done);
+  Status start_ha();
+  void shutdown_ha();
+  // A SLAVE learns its master's addresses from the registration answers.
+  void on_registered(const std::vector<RegistrationOutcome>& outcomes);
 
   env::Env& env_;
   BrokerConfig config_;
@@ -142,6 +158,10 @@ class BrokerController {
   std::unique_ptr<ConsumerSendMsgBackProcessor> send_back_processor_;
   std::unique_ptr<AdminBrokerProcessor> admin_processor_;
   std::unique_ptr<QueryMessageProcessor> query_processor_;
+  std::unique_ptr<ha::HAService> ha_service_;
+  std::unique_ptr<ha::HAClient> ha_client_;
+  std::unique_ptr<ha::SlaveSynchronize> slave_synchronize_;
+  env::TimerId master_lookup_timer_ = env::kNoTimer;
 
   bool started_ = false;
   bool running_ = false;

@@ -120,6 +120,10 @@ void BrokerOuterAPI::on_response(Pending& pending, size_t index, Result<remoting
     MQ_LOG(kWarn, kLog, pending.what << " to " << outcome.namesrv_addr << " failed: " << status.to_string());
   }
   if (pending.registering) ++(status.ok() ? stats_.registrations_ok : stats_.registrations_failed);
+  if (pending.registering && status.ok()) {
+    outcome.master_addr = response->optional_ext_string("masterAddr").value_or("");
+    outcome.ha_server_addr = response->optional_ext_string("haServerAddr").value_or("");
+  }
   outcome.status = std::move(status);
   if (--pending.remaining == 0 && pending.done) pending.done(std::move(pending.outcomes));
 }

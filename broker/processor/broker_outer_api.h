@@ -45,6 +45,10 @@ remoting::TopicConfigSerializeWrapper topic_config_wrapper(const meta::TopicConf
 struct RegistrationOutcome {
   std::string namesrv_addr;
   Status status;  // ok when the NameServer answered SUCCESS
+  // REGISTER_BROKER's answer to a slave: its master's addresses, when the
+  // NameServer knows a master of the group (empty otherwise).
+  std::string master_addr;
+  std::string ha_server_addr;
 };
 
 struct BrokerOuterAPIStats {

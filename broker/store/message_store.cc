@@ -120,7 +120,14 @@ void MessageStore::put_message(MessageToStore message, std::function<void(PutMes
   }
   stats_.bytes_appended += static_cast<uint64_t>(appended->wrote_bytes);
   reput_soon();
-  if (config_.flushDiskType == FlushDiskType::SYNC_FLUSH && wait_store_ok && !config_.testOnlyAckBeforeSync) {
+  if (replication_hook_ != nullptr) replication_hook_->notify_appended(commit_log_.max_offset());
+  const bool wait_flush =
+      config_.flushDiskType == FlushDiskType::SYNC_FLUSH && wait_store_ok && !config_.testOnlyAckBeforeSync;
+  if (config_.brokerRole == BrokerRole::SYNC_MASTER && wait_store_ok) {
+    complete_put_waiting(*appended, wait_flush, /*wait_slave=*/true, std::move(done));
+    return;
+  }
+  if (wait_flush) {
     complete_put(*appended, std::move(done));
     return;
   }

@@ -18,6 +18,12 @@
 //                after a failed fsync.
 //   Disk full / failed device: an error status, nothing acknowledged that was
 //   not stored; puts succeed again when space returns.
+//   SYNC_MASTER  additionally waits for a slave's ack (ReplicationHook):
+//                SLAVE_NOT_AVAILABLE at once when no slave can confirm,
+//                FLUSH_SLAVE_TIMEOUT after slaveTimeout; combined with the
+//                flush as RocketMQ 4.9.x does (a non-OK flush status
+//                overrides PUT_OK, a non-OK replication status overrides that).
+//   SLAVE        refuses puts; its CommitLog grows only by append_replica.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +44,7 @@
 #include "broker/store/index_service.h"
 #include "broker/store/message_codec.h"
 #include "broker/store/message_store_config.h"
+#include "broker/store/replication_hook.h"
 #include "broker/store/store_checkpoint.h"
 #include "broker/store/store_types.h"
 
@@ -103,6 +110,33 @@ class MessageStore {
   // Retention: one run of the clean services now (tests and TRIGGER_DELETE_FILES).
   void run_clean_now();
 
+  // --- replication (store_replication.cc) ----------------------------------
+  // Master: the hook SYNC_MASTER puts wait on and every append notifies;
+  // nullptr uninstalls. Not owned.
+  void set_replication_hook(ReplicationHook* hook) { replication_hook_ = hook; }
+  // Master: CommitLog bytes from `from`, at most max_bytes, cut at the end of
+  // from's segment and at the max offset, as a region of the segment file
+  // (the HA transfer sends it like a pull: sendfile). Empty (length 0) when
+  // from is the max offset; NotFound when no segment holds from.
+  Result<FileRegion> commit_log_region(PhyOffset from, int32_t max_bytes) const;
+  // Slave: appends bytes the master sent for offset `at`. Requires: role
+  // SLAVE. `at` must be the max offset (or, for an empty store, the start of
+  // a segment: a fresh slave starts at the master's newest segment). The
+  // bytes must stay inside at's segment (the master cuts chunks there), and
+  // every record header they complete must be well formed (size fits the
+  // segment, magic is a message or BLANK, a message's PHYSICALOFFSET is its
+  // position): otherwise nothing of this call stays and the error says why
+  // (InvalidArgument for a misplaced chunk, Corruption for bad records).
+  // New complete records are then dispatched as on a master.
+  Status append_replica(PhyOffset at, std::span<const uint8_t> bytes);
+  // Slave: drops bytes past the last complete record (a chunk cut mid-record
+  // before the connection broke), so a resumed stream restarts at a record
+  // boundary the master can be checked against. Those bytes never completed
+  // a message, so no put was acknowledged on their account.
+  Status truncate_replica_tail();
+  // Slave: the end of the last complete record (== max offset on a master).
+  PhyOffset replica_complete_end() const { return replica_partial_tail_ ? replica_complete_end_ : max_phy_offset(); }
+
  private:
   friend class CleanCommitLogService;
   Status load_and_recover();
@@ -122,6 +156,14 @@ class MessageStore {
   Status dispatch(const DispatchRequest& request);
 
   void complete_put(const AppendMessageResult& appended, std::function<void(PutMessageResult)> done);
+  // SYNC_FLUSH and/or SYNC_MASTER: the reply waits for the flush and the
+  // slave's ack, run side by side (store_replication.cc).
+  void complete_put_waiting(const AppendMessageResult& appended, bool wait_flush, bool wait_slave,
+                            std::function<void(PutMessageResult)> done);
+  // Where dispatch stops: the max offset, or on a slave mid-stream the end
+  // of the last complete record.
+  PhyOffset dispatch_limit() const { return replica_complete_end(); }
+  Status advance_replica_complete_end();
   void on_flush_error(const Status& status);
   void schedule_async_flush();
   void run_async_flush();
@@ -157,6 +199,10 @@ class MessageStore {
   RecoveryReport recovery_;
   StoreStats stats_;
   std::function<void(const DispatchRequest&)> message_arriving_;
+  ReplicationHook* replication_hook_ = nullptr;
+  // Slave: whether the log ends inside a record, and where the last complete one ends.
+  bool replica_partial_tail_ = false;
+  PhyOffset replica_complete_end_;
   LifetimeToken lifetime_;
 };
 

@@ -55,6 +55,11 @@ Status MessageStoreConfig::validate() const {
   if (maxHashSlotNum <= 0) return bad("maxHashSlotNum", maxHashSlotNum, "must be > 0");
   if (maxIndexNum <= 0) return bad("maxIndexNum", maxIndexNum, "must be > 0");
   if (reputIntervalMs <= 0) return bad("reputIntervalMs", reputIntervalMs, "must be > 0 ms");
+  if (haSendHeartbeatInterval <= 0) return bad("haSendHeartbeatInterval", haSendHeartbeatInterval, "must be > 0 ms");
+  if (haHousekeepingInterval <= 0) return bad("haHousekeepingInterval", haHousekeepingInterval, "must be > 0 ms");
+  if (haTransferBatchSize <= 0) return bad("haTransferBatchSize", haTransferBatchSize, "must be > 0 bytes");
+  if (haSlaveFallbehindMax < 0) return bad("haSlaveFallbehindMax", haSlaveFallbehindMax, "must be >= 0 bytes");
+  if (slaveTimeout <= 0) return bad("slaveTimeout", slaveTimeout, "must be > 0 ms");
   if (storePathRootDir.empty()) return Status::InvalidArgument("storePathRootDir: must not be empty");
   return Status::Ok();
 }

@@ -49,6 +49,16 @@ struct MessageStoreConfig {
   double diskSpaceWarningLevelRatio = 0.90;     // above: store not writable
   double diskSpaceCleanForciblyRatio = 0.85;    // above: delete regardless of age
 
+  // Replication (rocketmq-reference.md 4.2, 4.3; broker/ha/). A SLAVE
+  // follows haMasterAddress when it is set (>= 6 characters, as RocketMQ's
+  // check), else the master's haServerAddr the NameServer hands out.
+  int64_t haSendHeartbeatInterval = 5'000;            // ms
+  int64_t haHousekeepingInterval = 20'000;            // ms
+  int32_t haTransferBatchSize = 32 * 1024;            // bytes per transfer chunk
+  int64_t haSlaveFallbehindMax = 256LL * 1024 * 1024; // bytes; beyond: SLAVE_NOT_AVAILABLE
+  int64_t slaveTimeout = 3'000;                       // ms (FLUSH_SLAVE_TIMEOUT)
+  std::string haMasterAddress;
+
   // How often the dispatcher (ReputMessageService) checks for new CommitLog
   // bytes when it found none; RocketMQ's loop sleeps 1 ms.
   int64_t reputIntervalMs = 1;

@@ -42,7 +42,12 @@ void MessageStore::start_services() {
   const Nanos now = env_.clock().now_ns();
   last_thorough_commit_log_flush_ = now;
   last_thorough_cq_flush_ = now;
-  if (config_.flushDiskType == FlushDiskType::ASYNC_FLUSH) schedule_async_flush();
+  // A SLAVE takes no puts, so no group commit covers its replicated bytes:
+  // it flushes periodically whatever its flushDiskType (RocketMQ's
+  // GroupCommitService also flushes on its 10 ms tick when idle).
+  if (config_.flushDiskType == FlushDiskType::ASYNC_FLUSH || config_.brokerRole == BrokerRole::SLAVE) {
+    schedule_async_flush();
+  }
   schedule_consume_queue_flush();
   clean_service_->schedule();
 }
@@ -67,14 +72,14 @@ void MessageStore::reput_soon() {
     reput_scheduled_ = false;
     const PhyOffset before = reput_from_;
     const Status status = reput();
-    if (reput_from_ >= commit_log_.max_offset()) return;
+    if (reput_from_ >= dispatch_limit()) return;
     if (!status.ok() || reput_from_ == before) return retry_reput_later();  // stuck: never spin on it
     reput_soon();  // a full batch: yield, then go on
   }));
 }
 
 void MessageStore::retry_reput_later() {
-  MQ_ASSERT(reput_from_ < commit_log_.max_offset());  // something is left to dispatch
+  MQ_ASSERT(reput_from_ < dispatch_limit());  // something is left to dispatch
   if (!running_ || reput_retry_timer_ != env::kNoTimer) return;
   reput_retry_timer_ = env_.executor().run_after(kDispatchRetryDelay, lifetime_.guard([this] {
     reput_retry_timer_ = env::kNoTimer;
@@ -83,7 +88,7 @@ void MessageStore::retry_reput_later() {
 }
 
 Status MessageStore::reput() {
-  CommitLogScanner scanner(commit_log_, reput_from_, commit_log_.max_offset(), /*check_crc=*/false);
+  CommitLogScanner scanner(commit_log_, reput_from_, dispatch_limit(), /*check_crc=*/false);
   for (int i = 0; i < kDispatchBatch; ++i) {
     std::optional<ScannedRecord> scanned = scanner.next();
     if (!scanned) break;
