@@ -1,19 +1,22 @@
 #include "sim/mqsim_commands.h"
 
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
-#include "broker/common/log.h"
 #include "sim/run_report.h"
 #include "sim/scenario.h"
-#include "sim/sim_world.h"
+#include "sim/seed_run.h"
+#include "sim/shrink.h"
+#include "sim/sweep.h"
+#include "sim/sweep_merge.h"
+#include "sim/sweep_report.h"
 
 namespace mqlab::sim {
 namespace {
@@ -25,37 +28,76 @@ constexpr int kExitUsage = 2;
 
 const char* const kUsage =
     "usage: mqsim run FILE [--seed N] [--json OUT] [--trace OUT] [--quiet]\n"
-    "       mqsim replay FILE --seed N --trace OUT\n"
-    "       mqsim sweep FILE --seeds A-B [--jobs J] [--shard i/n] [--json OUT]\n"
+    "       mqsim replay FILE --seed N --trace OUT [--json OUT]\n"
+    "       mqsim sweep FILE [--seeds A-B] [--jobs J] [--shard i/n] [--json OUT]\n"
     "       mqsim merge OUT IN...\n"
-    "       mqsim shrink FILE --seed N\n";
+    "       mqsim shrink FILE [--seed N] [--jobs J]\n"
+    "  run     one seed (default: the scenario's first); the summary, a JSON report, the trace\n"
+    "  replay  the same, insisting on a seed and a trace: a run reproduces event for event\n"
+    "  sweep   many seeds (default: the scenario's seeds), J at a time in child processes;\n"
+    "          --shard i/n runs every n-th seed from the i-th, for a job array; --json writes the aggregate\n"
+    "  merge   combines sweep reports (the shards of one sweep) into OUT\n"
+    "  shrink  reduces a failing seed's fault schedule to a minimal one that still fails, as YAML\n"
+    "exit status: 0 every run passed; 1 a run failed (a shrunk seed fails; a merge misses seeds);\n"
+    "             2 bad arguments, a bad scenario file, reports that do not merge\n";
 
-// The broker's own log lines go into the trace, stamped with virtual time.
-void route_logs_to(std::ostream* out, const Scheduler** scheduler_slot) {
-  set_log_level(out ? LogLevel::kInfo : LogLevel::kError);
-  set_log_sink([out, scheduler_slot](LogLevel level, std::string_view component, std::string_view message) {
-    if (!out) return;
-    const Nanos now = *scheduler_slot ? (*scheduler_slot)->now() : 0;
-    *out << format_virtual_time(now) << " log " << log_level_name(level) << " [" << component << "] " << message
-         << "\n";
-  });
+// The command's options parsed into vm, and its positional arguments.
+// nullopt (after printing why) on a bad command line.
+std::optional<std::vector<std::string>> parse_args(const std::vector<std::string>& args,
+                                                   const po::options_description& options, po::variables_map& vm) {
+  try {
+    po::parsed_options parsed = po::command_line_parser(args).options(options).allow_unregistered().run();
+    po::store(parsed, vm);
+    po::notify(vm);
+    std::vector<std::string> positional = po::collect_unrecognized(parsed.options, po::include_positional);
+    for (const std::string& arg : positional) {
+      if (arg.starts_with("--")) throw po::unknown_option(arg);
+    }
+    return positional;
+  } catch (const po::error& error) {
+    std::cerr << "mqsim: " << error.what() << "\n" << kUsage;
+    return std::nullopt;
+  }
 }
 
-Result<Scenario> load_or_report(const std::string& path) {
-  Result<Scenario> scenario = load_scenario(path);
-  if (!scenario.ok()) std::cerr << "mqsim: " << scenario.status().message() << "\n";
-  return scenario;
+// One scenario FILE, loaded; nullopt (after printing why) otherwise. A
+// matrix file is a family of scenarios: a seed of it means nothing.
+std::optional<Scenario> load_one_scenario(const std::vector<std::string>& positional, bool allow_matrix) {
+  if (positional.size() != 1) {
+    std::cerr << "mqsim: expected one scenario FILE\n" << kUsage;
+    return std::nullopt;
+  }
+  Result<Scenario> scenario = load_scenario(positional[0]);
+  if (!scenario.ok()) {
+    std::cerr << "mqsim: " << scenario.status().message() << "\n";
+    return std::nullopt;
+  }
+  if (scenario->matrix && !allow_matrix) {
+    std::cerr << "mqsim: " << positional[0] << " is a matrix (a family of scenarios); sweep or shrink one scenario file\n";
+    return std::nullopt;
+  }
+  return std::move(scenario).value();
 }
 
-RunResult run_once(const Scenario& scenario, uint64_t seed, std::ostream* trace) {
-  const Scheduler* scheduler = nullptr;
-  route_logs_to(trace, &scheduler);
-  SimWorld world(scenario, seed, trace);
-  scheduler = &world.scheduler();
-  RunResult result = world.run();
-  scheduler = nullptr;
-  set_log_sink(nullptr);
-  return result;
+bool write_json(const std::string& path, const nlohmann::json& document) {
+  std::ofstream out(path);
+  out << document.dump(2) << "\n";
+  out.close();
+  if (!out) std::cerr << "mqsim: cannot write " << path << "\n";
+  return static_cast<bool>(out);
+}
+
+void print_run(const RunResult& result, const SeedRun& run, const std::string& path, bool quiet) {
+  if (quiet) {
+    std::cout << (result.passed ? "PASSED " : "FAILED ") << result.scenario << " seed " << result.seed << "\n";
+    return;
+  }
+  std::cout << result.parameters << "\n";
+  print_run_summary(std::cout, result, path);
+  const double virtual_s = static_cast<double>(result.virtual_end) / kNanosPerSecond;
+  std::printf("simulated %.1f s in %.2f s of wall time (%.0fx real time, %llu events, %llu message lines)\n", virtual_s,
+              run.wall_seconds, virtual_s / std::max(run.wall_seconds, 1e-9),
+              static_cast<unsigned long long>(result.events_run), static_cast<unsigned long long>(run.history_lines));
 }
 
 int command_run(const std::vector<std::string>& args, bool replay) {
@@ -65,30 +107,18 @@ int command_run(const std::vector<std::string>& args, bool replay) {
   std::string trace_path;
   options.add_options()("seed", po::value(&seed), "seed (default: the scenario's first)")(
       "json", po::value(&json_path), "write the JSON report here")("trace", po::value(&trace_path),
-                                                                    "write the event trace here")(
+                                                                    "write the trace here")(
       "quiet", "print only the verdict");
   po::variables_map vm;
-  std::vector<std::string> positional;
-  try {
-    po::parsed_options parsed = po::command_line_parser(args).options(options).allow_unregistered().run();
-    po::store(parsed, vm);
-    po::notify(vm);
-    positional = po::collect_unrecognized(parsed.options, po::include_positional);
-  } catch (const po::error& error) {
-    std::cerr << "mqsim: " << error.what() << "\n" << kUsage;
-    return kExitUsage;
-  }
-  if (positional.size() != 1) {
-    std::cerr << "mqsim: expected one scenario FILE\n" << kUsage;
-    return kExitUsage;
-  }
+  const std::optional<std::vector<std::string>> positional = parse_args(args, options, vm);
+  if (!positional) return kExitUsage;
   if (replay && (!vm.count("seed") || trace_path.empty())) {
     std::cerr << "mqsim replay needs --seed N and --trace OUT\n";
     return kExitUsage;
   }
-  const std::string& path = positional[0];
-  Result<Scenario> scenario = load_or_report(path);
-  if (!scenario.ok()) return kExitUsage;
+  const std::optional<Scenario> scenario = load_one_scenario(*positional, /*allow_matrix=*/true);
+  if (!scenario) return kExitUsage;
+  const std::string& path = (*positional)[0];
   if (!vm.count("seed")) seed = scenario->seeds.first;
   std::ofstream trace_file;
   if (!trace_path.empty()) {
@@ -103,31 +133,132 @@ int command_run(const std::vector<std::string>& args, bool replay) {
     std::cout << "mqsim " << MQLAB_VERSION << ": " << scenario->name << ", seed " << seed << "\n"
               << "parameters (replay key " << scenario->hash << ":" << seed << ":" << MQLAB_VERSION << "):\n";
   }
-  const auto wall_start = std::chrono::steady_clock::now();
-  RunResult result = run_once(*scenario, seed, trace_path.empty() ? nullptr : &trace_file);
-  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  if (!quiet) {
-    std::cout << result.parameters << "\n";
-    print_run_summary(std::cout, result, path);
-    std::printf("simulated %.1f s in %.2f s of wall time (%.0fx real time, %llu events)\n",
-                static_cast<double>(result.virtual_end) / kNanosPerSecond, wall_s,
-                static_cast<double>(result.virtual_end) / kNanosPerSecond / std::max(wall_s, 1e-9),
-                static_cast<unsigned long long>(result.events_run));
-  } else {
-    std::cout << (result.passed ? "PASSED " : "FAILED ") << scenario->name << " seed " << seed << "\n";
+  SeedRunOptions run_options;
+  run_options.trace = trace_path.empty() ? nullptr : &trace_file;
+  const SeedRun run = run_seed(*scenario, seed, run_options);
+  print_run(run.result, run, path, quiet);
+  if (!json_path.empty() && !write_json(json_path, seed_run_to_json(run, *scenario, path))) return kExitUsage;
+  return run.result.passed ? kExitPassed : kExitFailed;
+}
+
+int command_sweep(const std::vector<std::string>& args) {
+  po::options_description options("mqsim sweep");
+  std::string seeds_text, shard_text, json_path;
+  int jobs = 1;
+  options.add_options()("seeds", po::value(&seeds_text), "seeds A-B (default: the scenario's)")(
+      "jobs", po::value(&jobs), "child processes at a time")("shard", po::value(&shard_text), "i/n: this shard")(
+      "json", po::value(&json_path), "write the aggregate report here");
+  po::variables_map vm;
+  const std::optional<std::vector<std::string>> positional = parse_args(args, options, vm);
+  if (!positional) return kExitUsage;
+  const std::optional<Scenario> scenario = load_one_scenario(*positional, /*allow_matrix=*/false);
+  if (!scenario) return kExitUsage;
+  SweepOptions sweep;
+  sweep.seeds = scenario->seeds;
+  sweep.jobs = jobs;
+  sweep.progress = isatty(STDOUT_FILENO) == 1;  // a live line for a person, never in a log file
+  Result<SeedRange> seeds = seeds_text.empty() ? Result<SeedRange>(scenario->seeds) : parse_seed_range(seeds_text);
+  Result<Shard> shard = shard_text.empty() ? Result<Shard>(Shard{}) : parse_shard(shard_text);
+  for (const Status& status : {seeds.status(), shard.status()}) {
+    if (!status.ok()) std::cerr << "mqsim: " << status.message() << "\n";
   }
-  if (!json_path.empty()) {
-    nlohmann::json report = run_to_json(result);
-    report["scenario_file"] = path;
-    report["wall_seconds"] = wall_s;
-    std::ofstream out(json_path);
-    out << report.dump(2) << "\n";
-    if (!out) {
-      std::cerr << "mqsim: cannot write " << json_path << "\n";
+  if (!seeds.ok() || !shard.ok()) return kExitUsage;
+  if (jobs < 1) {
+    std::cerr << "mqsim: --jobs must be at least 1\n";
+    return kExitUsage;
+  }
+  sweep.seeds = *seeds;
+  sweep.shard = *shard;
+  std::cout << "mqsim " << MQLAB_VERSION << " sweep: " << scenario->name << ", seeds " << sweep.seeds.first << "-"
+            << sweep.seeds.last << (shard_text.empty() ? "" : ", shard " + shard_text) << ": "
+            << shard_seeds(sweep.seeds, sweep.shard).size() << " run(s), " << jobs << " at a time\n";
+  Result<nlohmann::json> report = run_sweep(*scenario, (*positional)[0], sweep);
+  if (!report.ok()) {
+    std::cerr << "mqsim: " << report.status().message() << "\n";
+    return kExitUsage;
+  }
+  print_sweep_summary(std::cout, *report);
+  if (!json_path.empty() && !write_json(json_path, *report)) return kExitUsage;
+  return sweep_passed(*report) ? kExitPassed : kExitFailed;
+}
+
+int command_merge(const std::vector<std::string>& args) {
+  if (args.size() < 2 || args[0].starts_with("-")) {
+    std::cerr << "mqsim merge: expected OUT and one or more IN reports\n" << kUsage;
+    return kExitUsage;
+  }
+  std::vector<std::pair<std::string, nlohmann::json>> inputs;
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::ifstream in(args[i]);
+    if (!in) {
+      std::cerr << "mqsim merge: cannot read " << args[i] << "\n";
+      return kExitUsage;
+    }
+    try {
+      inputs.emplace_back(args[i], nlohmann::json::parse(in));
+    } catch (const nlohmann::json::exception& error) {
+      std::cerr << "mqsim merge: " << args[i] << ": not JSON: " << error.what() << "\n";
       return kExitUsage;
     }
   }
-  return result.passed ? kExitPassed : kExitFailed;
+  Result<nlohmann::json> merged = merge_sweep_reports(inputs);
+  if (!merged.ok()) {
+    std::cerr << "mqsim merge: " << merged.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (!write_json(args[0], *merged)) return kExitUsage;
+  print_sweep_summary(std::cout, *merged);
+  return sweep_passed(*merged) ? kExitPassed : kExitFailed;
+}
+
+void print_shrunk(const ShrinkResult& result, const std::string& path, uint64_t seed) {
+  std::cout << "minimal: " << result.minimal.events.size() << " of " << result.original.events.size()
+            << " faults still fail that way (" << result.runs << " runs)\n"
+            << "# paste into the scenario's faults: list (" << path << " seed " << seed << ")\n"
+            << fault_schedule_yaml(result.minimal);
+  if (result.fails_as_fixed_list) {
+    std::cout << (*result.fails_as_fixed_list
+                      ? "# checked: as the file's faults: list, with its nemesis: section removed, seed " +
+                            std::to_string(seed) + " fails too\n"
+                      : "# note: as the file's faults: list without its nemesis: section seed " +
+                            std::to_string(seed) +
+                            " passes (the nemesis draw shifts later random streams); try other seeds\n");
+  }
+  std::cout << "replay the failing run with: " << replay_command(path, seed) << "\n";
+}
+
+int command_shrink(const std::vector<std::string>& args) {
+  po::options_description options("mqsim shrink");
+  uint64_t seed = 0;
+  int jobs = 1;
+  options.add_options()("seed", po::value(&seed), "the failing seed (default: the scenario's first)")(
+      "jobs", po::value(&jobs), "candidate runs at a time");
+  po::variables_map vm;
+  const std::optional<std::vector<std::string>> positional = parse_args(args, options, vm);
+  if (!positional) return kExitUsage;
+  const std::optional<Scenario> scenario = load_one_scenario(*positional, /*allow_matrix=*/false);
+  if (!scenario) return kExitUsage;
+  if (jobs < 1) {
+    std::cerr << "mqsim: --jobs must be at least 1\n";
+    return kExitUsage;
+  }
+  const std::string& path = (*positional)[0];
+  ShrinkOptions shrink;
+  shrink.seed = vm.count("seed") ? seed : scenario->seeds.first;
+  shrink.jobs = jobs;
+  shrink.progress = &std::cout;
+  std::cout << "mqsim " << MQLAB_VERSION << " shrink: " << scenario->name << ", seed " << shrink.seed << "\n";
+  Result<ShrinkResult> result = shrink_schedule(*scenario, path, shrink);
+  if (!result.ok()) {
+    std::cerr << "mqsim: " << result.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (!result->failed) {
+    std::cout << "seed " << shrink.seed << " passes: nothing to shrink\n";
+    return kExitPassed;
+  }
+  print_shrunk(*result, path, shrink.seed);
+  return kExitFailed;
 }
 
 }  // namespace
@@ -141,6 +272,9 @@ int mqsim_main(int argc, char** argv) {
   std::vector<std::string> args(argv + 2, argv + argc);
   if (command == "run") return command_run(args, false);
   if (command == "replay") return command_run(args, true);
+  if (command == "sweep") return command_sweep(args);
+  if (command == "merge") return command_merge(args);
+  if (command == "shrink") return command_shrink(args);
   if (command == "--help" || command == "-h" || command == "help") {
     std::cout << kUsage;
     return kExitPassed;
