@@ -10,16 +10,21 @@ namespace mqlab::sim {
 EventId Scheduler::schedule_at(Nanos t, env::Task task, OwnerId owner) {
   MQ_ASSERT_MSG(t >= now_, "event due at " + std::to_string(t) + " before now " + std::to_string(now_));
   MQ_ASSERT(task != nullptr);
-  const EventId id = next_id_++;
-  Owner& state = owner_state(owner);
+  const uint64_t sequence = next_sequence_++;
+  MQ_ASSERT(sequence < (uint64_t{1} << (64 - kSlotBits)));
+  const Owner& state = owner_state(owner);
   // A dead owner's code must not run again, not even code it queued while
   // dying (a destructor's post, a completion the disk routes to it).
-  if (!state.alive) return id;
-  if (!state.paused) order_.emplace(t, id);
-  events_.emplace(id, Event{t, owner, std::move(task), state.paused});
-  if (owner != kWorldOwner) state.pending.insert(id);
-  MQ_ASSERT(order_.size() <= events_.size());
-  return id;
+  if (!state.alive) return event_id(sequence, kNoSlot);
+  const SlotIndex index = allocate_slot();
+  Slot& slot = slots_[index];
+  slot.task = std::move(task);
+  slot.due = t;
+  slot.sequence = sequence;
+  slot.owner = owner;
+  slot.heap_position = kHeld;
+  if (!state.paused) heap_push(index);
+  return event_id(sequence, index);
 }
 
 EventId Scheduler::schedule_after(Nanos delay, env::Task task, OwnerId owner) {
@@ -28,15 +33,16 @@ EventId Scheduler::schedule_after(Nanos delay, env::Task task, OwnerId owner) {
 }
 
 bool Scheduler::cancel(EventId id) {
-  if (!events_.contains(id)) return false;
-  take(id);
+  if (pending_slot(id) == nullptr) return false;
+  // Destroyed here, after the event is unlinked: its destructor may call back.
+  const env::Task dropped = release(static_cast<SlotIndex>(id & kNoSlot));
   return true;
 }
 
 OwnerId Scheduler::owner_of(EventId id) const {
-  const auto it = events_.find(id);
-  MQ_ASSERT(it != events_.end());
-  return it->second.owner;
+  const Slot* slot = pending_slot(id);
+  MQ_ASSERT(slot != nullptr);
+  return slot->owner;
 }
 
 OwnerId Scheduler::add_owner() {
@@ -48,11 +54,12 @@ void Scheduler::kill_owner(OwnerId owner) {
   MQ_ASSERT_MSG(owner != kWorldOwner, "the world itself cannot be killed");
   Owner& state = owner_state(owner);
   state.alive = false;
-  // Move the tasks out first: destroying one may release objects whose
-  // destructors (wrongly) schedule more work; that work is refused above.
-  std::vector<Event> dropped;
-  while (!state.pending.empty()) dropped.push_back(take(*state.pending.begin()));
-  MQ_ASSERT(state.pending.empty());
+  // Move the tasks out first, in scheduling order: destroying one may
+  // release objects whose destructors (wrongly) schedule more work; that work
+  // is refused above.
+  std::vector<env::Task> dropped;
+  for (const SlotIndex index : slots_of(owner)) dropped.push_back(release(index));
+  MQ_ASSERT(slots_of(owner).empty());
 }
 
 void Scheduler::pause_owner(OwnerId owner) {
@@ -60,11 +67,10 @@ void Scheduler::pause_owner(OwnerId owner) {
   Owner& state = owner_state(owner);
   if (!state.alive || state.paused) return;
   state.paused = true;
-  for (EventId id : state.pending) {
-    Event& event = events_.at(id);
-    MQ_ASSERT(!event.held);
-    order_.erase({event.due, id});
-    event.held = true;
+  for (const SlotIndex index : slots_of(owner)) {
+    MQ_ASSERT(slots_[index].heap_position != kHeld);
+    heap_remove(slots_[index].heap_position);
+    MQ_ASSERT(slots_[index].heap_position == kHeld);
   }
 }
 
@@ -72,12 +78,11 @@ void Scheduler::resume_owner(OwnerId owner) {
   Owner& state = owner_state(owner);
   if (!state.alive || !state.paused) return;
   state.paused = false;
-  for (EventId id : state.pending) {
-    Event& event = events_.at(id);
-    MQ_ASSERT(event.held);
-    event.held = false;
-    event.due = std::max(event.due, now_);  // what fell due while stopped runs now
-    order_.emplace(event.due, id);
+  for (const SlotIndex index : slots_of(owner)) {
+    Slot& slot = slots_[index];
+    MQ_ASSERT(slot.heap_position == kHeld);
+    slot.due = std::max(slot.due, now_);  // what fell due while stopped runs now
+    heap_push(index);
   }
 }
 
@@ -92,20 +97,21 @@ bool Scheduler::owner_alive(OwnerId owner) const {
 }
 
 bool Scheduler::run_one() {
-  if (order_.empty()) return false;
-  const auto [due, id] = *order_.begin();
-  MQ_ASSERT(due >= now_);
-  Event event = take(id);
-  MQ_ASSERT(owners_[event.owner].alive);
-  now_ = due;
+  if (heap_.empty()) return false;
+  const HeapEntry top = heap_.front();
+  MQ_ASSERT(top.due >= now_);
+  MQ_ASSERT(slots_[top.slot].sequence == top.sequence);
+  MQ_ASSERT(owners_[slots_[top.slot].owner].alive);
+  const env::Task task = release(top.slot);
+  now_ = top.due;
   ++events_run_;
-  event.task();
+  task();
   return true;
 }
 
 void Scheduler::run_until(Nanos t) {
   MQ_ASSERT_MSG(t >= now_, "run_until " + std::to_string(t) + " is before now " + std::to_string(now_));
-  while (!order_.empty() && order_.begin()->first <= t) run_one();
+  while (!heap_.empty() && heap_.front().due <= t) run_one();
   MQ_ASSERT(now_ <= t);
   now_ = t;
 }
@@ -117,19 +123,108 @@ size_t Scheduler::run_until_idle(size_t max_events) {
 }
 
 Nanos Scheduler::next_due() const {
-  MQ_ASSERT(!order_.empty());
-  return order_.begin()->first;
+  MQ_ASSERT(!heap_.empty());
+  return heap_.front().due;
 }
 
-Scheduler::Event Scheduler::take(EventId id) {
-  auto it = events_.find(id);
-  MQ_ASSERT(it != events_.end());
-  Event event = std::move(it->second);
-  events_.erase(it);
-  const size_t erased = event.held ? 0 : order_.erase({event.due, id});
-  MQ_ASSERT(erased == (event.held ? 0u : 1u));
-  if (event.owner != kWorldOwner) owners_[event.owner].pending.erase(id);
-  return event;
+// --- slots --------------------------------------------------------------------
+
+const Scheduler::Slot* Scheduler::pending_slot(EventId id) const {
+  const auto index = static_cast<SlotIndex>(id & kNoSlot);
+  if (index >= slots_.size()) return nullptr;  // kNoSlot included: a refused event
+  const Slot& slot = slots_[index];
+  return slot.sequence != 0 && slot.sequence == (id >> kSlotBits) ? &slot : nullptr;
+}
+
+std::vector<Scheduler::SlotIndex> Scheduler::slots_of(OwnerId owner) const {
+  std::vector<SlotIndex> found;
+  for (SlotIndex index = 0; index < slots_.size(); ++index) {
+    if (slots_[index].sequence != 0 && slots_[index].owner == owner) found.push_back(index);
+  }
+  std::sort(found.begin(), found.end(),
+            [this](SlotIndex a, SlotIndex b) { return slots_[a].sequence < slots_[b].sequence; });
+  return found;
+}
+
+Scheduler::SlotIndex Scheduler::allocate_slot() {
+  if (free_slots_ != kNoSlot) {
+    const SlotIndex index = free_slots_;
+    free_slots_ = slots_[index].next_free;
+    MQ_ASSERT(slots_[index].sequence == 0);
+    return index;
+  }
+  MQ_ASSERT_MSG(slots_.size() < kNoSlot, "more than " + std::to_string(kNoSlot) + " events pending at once");
+  slots_.emplace_back();
+  return static_cast<SlotIndex>(slots_.size() - 1);
+}
+
+env::Task Scheduler::release(SlotIndex index) {
+  Slot& slot = slots_[index];
+  MQ_ASSERT(slot.sequence != 0);
+  if (slot.heap_position != kHeld) heap_remove(slot.heap_position);
+  MQ_ASSERT(slot.heap_position == kHeld);
+  env::Task task = std::move(slot.task);
+  slot.task = nullptr;
+  slot.sequence = 0;
+  slot.next_free = free_slots_;
+  free_slots_ = index;
+  return task;
+}
+
+// --- the heap -----------------------------------------------------------------
+
+void Scheduler::heap_push(SlotIndex index) {
+  const Slot& slot = slots_[index];
+  MQ_ASSERT(slot.heap_position == kHeld);
+  heap_.push_back(HeapEntry{slot.due, slot.sequence, index});
+  const auto position = static_cast<uint32_t>(heap_.size() - 1);
+  slots_[index].heap_position = position;
+  sift_up(position);
+}
+
+void Scheduler::heap_remove(uint32_t position) {
+  MQ_ASSERT(position < heap_.size());
+  slots_[heap_[position].slot].heap_position = kHeld;
+  const HeapEntry last = heap_.back();
+  heap_.pop_back();
+  if (position == heap_.size()) return;  // it was the last entry
+  place(position, last);
+  // The moved entry may belong above or below its new position.
+  if (position > 0 && last < heap_[(position - 1) / 2]) {
+    sift_up(position);
+  } else {
+    sift_down(position);
+  }
+}
+
+void Scheduler::sift_up(uint32_t position) {
+  const HeapEntry entry = heap_[position];
+  while (position > 0) {
+    const uint32_t parent = (position - 1) / 2;
+    if (!(entry < heap_[parent])) break;
+    place(position, heap_[parent]);
+    position = parent;
+  }
+  place(position, entry);
+}
+
+void Scheduler::sift_down(uint32_t position) {
+  const HeapEntry entry = heap_[position];
+  const auto size = static_cast<uint32_t>(heap_.size());
+  while (true) {
+    uint32_t child = 2 * position + 1;
+    if (child >= size) break;
+    if (child + 1 < size && heap_[child + 1] < heap_[child]) ++child;
+    if (!(heap_[child] < entry)) break;
+    place(position, heap_[child]);
+    position = child;
+  }
+  place(position, entry);
+}
+
+void Scheduler::place(uint32_t position, const HeapEntry& entry) {
+  heap_[position] = entry;
+  slots_[entry.slot].heap_position = position;
 }
 
 Scheduler::Owner& Scheduler::owner_state(OwnerId owner) {

@@ -3,9 +3,11 @@
 // Virtual time is an int64 count of nanoseconds that starts at 0 and moves
 // only when the scheduler dispatches an event (or run_until() is told to), so
 // idle time costs nothing: the clock jumps to the next event. Events are
-// ordered by (due time, sequence number); the sequence number is the event id,
-// handed out in scheduling order, so events due at the same instant run in the
-// order they were scheduled.
+// ordered by (due time, sequence number); the sequence number is handed out
+// in scheduling order, so events due at the same instant run in the order
+// they were scheduled. An EventId is the sequence number with the event's
+// slot in its low bits: ids still grow in scheduling order, and cancel()
+// finds an event without a search.
 //
 // Every event has an owner. kWorldOwner is the simulator itself (device
 // completions, kernel writeback, fault schedules) and is never killed. Each
@@ -14,9 +16,18 @@
 // would schedule later, so a killed process runs no more code and nothing of
 // it gets a last word. A restart is a new owner, never a revived one.
 //
+// Layout, for speed (a run dispatches millions of events): pending events
+// live in a slab of slots reused through a free list, and the queue is a
+// binary min-heap of (due, sequence, slot) entries; each slot knows its
+// heap position, so cancel() removes its entry at once (no tombstones). A
+// paused owner's events are out of the heap (held). Killing and pausing walk
+// the slab: they are rare, and the slab is as large as the most events ever
+// pending at once.
+//
 // Invariants:
 //   - now() never decreases; no event is ever due before now().
 //   - every queued event belongs to kWorldOwner or to a live owner.
+//   - a slot is in the heap iff it holds an event whose owner is not paused.
 //   - behaviour depends on nothing but the calls made: no wall clock, no
 //     threads, no iteration over unordered containers.
 #pragma once
@@ -24,8 +35,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <map>
-#include <set>
 #include <utility>
 #include <vector>
 
@@ -56,7 +65,7 @@ class Scheduler {
   EventId schedule_after(Nanos delay, env::Task task, OwnerId owner = kWorldOwner);
   // Drops a pending event; returns whether it was pending.
   bool cancel(EventId id);
-  bool is_pending(EventId id) const { return events_.contains(id); }
+  bool is_pending(EventId id) const { return pending_slot(id) != nullptr; }
   // The owner of a pending event. Requires: is_pending(id).
   OwnerId owner_of(EventId id) const;
 
@@ -84,34 +93,61 @@ class Scheduler {
   // ran. A caller that must reach idle checks pending_count() == 0 after.
   size_t run_until_idle(size_t max_events = std::numeric_limits<size_t>::max());
 
-  size_t pending_count() const { return order_.size(); }  // runnable (not held)
+  size_t pending_count() const { return heap_.size(); }  // runnable (not held)
   // Due time of the earliest pending event. Requires: pending_count() > 0.
   Nanos next_due() const;
   uint64_t events_run() const { return events_run_; }
 
  private:
-  struct Event {
-    Nanos due = 0;
-    OwnerId owner = kWorldOwner;
+  using SlotIndex = uint32_t;
+  static constexpr int kSlotBits = 24;  // at most 16 M events pending at once
+  static constexpr SlotIndex kNoSlot = (SlotIndex{1} << kSlotBits) - 1;  // ids of refused events
+  static constexpr uint32_t kHeld = std::numeric_limits<uint32_t>::max();  // heap position of a held event
+
+  struct Slot {
     env::Task task;
-    bool held = false;  // its owner is paused: not in order_
+    Nanos due = 0;
+    uint64_t sequence = 0;  // 0: the slot is free
+    OwnerId owner = kWorldOwner;
+    uint32_t heap_position = kHeld;
+    SlotIndex next_free = kNoSlot;
+  };
+  struct HeapEntry {
+    Nanos due;
+    uint64_t sequence;
+    SlotIndex slot;
+    bool operator<(const HeapEntry& other) const {
+      return due != other.due ? due < other.due : sequence < other.sequence;
+    }
   };
   struct Owner {
     bool alive = true;
     bool paused = false;
-    std::set<EventId> pending;  // ordered, so a purge is deterministic
   };
 
-  // Unlinks a pending event from every index and returns it.
-  Event take(EventId id);
+  static EventId event_id(uint64_t sequence, SlotIndex slot) { return (sequence << kSlotBits) | slot; }
+  // The slot of a pending event, or nullptr.
+  const Slot* pending_slot(EventId id) const;
+  // The slots of owner's pending events, in sequence order.
+  std::vector<SlotIndex> slots_of(OwnerId owner) const;
+
+  SlotIndex allocate_slot();
+  // Frees a pending event's slot (out of the heap) and returns its task.
+  env::Task release(SlotIndex slot);
+  void heap_push(SlotIndex slot);
+  void heap_remove(uint32_t position);
+  void sift_up(uint32_t position);
+  void sift_down(uint32_t position);
+  void place(uint32_t position, const HeapEntry& entry);
   Owner& owner_state(OwnerId owner);
 
   Nanos now_ = 0;
-  EventId next_id_ = 1;
+  uint64_t next_sequence_ = 1;
   uint64_t events_run_ = 0;
-  std::set<std::pair<Nanos, EventId>> order_;  // the queue: (due, id)
-  std::map<EventId, Event> events_;            // every pending event by id
-  std::vector<Owner> owners_{Owner{}};         // indexed by OwnerId; [0] is the world
+  std::vector<HeapEntry> heap_;        // the queue: runnable events by (due, sequence)
+  std::vector<Slot> slots_;            // every pending event, held ones included
+  SlotIndex free_slots_ = kNoSlot;     // head of the free list through Slot::next_free
+  std::vector<Owner> owners_{Owner{}};  // indexed by OwnerId; [0] is the world
 };
 
 }  // namespace mqlab::sim

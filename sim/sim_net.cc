@@ -60,6 +60,11 @@ struct SimNet::Core {
   // Puts a chunk of `bytes` on the from -> to wire now; returns when it
   // reaches `to` (wire queueing + serialization + latency + a possible RTO).
   Nanos send_over(const std::string& from, const std::string& to, uint64_t bytes);
+  // The same, given the link's profile and its entry in wire_free_at.
+  Nanos send_on_wire(const NetworkProfile& link, Nanos& wire, uint64_t bytes);
+  // Whether any partition, isolation or power cut is in force: while none
+  // is, nothing is blocked and the per-chunk checks can stop at once.
+  bool anything_blocked() const { return !down_hosts.empty() || !isolated_hosts.empty() || !blocked_pairs.empty(); }
   uint16_t take_port();
   uint16_t free_port(const std::string& host);
   std::shared_ptr<ListenerState> find_listener(const std::string& machine, uint16_t port, bool dialed_loopback) const;
@@ -77,7 +82,9 @@ struct SimNet::Core {
   std::set<std::string> isolated_hosts;
   std::set<HostPair> blocked_pairs;
   std::map<HostPair, NetworkProfile> link_profiles;  // overrides of the defaults
-  std::map<HostPair, Nanos> wire_free_at;            // when each link's wire has sent its last chunk
+  // When each link's wire has sent its last chunk. Entries are never erased
+  // (nor are link_counters'), so streams may keep pointers to them.
+  std::map<HostPair, Nanos> wire_free_at;
   // By (machine, port); entries go when their listener closes, so every one locks.
   std::map<std::pair<std::string, uint16_t>, std::weak_ptr<ListenerState>> listeners;
   std::map<OwnerId, std::vector<std::weak_ptr<SimNetEndpoint::State>>> endpoints;
@@ -150,6 +157,10 @@ struct Pipe {
   EventId delivery_event = kNoEvent;  // for queue.front(), unless stalled
   EventId timeout_event = kNoEvent;   // tcp_user_timeout, while stalled
   bool stalled = false;               // the path was blocked with data to send
+  // This direction's entries in Core::wire_free_at and Core::link_counters,
+  // looked up once: a chunk then costs no map search keyed by host strings.
+  Nanos* wire_free_at = nullptr;
+  LinkCounters* link = nullptr;
 };
 
 // One end of a stream, as the network sees it.
@@ -174,6 +185,16 @@ struct Stream : std::enable_shared_from_this<Stream> {
 
   const std::string& host(int side) const { return sides[side].endpoint->host; }
   bool path_blocked(int from) const { return core->is_blocked(host(from), host(1 - from)); }
+  LinkCounters& link(int from) {
+    Pipe& pipe = sides[from].out;
+    if (pipe.link == nullptr) pipe.link = &core->link_counters[{host(from), host(1 - from)}];
+    return *pipe.link;
+  }
+  Nanos& wire_free_at(int from) {
+    Pipe& pipe = sides[from].out;
+    if (pipe.wire_free_at == nullptr) pipe.wire_free_at = &core->wire_free_at[{host(from), host(1 - from)}];
+    return *pipe.wire_free_at;
+  }
 
   void push(int from, Arrival arrival);
   void close_side(int side);
@@ -303,7 +324,7 @@ void Stream::push(int from, Arrival arrival) {
   pipe.queued_bytes += size;
   ++core->counters.chunks_sent;
   core->counters.bytes_sent += size;
-  core->link_counters[{host(from), host(1 - from)}].bytes_sent += size;
+  link(from).bytes_sent += size;
   if (!pipe.stalled && path_blocked(from)) stall(from);
   pipe.queue.push_back(Chunk{std::move(arrival), 0});
   if (pipe.stalled) return;  // timed when the path opens
@@ -315,7 +336,8 @@ void Stream::push(int from, Arrival arrival) {
 // so a chunk that arrives early waits for the ones before it.
 void Stream::put_on_wire(int from, Chunk& chunk) {
   Pipe& pipe = sides[from].out;
-  const Nanos arrival = core->send_over(host(from), host(1 - from), chunk.arrival.bytes.size());
+  const Nanos arrival =
+      core->send_on_wire(core->profile(host(from), host(1 - from)), wire_free_at(from), chunk.arrival.bytes.size());
   chunk.deliver_at = std::max(pipe.last_deliver_at, arrival);
   pipe.last_deliver_at = chunk.deliver_at;
   MQ_ASSERT(chunk.deliver_at >= core->now());
@@ -349,9 +371,9 @@ void Stream::deliver_front(int from) {
   pipe.queued_bytes -= size;
   ++core->counters.chunks_delivered;
   core->counters.bytes_delivered += size;
-  LinkCounters& link = core->link_counters[{host(from), host(1 - from)}];
-  link.bytes_delivered += size;
-  ++link.chunks_delivered;
+  LinkCounters& counters = link(from);
+  counters.bytes_delivered += size;
+  ++counters.chunks_delivered;
   if (!pipe.queue.empty()) schedule_front(from);
   hand_over(1 - from, std::move(chunk.arrival));
 }
@@ -736,12 +758,14 @@ void send_syn(const std::shared_ptr<ConnectAttempt>& attempt) {
 // --- Core
 
 bool SimNet::Core::is_blocked(const std::string& from, const std::string& to) const {
+  if (!anything_blocked()) return false;
   if (down_hosts.contains(from) || down_hosts.contains(to)) return true;
   if (from == to) return false;
   return isolated_hosts.contains(from) || isolated_hosts.contains(to) || blocked_pairs.contains({from, to});
 }
 
 const NetworkProfile& SimNet::Core::profile(const std::string& from, const std::string& to) const {
+  if (link_profiles.empty()) return from == to ? options.loopback_profile : options.profile;
   const auto found = link_profiles.find({from, to});
   if (found != link_profiles.end()) return found->second;
   return from == to ? options.loopback_profile : options.profile;
@@ -756,8 +780,10 @@ Nanos SimNet::Core::draw_jitter(const NetworkProfile& link) {
 }
 
 Nanos SimNet::Core::send_over(const std::string& from, const std::string& to, uint64_t bytes) {
-  const NetworkProfile& link = profile(from, to);
-  Nanos& wire = wire_free_at[{from, to}];
+  return send_on_wire(profile(from, to), wire_free_at[{from, to}], bytes);
+}
+
+Nanos SimNet::Core::send_on_wire(const NetworkProfile& link, Nanos& wire, uint64_t bytes) {
   const Nanos start = std::max(now(), wire);
   wire = start + transmission_ns(bytes, link.bandwidth_bytes_per_sec);
   Nanos latency = link.latency_base_ns + draw_jitter(link);

@@ -72,11 +72,22 @@ Result<RemotingCommand> decode_payload(Bytes payload) {
   return command;
 }
 
+// Room for the header, so a frame is allocated once (a guess: escapes or a
+// binary header may need a little more, or less).
+size_t estimated_header_bytes(const RemotingCommand& command) {
+  constexpr size_t kFixedFieldsBytes = 160;  // keys, numbers, language, punctuation
+  constexpr size_t kPerExtFieldBytes = 6;    // quotes, colon, comma
+  size_t bytes = kFixedFieldsBytes + command.language.size() + command.remark.size();
+  for (const auto& [name, value] : command.ext_fields) bytes += name.size() + value.size() + kPerExtFieldBytes;
+  return bytes;
+}
+
 }  // namespace
 
 std::vector<uint8_t> encode_frame(const RemotingCommand& command) {
   MQ_ASSERT(command.serialize_type == SerializeType::JSON || command.serialize_type == SerializeType::ROCKETMQ);
   std::vector<uint8_t> frame(kFramePrefixBytes, 0);  // the two lengths, patched below
+  frame.reserve(kFramePrefixBytes + estimated_header_bytes(command) + command.body.size());
   if (command.serialize_type == SerializeType::ROCKETMQ) {
     append_rocketmq_header(command, frame);
   } else {

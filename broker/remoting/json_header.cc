@@ -1,6 +1,11 @@
 #include "broker/remoting/json_header.h"
 
+#include <array>
+#include <charconv>
 #include <cmath>
+#include <cstring>
+#include <iterator>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -206,9 +211,312 @@ class JsonHeaderReader {
   bool saw_code_ = false;
 };
 
+// --- the fast paths ---------------------------------------------------------
+//
+// Every command mqlab sends passes through both directions of this codec,
+// and nlohmann's DOM (writing) and SAX (reading) cost more than the rest of
+// a message's trip through the simulator. The fast paths below handle the
+// headers that are actually sent (ASCII strings, integer fields, string
+// extFields) and must give exactly what the general paths give: the writer
+// the same bytes, the reader the same command. Anything else (non-ASCII
+// text, \u escapes, nulls, numbers in extFields, fractions, nested unknown
+// values, any error) goes to the general path, which also words the errors.
+
+constexpr std::string_view kHeaderKeyCode = "code";
+constexpr std::string_view kHeaderKeyExtFields = "extFields";
+
+// How a byte of a string value goes out, and how it is read back.
+enum class ByteClass : uint8_t { kPlain, kEscaped, kNonAscii };
+
+constexpr std::array<ByteClass, 256> make_byte_classes() {
+  std::array<ByteClass, 256> classes{};
+  for (size_t c = 0; c < 256; ++c) {
+    if (c >= 0x80) {
+      classes[c] = ByteClass::kNonAscii;
+    } else if (c < 0x20 || c == '"' || c == '\\') {
+      classes[c] = ByteClass::kEscaped;
+    } else {
+      classes[c] = ByteClass::kPlain;  // DEL (0x7F) included: nlohmann writes it as it is
+    }
+  }
+  return classes;
+}
+constexpr std::array<ByteClass, 256> kByteClasses = make_byte_classes();
+
+ByteClass byte_class(char c) { return kByteClasses[static_cast<unsigned char>(c)]; }
+
+// Whether none of 8 bytes needs care: no quote, backslash, control byte or
+// non-ASCII byte (the classic "has a byte less than n / equal to c" word
+// tricks; each is exact as an any-byte test).
+bool word_is_plain(uint64_t word) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHighBits = 0x8080808080808080ull;
+  const uint64_t quote = word ^ (kOnes * '"');
+  const uint64_t backslash = word ^ (kOnes * '\\');
+  const uint64_t masked = ((word - kOnes * 0x20) & ~word) | ((quote - kOnes) & ~quote) |
+                          ((backslash - kOnes) & ~backslash) | word;
+  return (masked & kHighBits) == 0;
+}
+
+// The first byte at or after p whose class is not kPlain, or end.
+const char* skip_plain(const char* p, const char* end) {
+  while (end - p >= 8) {
+    uint64_t word;
+    std::memcpy(&word, p, sizeof(word));
+    if (!word_is_plain(word)) break;
+    p += 8;
+  }
+  while (p != end && byte_class(*p) == ByteClass::kPlain) ++p;
+  return p;
+}
+
+void append_bytes(const char* data, size_t size, std::vector<uint8_t>& out) {
+  const auto* bytes = reinterpret_cast<const uint8_t*>(data);  // a byte-to-byte copy: one memmove
+  out.insert(out.end(), bytes, bytes + size);
+}
+
+void append_text(std::string_view text, std::vector<uint8_t>& out) { append_bytes(text.data(), text.size(), out); }
+
+// JSON's escape for an ASCII byte that needs one, as nlohmann's serializer
+// writes it: the short forms, else \u00xx in lowercase hex.
+void append_escape(unsigned char c, std::vector<uint8_t>& out) {
+  switch (c) {
+    case '"': return append_text("\\\"", out);
+    case '\\': return append_text("\\\\", out);
+    case '\b': return append_text("\\b", out);
+    case '\f': return append_text("\\f", out);
+    case '\n': return append_text("\\n", out);
+    case '\r': return append_text("\\r", out);
+    case '\t': return append_text("\\t", out);
+    default: break;
+  }
+  MQ_ASSERT(c < 0x20);
+  constexpr std::string_view kHex = "0123456789abcdef";
+  const char escaped[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
+  append_bytes(escaped, sizeof(escaped), out);
+}
+
+// A JSON string literal of text, byte for byte what dump_json_text writes.
+void append_json_string(std::string_view text, std::vector<uint8_t>& out) {
+  const size_t start = out.size();
+  out.push_back('"');
+  const char* run = text.data();
+  const char* const end = text.data() + text.size();
+  while (true) {
+    const char* special = skip_plain(run, end);
+    append_bytes(run, static_cast<size_t>(special - run), out);
+    if (special == end) break;
+    if (byte_class(*special) == ByteClass::kNonAscii) {
+      // UTF-8 validation and U+FFFD replacement are the serializer's: the
+      // whole string goes through it instead.
+      out.resize(start);
+      return append_text(dump_json_text(Json(std::string(text))), out);
+    }
+    append_escape(static_cast<unsigned char>(*special), out);
+    run = special + 1;
+  }
+  out.push_back('"');
+}
+
+void append_int(int32_t value, std::vector<uint8_t>& out) {
+  char digits[16];
+  const auto [end, error] = std::to_chars(std::begin(digits), std::end(digits), value);
+  MQ_ASSERT(error == std::errc());
+  append_bytes(digits, static_cast<size_t>(end - digits), out);
+}
+
+// A recursive-descent reader of the common header shape; nullopt whenever
+// the input strays from it (the general path then decides, errors included).
+class CommonHeaderParser {
+ public:
+  explicit CommonHeaderParser(std::span<const uint8_t> header)
+      : at_(reinterpret_cast<const char*>(header.data())), end_(at_ + header.size()) {}
+
+  std::optional<RemotingCommand> parse() && {
+    RemotingCommand command = decoded_defaults();
+    bool saw_code = false;
+    if (!consume('{')) return std::nullopt;
+    if (consume('}')) return std::nullopt;  // no "code": the general path words it
+    do {
+      if (!read_string(key_) || !consume(':')) return std::nullopt;
+      if (!read_header_field(key_, command, saw_code)) return std::nullopt;
+    } while (consume(','));
+    if (!consume('}')) return std::nullopt;
+    skip_whitespace();
+    if (at_ != end_ || !saw_code) return std::nullopt;
+    return command;
+  }
+
+ private:
+  bool read_header_field(std::string_view key, RemotingCommand& command, bool& saw_code) {
+    if (key == kHeaderKeyCode || key == "opaque" || key == "flag" || key == "version") {
+      const std::optional<int32_t> number = read_int32();
+      if (!number) return false;
+      if (key == kHeaderKeyCode) {
+        command.code = *number;
+        saw_code = true;
+      } else {
+        (key == "opaque" ? command.opaque : key == "flag" ? command.flag : command.version) = *number;
+      }
+      return true;
+    }
+    if (key == "language") return read_string(command.language);
+    if (key == "remark") return read_string(command.remark);
+    if (key == kHeaderKeyExtFields) return read_ext_fields(command.ext_fields);
+    return skip_scalar();  // an unknown key, such as serializeTypeCurrentRPC
+  }
+
+  // A repeated extFields replaces the earlier one, as in the general path.
+  bool read_ext_fields(ExtFields& ext_fields) {
+    ext_fields.clear();
+    if (!consume('{')) return false;
+    if (consume('}')) return true;
+    do {
+      std::string name;
+      std::string value;
+      if (!read_string(name) || !consume(':') || !read_string(value)) return false;
+      ext_fields.insert_or_assign(std::move(name), std::move(value));  // the last occurrence wins
+    } while (consume(','));
+    return consume('}');
+  }
+
+  bool skip_scalar() {
+    skip_whitespace();
+    if (at_ == end_) return false;
+    if (*at_ == '"') return read_string(key_);  // the key is no longer needed
+    return read_int32().has_value();
+  }
+
+  // ASCII text with JSON's escapes; an escape of anything beyond ASCII
+  // (\u00e9, surrogates), control bytes and non-ASCII bytes are left to
+  // the general path.
+  bool read_string(std::string& out) {
+    if (!consume('"')) return false;
+    out.clear();
+    const char* run = at_;
+    while (true) {
+      at_ = skip_plain(at_, end_);
+      if (at_ == end_) return false;
+      const char c = *at_;
+      if (byte_class(c) == ByteClass::kNonAscii) return false;
+      out.append(run, at_);
+      if (c == '"') {
+        ++at_;
+        return true;
+      }
+      if (c != '\\') return false;  // a raw control byte: invalid JSON
+      ++at_;
+      const std::optional<char> unescaped = read_escape();
+      if (!unescaped) return false;
+      out.push_back(*unescaped);
+      run = at_;
+    }
+  }
+
+  // The character after a backslash (and its four hex digits for \u).
+  std::optional<char> read_escape() {
+    if (at_ == end_) return std::nullopt;
+    switch (*at_++) {
+      case '"': return '"';
+      case '\\': return '\\';
+      case '/': return '/';
+      case 'b': return '\b';
+      case 'f': return '\f';
+      case 'n': return '\n';
+      case 'r': return '\r';
+      case 't': return '\t';
+      case 'u': break;
+      default: return std::nullopt;
+    }
+    if (end_ - at_ < 4) return std::nullopt;
+    unsigned code = 0;
+    for (int i = 0; i < 4; ++i) {
+      const int digit = hex_digit(*at_++);
+      if (digit < 0) return std::nullopt;
+      code = code * 16 + static_cast<unsigned>(digit);
+    }
+    if (code >= 0x80) return std::nullopt;  // UTF-8 encoding and surrogates are the general path's
+    return static_cast<char>(code);
+  }
+
+  static int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  }
+
+  // -?(0|[1-9][0-9]*) within int32, not followed by a fraction or exponent.
+  std::optional<int32_t> read_int32() {
+    skip_whitespace();
+    const char* start = at_;
+    if (at_ != end_ && *at_ == '-') ++at_;
+    const char* digits = at_;
+    while (at_ != end_ && *at_ >= '0' && *at_ <= '9') ++at_;
+    const size_t count = static_cast<size_t>(at_ - digits);
+    if (count == 0 || count > 10 || (count > 1 && *digits == '0')) return std::nullopt;
+    if (at_ != end_ && (*at_ == '.' || *at_ == 'e' || *at_ == 'E')) return std::nullopt;
+    int64_t value = 0;
+    const auto [end, error] = std::from_chars(start, at_, value);
+    if (error != std::errc() || end != at_) return std::nullopt;
+    if (value < std::numeric_limits<int32_t>::min() || value > std::numeric_limits<int32_t>::max()) {
+      return std::nullopt;
+    }
+    return static_cast<int32_t>(value);
+  }
+
+  bool consume(char c) {
+    skip_whitespace();
+    if (at_ == end_ || *at_ != c) return false;
+    ++at_;
+    return true;
+  }
+
+  void skip_whitespace() {
+    while (at_ != end_ && (*at_ == ' ' || *at_ == '\t' || *at_ == '\n' || *at_ == '\r')) ++at_;
+  }
+
+  const char* at_;
+  const char* const end_;
+  std::string key_;  // the header key being read, reused
+};
+
 }  // namespace
 
 void append_json_header(const RemotingCommand& command, std::vector<uint8_t>& out) {
+  // Keys in sorted order, as the general path's std::map writes them.
+  append_text("{\"code\":", out);
+  append_int(command.code, out);
+  append_text(",\"extFields\":{", out);
+  bool first = true;
+  for (const auto& [name, value] : command.ext_fields) {
+    if (!first) out.push_back(',');
+    first = false;
+    append_json_string(name, out);
+    out.push_back(':');
+    append_json_string(value, out);
+  }
+  append_text("},\"flag\":", out);
+  append_int(command.flag, out);
+  append_text(",\"language\":", out);
+  append_json_string(command.language, out);
+  append_text(",\"opaque\":", out);
+  append_int(command.opaque, out);
+  if (!command.remark.empty()) {
+    append_text(",\"remark\":", out);
+    append_json_string(command.remark, out);
+  }
+  append_text(",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":", out);
+  append_int(command.version, out);
+  out.push_back('}');
+}
+
+Result<RemotingCommand> decode_json_header(std::span<const uint8_t> header) {
+  if (std::optional<RemotingCommand> command = CommonHeaderParser(header).parse()) return std::move(*command);
+  return decode_json_header_general(header);
+}
+
+void append_json_header_general(const RemotingCommand& command, std::vector<uint8_t>& out) {
   Json ext = Json::object();
   for (const auto& [name, value] : command.ext_fields) ext[name] = value;
   Json header = Json::object();
@@ -224,7 +532,7 @@ void append_json_header(const RemotingCommand& command, std::vector<uint8_t>& ou
   out.insert(out.end(), text.begin(), text.end());
 }
 
-Result<RemotingCommand> decode_json_header(std::span<const uint8_t> header) {
+Result<RemotingCommand> decode_json_header_general(std::span<const uint8_t> header) {
   JsonHeaderReader reader;
   bool parsed = false;
   try {

@@ -23,6 +23,13 @@
 // (JavaScript has one number type), other doubles in their shortest form
 // ("1.5"); null values are dropped, as ali-ons drops undefined.
 //
+// Both directions have a fast path for the headers peers really send (ASCII
+// text, integer fields, string extFields values) and a general path through
+// nlohmann's serializer and SAX parser for everything else, errors included.
+// The fast paths must agree with the general ones byte for byte and field
+// for field (remoting_codec_prop_test.cc checks it); the general ones are
+// exported for that test only.
+//
 // Reading is a SAX pass that builds the command directly and skips unknown
 // keys without materialising them, so a hostile header costs no memory beyond
 // its own bytes (a DOM of 16 MiB of "[" takes over a gigabyte) and no stack.
@@ -50,5 +57,9 @@ void append_json_header(const RemotingCommand& command, std::vector<uint8_t>& ou
 // the peer left out hold what Java's RemotingCommand holds: version 0,
 // language JAVA.
 Result<RemotingCommand> decode_json_header(std::span<const uint8_t> header);
+
+// The general paths alone: what the two functions above must equal.
+void append_json_header_general(const RemotingCommand& command, std::vector<uint8_t>& out);
+Result<RemotingCommand> decode_json_header_general(std::span<const uint8_t> header);
 
 }  // namespace mqlab::remoting

@@ -12,7 +12,7 @@
 // answers as an error response rather than dropping the connection.
 //
 // Invariants: a response has flag bit 0 set and the opaque of its request;
-// ext_fields is a std::map, so a command encodes to one byte string; `remark`
+// ext_fields is sorted by name, so a command encodes to one byte string; `remark`
 // empty means "no remark" (Java's null and "" are not told apart on the wire:
 // the ROCKETMQ header writes both as length 0, and the JSON encoder omits it).
 //
@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "broker/common/status.h"
+#include "broker/remoting/ext_fields.h"
 
 namespace mqlab::remoting {
 
@@ -38,8 +39,6 @@ enum class SerializeType : uint8_t {
   ROCKETMQ = 1,  // the binary header of RocketMQSerializable.java
 };
 std::string_view serialize_type_name(SerializeType type);
-
-using ExtFields = std::map<std::string, std::string, std::less<>>;
 
 // LanguageCode names the sender's client library. We say JAVA, not CPP:
 // peers branch on it (a Java broker handles INVOKE_BROKER_TO_RESET_OFFSET from a

@@ -8,6 +8,9 @@
 
 
 #include <algorithm>
+#include <array>
+#include <charconv>
+#include <iterator>
 #include <cstdio>
 #include <limits>
 #include <optional>
@@ -340,8 +343,21 @@ HostAddress HostAddress::ipv4(uint8_t a, uint8_t b, uint8_t c, uint8_t d, int32_
 
 std::string HostAddress::to_string() const {
   if (ipv6) return "[" + format_ipv6(ip) + "]:" + std::to_string(port);
-  return std::to_string(ip[0]) + "." + std::to_string(ip[1]) + "." + std::to_string(ip[2]) + "." +
-         std::to_string(ip[3]) + ":" + std::to_string(port);
+  // Formatted without temporaries: every pulled message names two hosts.
+  std::string text;
+  text.reserve(sizeof("255.255.255.255:65535"));
+  char digits[16];
+  for (size_t i = 0; i < 4; ++i) {
+    if (i > 0) text += '.';
+    const auto [end, error] = std::to_chars(std::begin(digits), std::end(digits), static_cast<unsigned>(ip[i]));
+    MQ_ASSERT(error == std::errc());
+    text.append(digits, end);
+  }
+  text += ':';
+  const auto [end, error] = std::to_chars(std::begin(digits), std::end(digits), port);
+  MQ_ASSERT(error == std::errc());
+  text.append(digits, end);
+  return text;
 }
 
 // ---- properties --------------------------------------------------------------
@@ -518,16 +534,18 @@ Result<DecodedRecord> decode_record(std::span<const uint8_t> bytes, DecodeOption
 
 std::string create_offset_message_id(const HostAddress& store_host, PhyOffset offset) {
   MQ_ASSERT(offset.value() >= 0);
-  std::vector<uint8_t> raw;
-  ByteWriter writer(raw);
-  write_host(writer, store_host);
-  writer.i64(offset.value());
+  // Host, port and offset as the record stores them (write_host, then the
+  // offset big-endian), in hex; no buffer on the heap for the raw bytes.
+  std::array<uint8_t, 16 + 4 + 8> raw{};
+  const size_t ip_bytes = host_ip_bytes(store_host.ipv6);
+  std::copy_n(store_host.ip.begin(), ip_bytes, raw.begin());
+  put_u32_be(raw.data() + ip_bytes, static_cast<uint32_t>(store_host.port));
+  put_u64_be(raw.data() + ip_bytes + 4, static_cast<uint64_t>(offset.value()));
   static constexpr char kHexDigits[] = "0123456789ABCDEF";
-  std::string id;
-  id.reserve(raw.size() * 2);
-  for (const uint8_t b : raw) {
-    id += kHexDigits[b >> 4];
-    id += kHexDigits[b & 0xF];
+  std::string id(2 * (ip_bytes + 12), '\0');
+  for (size_t i = 0; i < ip_bytes + 12; ++i) {
+    id[2 * i] = kHexDigits[raw[i] >> 4];
+    id[2 * i + 1] = kHexDigits[raw[i] & 0xF];
   }
   MQ_ASSERT(id.size() == (store_host.ipv6 ? 56u : 32u));
   return id;

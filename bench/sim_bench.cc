@@ -1,0 +1,178 @@
+// sim_bench: how fast the simulator runs the standard benchmark scenario
+// (scenarios/bench/standard.yaml: two broker groups on SSDs, 200 msgs/s of
+// 256 B, one consumer group, a fault every minute) on one core, and how much
+// idle simulated time costs (the same cluster with no producers and no faults:
+// it should cost next to nothing, since the clock jumps to the next event).
+//
+// --minutes scales the run: the workload runs that long and the scenario's
+// fault schedule repeats every `duration` of the file (10 minutes), so the
+// fault rate stays one a minute.
+//
+// Output: one line per figure, `name value unit [ratio=x.xx vs BASELINE]`;
+// the speedups compare with the 1000x real-time target. Lines starting with
+// '#' describe the runs (verdict, events, trace digest) for determinism checks.
+// Wall time comes from std::chrono::steady_clock: benchmarks sit outside the
+// deterministic core.
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "broker/common/assert.h"
+#include "broker/common/log.h"
+#include "sim/scenario.h"
+#include "sim/sim_world.h"
+
+namespace {
+using namespace mqlab;
+using Clock = std::chrono::steady_clock;
+
+// The goal: simulated time at least 1,000 times faster than real time.
+constexpr double kTargetSpeedup = 1000.0;
+
+struct Options {
+  std::string scenario_path = MQLAB_SOURCE_DIR "/scenarios/bench/standard.yaml";
+  uint64_t seed = 0;  // 0: the scenario's first seed
+  int64_t minutes = 10;
+  bool skip_idle = false;
+  bool skip_standard = false;
+};
+
+struct Measured {
+  sim::RunResult result;
+  double wall_s = 0;
+  double simulated_s() const { return static_cast<double>(result.virtual_end) / kNanosPerSecond; }
+  double speedup() const { return simulated_s() / std::max(wall_s, 1e-9); }
+};
+
+// The file's faults repeated every period until duration; the workload
+// runs for duration.
+sim::Scenario scaled(const sim::Scenario& base, Nanos duration) {
+  sim::Scenario scenario = base;
+  scenario.duration = duration;
+  const Nanos period = base.duration;
+  MQ_ASSERT(period > 0);
+  scenario.faults.schedule.events.clear();
+  for (Nanos start = 0; start < duration; start += period) {
+    for (faults::FaultEvent event : base.faults.schedule.events) {
+      event.at += start;
+      if (event.at < duration) scenario.faults.schedule.events.push_back(event);
+    }
+  }
+  scenario.faults.schedule.sort();
+  return scenario;
+}
+
+// The same cluster with nothing to do: no producers, no faults.
+sim::Scenario idle(const sim::Scenario& standard) {
+  sim::Scenario scenario = standard;
+  scenario.name = standard.name + "-idle";
+  scenario.workload.producers.count = 0;
+  scenario.faults.schedule.events.clear();
+  scenario.faults.nemesis.reset();
+  return scenario;
+}
+
+Measured run(const sim::Scenario& scenario, uint64_t seed) {
+  Measured measured;
+  const auto start = Clock::now();
+  {
+    sim::SimWorld world(scenario, seed);
+    measured.result = world.run();
+  }
+  measured.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  std::printf("# %s seed %llu: %s, simulated %.1f s in %.3f s wall, %llu events, %lld sent, digest %s\n",
+              scenario.name.c_str(), static_cast<unsigned long long>(seed), measured.result.passed ? "PASSED" : "FAILED",
+              measured.simulated_s(), measured.wall_s, static_cast<unsigned long long>(measured.result.events_run),
+              static_cast<long long>(measured.result.report.sent), measured.result.trace_digest.c_str());
+  return measured;
+}
+
+void print(const std::string& name, double value, const std::string& unit, double baseline = 0,
+           const std::string& baseline_name = "") {
+  if (baseline > 0) {
+    std::printf("%s %.2f %s ratio=%.2f vs %s\n", name.c_str(), value, unit.c_str(), value / baseline,
+                baseline_name.c_str());
+  } else {
+    std::printf("%s %.2f %s\n", name.c_str(), value, unit.c_str());
+  }
+  std::fflush(stdout);
+}
+
+// Peak resident set (VmHWM) in MiB; 0 when /proc is unavailable.
+double peak_rss_mib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // "VmHWM:  1234 kB"
+  }
+  return 0;
+}
+
+void report_standard(const Measured& m) {
+  const double messages = static_cast<double>(m.result.report.sent);
+  const double events = static_cast<double>(m.result.events_run);
+  print("sim_standard_speedup", m.speedup(), "x", kTargetSpeedup, "1000x_target");
+  print("sim_standard_msgs_per_wall_s", messages / std::max(m.wall_s, 1e-9), "msgs/s");
+  print("sim_standard_events_per_s", events / std::max(m.wall_s, 1e-9), "events/s");
+  print("sim_standard_wall_us_per_msg", messages > 0 ? m.wall_s * 1e6 / messages : 0, "us");
+  print("sim_standard_events_per_msg", messages > 0 ? events / messages : 0, "events");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  namespace po = boost::program_options;
+  Options options;
+  po::options_description description("sim_bench: simulated time per wall second on the standard scenario");
+  description.add_options()("help,h", "show this help")(
+      "scenario", po::value(&options.scenario_path)->default_value(options.scenario_path), "scenario file")(
+      "seed", po::value(&options.seed)->default_value(0), "seed (0: the scenario's first)")(
+      "minutes", po::value(&options.minutes)->default_value(10), "simulated minutes of workload (10, 60, 600)")(
+      "skip-idle", po::bool_switch(&options.skip_idle), "skip the idle run")(
+      "skip-standard", po::bool_switch(&options.skip_standard), "skip the standard run");
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, description), vm);
+    po::notify(vm);
+  } catch (const po::error& error) {
+    std::cerr << "sim_bench: " << error.what() << "\n" << description;
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << description;
+    return 0;
+  }
+  if (options.minutes <= 0) {
+    std::cerr << "sim_bench: --minutes must be positive\n";
+    return 2;
+  }
+  // As mqsim without --trace: the broker's log lines go nowhere.
+  set_log_level(LogLevel::kError);
+  set_log_sink([](LogLevel, std::string_view, std::string_view) {});
+
+  Result<sim::Scenario> loaded = sim::load_scenario(options.scenario_path);
+  if (!loaded.ok()) {
+    std::cerr << "sim_bench: " << loaded.status().message() << "\n";
+    return 2;
+  }
+  const uint64_t seed = options.seed != 0 ? options.seed : loaded->seeds.first;
+  const sim::Scenario standard = scaled(*loaded, options.minutes * seconds(60));
+  bool passed = true;
+  if (!options.skip_standard) {
+    const Measured m = run(standard, seed);
+    passed = passed && m.result.passed;
+    report_standard(m);
+  }
+  if (!options.skip_idle) {
+    const Measured m = run(idle(standard), seed);
+    passed = passed && m.result.passed;
+    print("sim_idle_speedup", m.speedup(), "x", kTargetSpeedup, "1000x_target");
+    print("sim_idle_events_per_simulated_s", static_cast<double>(m.result.events_run) / std::max(m.simulated_s(), 1e-9),
+          "events/s");
+  }
+  print("sim_peak_rss", peak_rss_mib(), "MiB");
+  return passed ? 0 : 1;
+}

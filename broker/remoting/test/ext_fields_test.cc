@@ -1,0 +1,88 @@
+// ExtFields behaves as the std::map<std::string, std::string, std::less<>> it
+// replaced: examples of its map semantics, and a RapidCheck model test that
+// runs random edits on both and compares contents and iteration order.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "broker/remoting/ext_fields.h"
+
+namespace mqlab::remoting {
+namespace {
+
+using Model = std::map<std::string, std::string, std::less<>>;
+
+std::vector<std::pair<std::string, std::string>> contents(const ExtFields& fields) {
+  return {fields.begin(), fields.end()};
+}
+
+std::vector<std::pair<std::string, std::string>> contents(const Model& model) {
+  return {model.begin(), model.end()};
+}
+
+TEST(ExtFields, KeepsNamesSortedWhateverTheInsertionOrder) {
+  ExtFields fields;
+  EXPECT_TRUE(fields.insert_or_assign("queueId", "3"));
+  EXPECT_TRUE(fields.insert_or_assign("topic", "T"));
+  EXPECT_TRUE(fields.insert_or_assign("consumerGroup", "G"));
+  EXPECT_FALSE(fields.insert_or_assign("queueId", "4"));  // the last assignment wins
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"consumerGroup", "G"}, {"queueId", "4"}, {"topic", "T"}};
+  EXPECT_EQ(contents(fields), expected);
+  EXPECT_EQ(fields.size(), 3u);
+  EXPECT_EQ(fields.at("topic"), "T");
+  EXPECT_THROW((void)fields.at("missing"), std::out_of_range);
+  EXPECT_EQ(fields.find("missing"), fields.end());
+}
+
+TEST(ExtFields, InitializerListKeepsTheFirstOfARepeatedName) {
+  const ExtFields fields{{"b", "2"}, {"a", "1"}, {"b", "3"}};
+  EXPECT_EQ(fields, (ExtFields{{"a", "1"}, {"b", "2"}}));
+}
+
+TEST(ExtFields, SubscriptInsertsEmptyAndEraseCountsWhatWent) {
+  ExtFields fields;
+  fields["e"] = "zero";
+  EXPECT_EQ(fields["e"], "zero");
+  EXPECT_TRUE(fields["new"].empty());
+  EXPECT_TRUE(fields.contains("new"));
+  EXPECT_EQ(fields.erase("new"), 1u);
+  EXPECT_EQ(fields.erase("new"), 0u);
+  EXPECT_EQ(fields.count("e"), 1u);
+  fields.clear();
+  EXPECT_TRUE(fields.empty());
+}
+
+RC_GTEST_PROP(ExtFields, RandomEditsMatchAStdMap, ()) {
+  static const std::vector<std::string> kNames = {"", "a", "b", "ab", "queueId", "topic", "\x01", "\xff", "z", "Z"};
+  ExtFields fields;
+  Model model;
+  const auto steps = *rc::gen::inRange(0, 40);
+  for (int i = 0; i < steps; ++i) {
+    const std::string name = *rc::gen::elementOf(kNames);
+    const std::string value = std::to_string(i);
+    switch (*rc::gen::inRange(0, 4)) {
+      case 0:
+        RC_ASSERT(fields.insert_or_assign(name, value) == model.insert_or_assign(name, value).second);
+        break;
+      case 1:
+        fields[name] = value;
+        model[name] = value;
+        break;
+      case 2:
+        RC_ASSERT(fields.erase(name) == model.erase(name));
+        break;
+      default:
+        RC_ASSERT(fields.contains(name) == model.contains(name));
+        break;
+    }
+    RC_ASSERT(contents(fields) == contents(model));
+  }
+}
+
+}  // namespace
+}  // namespace mqlab::remoting
