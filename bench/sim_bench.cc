@@ -8,20 +8,38 @@
 // fault schedule repeats every `duration` of the file (10 minutes), so the
 // fault rate stays one a minute.
 //
+// Scaling lines: the same scenario at 10 and 60 simulated minutes (and 600
+// with --long), each in a child process so its wall time and peak RSS
+// (the child's ru_maxrss) are its own. Wall time must grow linearly and
+// memory stay bounded, so these runs turn retention on (see with_retention:
+// segments older than the active one are deleted within simulated minutes,
+// which the file's 72-hour default never does). What grows without bound is
+// then the History (a compact record per send and per receipt, which the
+// checker needs) alone. The audit group reads every queue from its start,
+// so it counts messages retention deleted as lost: the scaling runs' loss
+// figures are not the scenario's.
+//
 // Output: one line per figure, `name value unit [ratio=x.xx vs BASELINE]`;
 // the speedups compare with the 1000x real-time target. Lines starting with
 // '#' describe the runs (verdict, events, trace digest) for determinism checks.
 // Wall time comes from std::chrono::steady_clock: benchmarks sit outside the
 // deterministic core.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <boost/program_options.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "broker/common/assert.h"
 #include "broker/common/log.h"
+#include "broker/store/message_store_config.h"
 #include "sim/scenario.h"
 #include "sim/sim_world.h"
 
@@ -38,6 +56,9 @@ struct Options {
   int64_t minutes = 10;
   bool skip_idle = false;
   bool skip_standard = false;
+  bool skip_scaling = false;
+  bool long_run = false;  // adds the 600-minute scaling line
+  bool retention = false;  // the standard run with the scaling runs' retention settings
 };
 
 struct Measured {
@@ -121,6 +142,112 @@ void report_standard(const Measured& m) {
   print("sim_standard_events_per_msg", messages > 0 ? events / messages : 0, "events");
 }
 
+// Retention within simulated minutes (bench settings, not the file's): every
+// hour is a delete hour, segments go as soon as they are not the active one
+// (fileReservedTime 0), and the files are small enough to roll every few
+// minutes at 100 msgs/s per group: 8 MiB CommitLog segments, 3,000-entry
+// ConsumeQueue files and 100,000-entry IndexFiles.
+sim::Scenario with_retention(sim::Scenario scenario) {
+  store::MessageStoreConfig& store = scenario.broker.store;
+  store.fileReservedTime = 0;
+  store.deleteWhen.clear();
+  for (int hour = 0; hour < 24; ++hour) {
+    store.deleteWhen += (hour == 0 ? "" : ";") + std::string(hour < 10 ? "0" : "") + std::to_string(hour);
+  }
+  store.mappedFileSizeCommitLog = 8LL << 20;
+  store.mappedFileSizeConsumeQueue = 3'000LL * 20;
+  store.maxHashSlotNum = 25'000;
+  store.maxIndexNum = 100'000;
+  return scenario;
+}
+
+// What a child reports to the parent through a pipe.
+struct ChildFigures {
+  double simulated_s = 0;
+  uint64_t events = 0;
+  int64_t sent = 0;
+  bool passed = false;
+};
+
+struct Scaled {
+  ChildFigures figures;
+  double wall_s = 0;
+  double peak_rss_mib = 0;
+  bool ok = false;  // the child ran to the end and reported
+};
+
+// Runs the scenario in a child process: wall time from fork to exit, peak
+// RSS from the child's rusage (its own high-water mark, not the parent's).
+Scaled run_in_child(const sim::Scenario& scenario, uint64_t seed) {
+  Scaled scaled;
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) return scaled;
+  std::fflush(stdout);
+  const auto start = Clock::now();
+  const pid_t pid = fork();
+  if (pid < 0) return scaled;
+  if (pid == 0) {
+    close(pipe_fds[0]);
+    ChildFigures figures;
+    {
+      sim::SimWorld world(scenario, seed);
+      const sim::RunResult result = world.run();
+      figures.simulated_s = static_cast<double>(result.virtual_end) / kNanosPerSecond;
+      figures.events = result.events_run;
+      figures.sent = result.report.sent;
+      figures.passed = result.passed;
+    }
+    const bool written = write(pipe_fds[1], &figures, sizeof(figures)) == static_cast<ssize_t>(sizeof(figures));
+    _exit(written ? 0 : 3);
+  }
+  close(pipe_fds[1]);
+  const bool read_all = read(pipe_fds[0], &scaled.figures, sizeof(scaled.figures)) ==
+                        static_cast<ssize_t>(sizeof(scaled.figures));
+  close(pipe_fds[0]);
+  int status = 0;
+  struct rusage usage {};
+  const pid_t waited = wait4(pid, &status, 0, &usage);
+  scaled.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  scaled.peak_rss_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;  // KiB on Linux
+  scaled.ok = read_all && waited == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return scaled;
+}
+
+// The scaling table: wall time and peak RSS at 10, 60 (and 600) simulated
+// minutes; the longer runs' ratios compare with linear wall time and with
+// the 10-minute memory.
+bool report_scaling(const sim::Scenario& base, uint64_t seed, bool long_run) {
+  std::vector<int64_t> minutes = {10, 60};
+  if (long_run) minutes.push_back(600);
+  double wall_10 = 0;
+  double rss_10 = 0;
+  bool ok = true;
+  for (const int64_t m : minutes) {
+    const sim::Scenario scenario = with_retention(scaled(base, m * seconds(60)));
+    const Scaled run = run_in_child(scenario, seed);
+    const std::string name = "sim_scaling_" + std::to_string(m) + "m";
+    std::printf("# %s seed %llu: %s, simulated %.1f s in %.3f s wall, %llu events, %lld sent\n", name.c_str(),
+                static_cast<unsigned long long>(seed),
+                !run.ok ? "CHILD FAILED" : run.figures.passed ? "PASSED" : "FAILED", run.figures.simulated_s,
+                run.wall_s, static_cast<unsigned long long>(run.figures.events),
+                static_cast<long long>(run.figures.sent));
+    ok = ok && run.ok;
+    if (m == 10) {
+      wall_10 = run.wall_s;
+      rss_10 = run.peak_rss_mib;
+      print(name + "_wall_s", run.wall_s, "s");
+      print(name + "_peak_rss", run.peak_rss_mib, "MiB");
+    } else {
+      const double factor = static_cast<double>(m) / 10.0;
+      print(name + "_wall_s", run.wall_s, "s", wall_10 * factor, "linear_from_10m");
+      print(name + "_peak_rss", run.peak_rss_mib, "MiB", rss_10, "10m_peak_rss");
+    }
+    print(name + "_speedup", run.figures.simulated_s / std::max(run.wall_s, 1e-9), "x", kTargetSpeedup,
+          "1000x_target");
+  }
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -132,7 +259,10 @@ int main(int argc, char** argv) {
       "seed", po::value(&options.seed)->default_value(0), "seed (0: the scenario's first)")(
       "minutes", po::value(&options.minutes)->default_value(10), "simulated minutes of workload (10, 60, 600)")(
       "skip-idle", po::bool_switch(&options.skip_idle), "skip the idle run")(
-      "skip-standard", po::bool_switch(&options.skip_standard), "skip the standard run");
+      "skip-standard", po::bool_switch(&options.skip_standard), "skip the standard run")(
+      "skip-scaling", po::bool_switch(&options.skip_scaling), "skip the 10/60-minute scaling runs")(
+      "long", po::bool_switch(&options.long_run), "add the 600-minute scaling run")(
+      "retention", po::bool_switch(&options.retention), "run the standard scenario with retention on, as the scaling runs");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, description), vm);
@@ -159,8 +289,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   const uint64_t seed = options.seed != 0 ? options.seed : loaded->seeds.first;
-  const sim::Scenario standard = scaled(*loaded, options.minutes * seconds(60));
+  const sim::Scenario file_scaled = scaled(*loaded, options.minutes * seconds(60));
+  const sim::Scenario standard = options.retention ? with_retention(file_scaled) : file_scaled;
   bool passed = true;
+  // First, while this process is small: children inherit its pages.
+  if (!options.skip_scaling) passed = report_scaling(*loaded, seed, options.long_run) && passed;
   if (!options.skip_standard) {
     const Measured m = run(standard, seed);
     passed = passed && m.result.passed;

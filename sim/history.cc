@@ -1,5 +1,8 @@
 #include "sim/history.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "broker/common/assert.h"
 
 namespace mqlab::sim {
@@ -17,12 +20,25 @@ const char* send_outcome_name(SendOutcome outcome) {
   return "?";
 }
 
+void MessageIdText::assign(std::string_view text) {
+  if (text.size() > kInlineBytes) {
+    long_ = InternedName(text);
+    size_ = 0;
+    return;
+  }
+  long_ = InternedName();
+  std::fill(std::begin(inline_), std::end(inline_), '\0');
+  std::copy(text.begin(), text.end(), inline_);
+  size_ = static_cast<uint8_t>(text.size());
+  MQ_ASSERT(view() == text);
+}
+
 uint64_t History::begin_send(const std::string& producer, Nanos at, const std::string& key, uint32_t body_crc) {
   SendRecord record;
   record.seq = sends_.size();
-  record.producer = producer;
+  record.producer = std::string_view(producer);
   record.invoked_at = at;
-  record.key = key;
+  record.key = std::string_view(key);
   record.body_crc = body_crc;
   sends_.push_back(std::move(record));
   return sends_.back().seq;
@@ -37,11 +53,62 @@ void History::complete_send(uint64_t seq, Nanos at, SendOutcome outcome, const s
   MQ_ASSERT(at >= record.invoked_at);
   record.completed_at = at;
   record.outcome = outcome;
-  record.broker_name = broker_name;
+  record.broker_name = std::string_view(broker_name);
   record.queue_id = queue_id;
   record.queue_offset = queue_offset;
   record.msg_id = msg_id;
   record.attempts = attempts;
+}
+
+void History::receive(ReceiptRecord receipt) {
+  // A seq beyond the sends is no send of ours (the checker counts it); it
+  // must not size the table.
+  if (receipt.seq < sends_.size()) {
+    std::vector<bool>& received = received_by_group_[receipt.group.str()];
+    if (received.size() <= receipt.seq) received.resize(sends_.size(), false);
+    received[receipt.seq] = true;
+  }
+  receipts_.push_back(std::move(receipt));
+}
+
+bool History::all_acknowledged_received_by(const std::vector<std::string>& groups) const {
+  if (groups != settled_groups_) {
+    settled_groups_ = groups;
+    settled_sends_ = 0;
+    unsettled_pending_.clear();
+  }
+  std::vector<const std::vector<bool>*> received;
+  received.reserve(groups.size());
+  for (const std::string& group : groups) {
+    const auto it = received_by_group_.find(group);
+    received.push_back(it == received_by_group_.end() ? nullptr : &it->second);
+  }
+  // Whether send needs nothing more: final, and received everywhere if acknowledged.
+  const auto satisfied = [&received](const SendRecord& send) {
+    if (send.outcome != SendOutcome::kOk) return true;
+    for (const std::vector<bool>* seqs : received) {
+      if (seqs == nullptr || send.seq >= seqs->size() || !(*seqs)[send.seq]) return false;
+    }
+    return true;
+  };
+  // Sends that were pending when passed: they may have been acknowledged since.
+  bool all = true;
+  std::erase_if(unsettled_pending_, [&](uint64_t seq) {
+    const SendRecord& send = sends_[seq];
+    if (!satisfied(send)) all = false;
+    return send.outcome != SendOutcome::kPending && satisfied(send);
+  });
+  if (!all) return false;
+  for (; settled_sends_ < sends_.size(); ++settled_sends_) {
+    const SendRecord& send = sends_[settled_sends_];
+    if (send.outcome == SendOutcome::kPending) {
+      unsettled_pending_.push_back(send.seq);  // ignored until acknowledged, as any non-OK send
+      continue;
+    }
+    if (!satisfied(send)) return false;  // asked again next time, from here
+  }
+  MQ_ASSERT(settled_sends_ == sends_.size());
+  return true;
 }
 
 }  // namespace mqlab::sim

@@ -5,18 +5,26 @@
 // Messages are identified by a producer-assigned sequence number carried in
 // the message (property "SEQ"), so a receipt can always be matched to the
 // send that produced it, whatever the broker did in between.
+//
+// A long run records millions of sends and receipts, so the records are
+// compact: names (producers, consumers, groups, brokers, keys) are
+// InternedNames of 4 bytes and a message id is held inline (MessageIdText);
+// both read as strings. A SendRecord is 104 bytes, a ReceiptRecord 48
+// (pinned below), against about 250 and 150 with std::strings.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "broker/common/types.h"
+#include "sim/interned_name.h"
 
 namespace mqlab::sim {
 
-enum class SendOutcome {
+enum class SendOutcome : uint8_t {
   kPending,             // no answer by the end of the run
   kOk,                  // SEND_OK: acknowledged
   kFlushDiskTimeout,    // stored, durability not confirmed
@@ -27,32 +35,66 @@ enum class SendOutcome {
 };
 const char* send_outcome_name(SendOutcome outcome);
 
-struct SendRecord {
-  uint64_t seq = 0;
-  std::string producer;
-  Nanos invoked_at = 0;
-  Nanos completed_at = 0;  // 0 while pending
-  SendOutcome outcome = SendOutcome::kPending;
-  std::string broker_name;  // the group that stored it (or was last tried)
-  int32_t queue_id = -1;
-  int64_t queue_offset = -1;
-  std::string msg_id;
-  std::string key;
-  uint32_t body_crc = 0;  // CRC-32 of the body sent
-  int32_t attempts = 0;
+// A message id as the broker returned it (offsetMsgId: 32 hex digits for an
+// IPv4 broker), inline; a longer one (IPv6: 56) is interned instead, which
+// is rare enough not to matter. Reads as a string_view.
+class MessageIdText {
+ public:
+  static constexpr size_t kInlineBytes = 32;
+
+  MessageIdText() = default;
+  MessageIdText(std::string_view text) { assign(text); }  // NOLINT: as a string would
+  MessageIdText& operator=(std::string_view text) {
+    assign(text);
+    return *this;
+  }
+  MessageIdText& operator=(const std::string& text) { return *this = std::string_view(text); }
+
+  std::string_view view() const { return long_.empty() ? std::string_view(inline_, size_) : std::string_view(long_); }
+  operator std::string_view() const { return view(); }  // NOLINT: reads as a string
+  std::string str() const { return std::string(view()); }
+  bool empty() const { return view().empty(); }
+  friend bool operator==(const MessageIdText& a, const MessageIdText& b) { return a.view() == b.view(); }
+  friend bool operator==(const MessageIdText& a, std::string_view b) { return a.view() == b; }
+
+ private:
+  void assign(std::string_view text);
+
+  char inline_[kInlineBytes] = {};
+  uint8_t size_ = 0;
+  InternedName long_;  // set only when text is longer than kInlineBytes
 };
 
+struct SendRecord {
+  uint64_t seq = 0;
+  Nanos invoked_at = 0;
+  Nanos completed_at = 0;  // 0 while pending
+  int64_t queue_offset = -1;
+  InternedName producer;
+  InternedName broker_name;  // the group that stored it (or was last tried)
+  InternedName key;          // keys come from a small set (device ids), so interning stays bounded
+  uint32_t body_crc = 0;     // CRC-32 of the body sent
+  int32_t queue_id = -1;
+  int32_t attempts = 0;
+  MessageIdText msg_id;
+  SendOutcome outcome = SendOutcome::kPending;
+};
+
+// Field order is kept for the aggregate initialisers of tests.
 struct ReceiptRecord {
   uint64_t seq = 0;
-  std::string group;
-  std::string consumer;
+  InternedName group;
+  InternedName consumer;
   Nanos at = 0;
-  std::string broker_name;
+  InternedName broker_name;
   int32_t queue_id = -1;
   int64_t queue_offset = -1;
   bool body_intact = true;  // CRC of the received body equals the sent one
   int32_t reconsume_times = 0;
 };
+
+static_assert(sizeof(SendRecord) <= 104, "a SendRecord per message sent: keep it compact");
+static_assert(sizeof(ReceiptRecord) <= 48, "a ReceiptRecord per message received: keep it compact");
 
 // A fault starting or ending, and process restarts, for attribution and timelines.
 struct WorldEvent {
@@ -69,7 +111,7 @@ class History {
   uint64_t begin_send(const std::string& producer, Nanos at, const std::string& key, uint32_t body_crc);
   void complete_send(uint64_t seq, Nanos at, SendOutcome outcome, const std::string& broker_name, int32_t queue_id,
                      int64_t queue_offset, const std::string& msg_id, int32_t attempts);
-  void receive(ReceiptRecord receipt) { receipts_.push_back(std::move(receipt)); }
+  void receive(ReceiptRecord receipt);
   void record(WorldEvent event) { events_.push_back(std::move(event)); }
 
   const std::vector<SendRecord>& sends() const { return sends_; }
@@ -77,10 +119,25 @@ class History {
   const std::vector<WorldEvent>& events() const { return events_; }
   const SendRecord* send(uint64_t seq) const { return seq < sends_.size() ? &sends_[seq] : nullptr; }
 
+  // Whether every acknowledged send so far was received by each of groups.
+  // The liveness phase asks every simulated second: the answer is kept
+  // incrementally (received seqs per group as receipts arrive, and a prefix
+  // of sends already settled), so asking costs nothing once it holds.
+  bool all_acknowledged_received_by(const std::vector<std::string>& groups) const;
+
  private:
   std::vector<SendRecord> sends_;  // index == seq
   std::vector<ReceiptRecord> receipts_;
   std::vector<WorldEvent> events_;
+  // Per group, whether it received seq (index); grown by receive().
+  std::map<std::string, std::vector<bool>, std::less<>> received_by_group_;
+  // Sends [0, settled_sends_) other than those in unsettled_pending_ are
+  // final and, when acknowledged, received by every one of settled_groups_
+  // (the groups of the last question).
+  // Sends still pending when passed are listed to be looked at again.
+  mutable size_t settled_sends_ = 0;
+  mutable std::vector<uint64_t> unsettled_pending_;
+  mutable std::vector<std::string> settled_groups_;
 };
 
 }  // namespace mqlab::sim

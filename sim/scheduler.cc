@@ -23,7 +23,7 @@ EventId Scheduler::schedule_at(Nanos t, env::Task task, OwnerId owner) {
   slot.sequence = sequence;
   slot.owner = owner;
   slot.heap_position = kHeld;
-  if (!state.paused) heap_push(index);
+  if (!state.paused) enqueue(index);
   return event_id(sequence, index);
 }
 
@@ -68,9 +68,15 @@ void Scheduler::pause_owner(OwnerId owner) {
   if (!state.alive || state.paused) return;
   state.paused = true;
   for (const SlotIndex index : slots_of(owner)) {
-    MQ_ASSERT(slots_[index].heap_position != kHeld);
-    heap_remove(slots_[index].heap_position);
-    MQ_ASSERT(slots_[index].heap_position == kHeld);
+    Slot& slot = slots_[index];
+    MQ_ASSERT(slot.heap_position != kHeld);
+    if (slot.heap_position == kInNowQueue) {
+      slot.heap_position = kHeld;  // its now-queue entry is stale from here
+      --now_live_;
+    } else {
+      heap_remove(slot.heap_position);
+    }
+    MQ_ASSERT(slot.heap_position == kHeld);
   }
 }
 
@@ -82,7 +88,7 @@ void Scheduler::resume_owner(OwnerId owner) {
     Slot& slot = slots_[index];
     MQ_ASSERT(slot.heap_position == kHeld);
     slot.due = std::max(slot.due, now_);  // what fell due while stopped runs now
-    heap_push(index);
+    heap_push(index);  // not the now-queue: its sequence is older than entries there
   }
 }
 
@@ -97,11 +103,30 @@ bool Scheduler::owner_alive(OwnerId owner) const {
 }
 
 bool Scheduler::run_one() {
+  const bool now_ready = now_queue_front_live();
+  if (now_ready) {
+    const NowEntry front = now_queue_[now_head_];
+    // The heap's top runs first only when it too is due now and older.
+    if (heap_.empty() || heap_.front().due > now_ || heap_.front().sequence > front.sequence) {
+      MQ_ASSERT(owners_[slots_[front.slot].owner].alive);
+      ++now_head_;
+      const env::Task task = release(front.slot);
+      ++events_run_;
+      task();
+      return true;
+    }
+  }
   if (heap_.empty()) return false;
   const HeapEntry top = heap_.front();
   MQ_ASSERT(top.due >= now_);
   MQ_ASSERT(slots_[top.slot].sequence == top.sequence);
   MQ_ASSERT(owners_[slots_[top.slot].owner].alive);
+  if (top.due > now_) {
+    // Time moves on: whatever the now-queue still holds is stale.
+    MQ_ASSERT(now_live_ == 0);
+    now_queue_.clear();
+    now_head_ = 0;
+  }
   const env::Task task = release(top.slot);
   now_ = top.due;
   ++events_run_;
@@ -111,7 +136,9 @@ bool Scheduler::run_one() {
 
 void Scheduler::run_until(Nanos t) {
   MQ_ASSERT_MSG(t >= now_, "run_until " + std::to_string(t) + " is before now " + std::to_string(now_));
-  while (!heap_.empty() && heap_.front().due <= t) run_one();
+  while (now_live_ > 0 || (!heap_.empty() && heap_.front().due <= t)) run_one();
+  now_queue_.clear();  // only stale entries are left
+  now_head_ = 0;
   MQ_ASSERT(now_ <= t);
   now_ = t;
 }
@@ -123,7 +150,8 @@ size_t Scheduler::run_until_idle(size_t max_events) {
 }
 
 Nanos Scheduler::next_due() const {
-  MQ_ASSERT(!heap_.empty());
+  MQ_ASSERT(pending_count() > 0);
+  if (now_live_ > 0) return now_;
   return heap_.front().due;
 }
 
@@ -161,7 +189,13 @@ Scheduler::SlotIndex Scheduler::allocate_slot() {
 env::Task Scheduler::release(SlotIndex index) {
   Slot& slot = slots_[index];
   MQ_ASSERT(slot.sequence != 0);
-  if (slot.heap_position != kHeld) heap_remove(slot.heap_position);
+  if (slot.heap_position == kInNowQueue) {
+    MQ_ASSERT(now_live_ > 0);
+    --now_live_;  // its entry, if not yet taken, is stale from here
+    slot.heap_position = kHeld;
+  } else if (slot.heap_position != kHeld) {
+    heap_remove(slot.heap_position);
+  }
   MQ_ASSERT(slot.heap_position == kHeld);
   env::Task task = std::move(slot.task);
   slot.task = nullptr;
@@ -171,7 +205,34 @@ env::Task Scheduler::release(SlotIndex index) {
   return task;
 }
 
-// --- the heap -----------------------------------------------------------------
+// --- the queues ---------------------------------------------------------------
+
+void Scheduler::enqueue(SlotIndex index) {
+  Slot& slot = slots_[index];
+  MQ_ASSERT(slot.heap_position == kHeld);
+  if (slot.due != now_) return heap_push(index);
+  // Its sequence is the newest: it belongs at the now-queue's back.
+  MQ_ASSERT(now_queue_.size() == now_head_ || now_queue_.back().sequence < slot.sequence);
+  now_queue_.push_back(NowEntry{slot.sequence, index});
+  slot.heap_position = kInNowQueue;
+  ++now_live_;
+}
+
+bool Scheduler::now_queue_front_live() {
+  while (now_head_ < now_queue_.size()) {
+    const NowEntry& front = now_queue_[now_head_];
+    const Slot& slot = slots_[front.slot];
+    if (slot.sequence == front.sequence && slot.heap_position == kInNowQueue) {
+      MQ_ASSERT(slot.due == now_);
+      return true;
+    }
+    ++now_head_;  // released, or paused (and maybe resumed into the heap)
+  }
+  now_queue_.clear();
+  now_head_ = 0;
+  MQ_ASSERT(now_live_ == 0);
+  return false;
+}
 
 void Scheduler::heap_push(SlotIndex index) {
   const Slot& slot = slots_[index];

@@ -19,15 +19,21 @@
 // Layout, for speed (a run dispatches millions of events): pending events
 // live in a slab of slots reused through a free list, and the queue is a
 // binary min-heap of (due, sequence, slot) entries; each slot knows its
-// heap position, so cancel() removes its entry at once (no tombstones). A
-// paused owner's events are out of the heap (held). Killing and pausing walk
-// the slab: they are rare, and the slab is as large as the most events ever
-// pending at once.
+// heap position, so cancel() removes its entry at once. Events due at the
+// current instant (post(), completions) are most of a run's events: they
+// skip the heap and go to the now-queue, a FIFO whose entries are all due
+// now() in sequence order; run_one() takes the smaller (due, sequence) of
+// the heap's top and the now-queue's front, so the order is exactly the
+// heap's alone. A now-queue entry whose slot was released or paused is
+// stale (skipped when reached). A paused owner's events are out of both
+// (held). Killing and pausing walk the slab: they are rare, and the slab is
+// as large as the most events ever pending at once.
 //
 // Invariants:
 //   - now() never decreases; no event is ever due before now().
 //   - every queued event belongs to kWorldOwner or to a live owner.
-//   - a slot is in the heap iff it holds an event whose owner is not paused.
+//   - a slot is in the heap or the now-queue iff it holds an event whose
+//     owner is not paused; every live now-queue entry is due now().
 //   - behaviour depends on nothing but the calls made: no wall clock, no
 //     threads, no iteration over unordered containers.
 #pragma once
@@ -93,7 +99,7 @@ class Scheduler {
   // ran. A caller that must reach idle checks pending_count() == 0 after.
   size_t run_until_idle(size_t max_events = std::numeric_limits<size_t>::max());
 
-  size_t pending_count() const { return heap_.size(); }  // runnable (not held)
+  size_t pending_count() const { return heap_.size() + now_live_; }  // runnable (not held)
   // Due time of the earliest pending event. Requires: pending_count() > 0.
   Nanos next_due() const;
   uint64_t events_run() const { return events_run_; }
@@ -103,6 +109,7 @@ class Scheduler {
   static constexpr int kSlotBits = 24;  // at most 16 M events pending at once
   static constexpr SlotIndex kNoSlot = (SlotIndex{1} << kSlotBits) - 1;  // ids of refused events
   static constexpr uint32_t kHeld = std::numeric_limits<uint32_t>::max();  // heap position of a held event
+  static constexpr uint32_t kInNowQueue = kHeld - 1;                       // heap position of a now-queue event
 
   struct Slot {
     env::Task task;
@@ -120,6 +127,10 @@ class Scheduler {
       return due != other.due ? due < other.due : sequence < other.sequence;
     }
   };
+  struct NowEntry {
+    uint64_t sequence;
+    SlotIndex slot;
+  };
   struct Owner {
     bool alive = true;
     bool paused = false;
@@ -135,6 +146,10 @@ class Scheduler {
   // Frees a pending event's slot (out of the heap) and returns its task.
   env::Task release(SlotIndex slot);
   void heap_push(SlotIndex slot);
+  // Queues a runnable event: the now-queue when it is due now, else the heap.
+  void enqueue(SlotIndex slot);
+  // Drops stale entries from the now-queue's front; whether a live one is there.
+  bool now_queue_front_live();
   void heap_remove(uint32_t position);
   void sift_up(uint32_t position);
   void sift_down(uint32_t position);
@@ -145,6 +160,9 @@ class Scheduler {
   uint64_t next_sequence_ = 1;
   uint64_t events_run_ = 0;
   std::vector<HeapEntry> heap_;        // the queue: runnable events by (due, sequence)
+  std::vector<NowEntry> now_queue_;    // runnable events due now(), by sequence, from now_head_
+  size_t now_head_ = 0;
+  size_t now_live_ = 0;                // entries of now_queue_ still pending
   std::vector<Slot> slots_;            // every pending event, held ones included
   SlotIndex free_slots_ = kNoSlot;     // head of the free list through Slot::next_free
   std::vector<Owner> owners_{Owner{}};  // indexed by OwnerId; [0] is the world

@@ -11,6 +11,10 @@
 #include <string_view>
 #include <utility>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <nlohmann/json.hpp>
 
 #include "broker/remoting/wire_text.h"
@@ -260,6 +264,22 @@ bool word_is_plain(uint64_t word) {
 
 // The first byte at or after p whose class is not kPlain, or end.
 const char* skip_plain(const char* p, const char* end) {
+#if defined(__SSE2__)
+  // 16 bytes at a time while 16 remain (the header's end, not the string's:
+  // strings are short, headers are not). As signed bytes, both control bytes
+  // and non-ASCII bytes are below 0x20, so one compare finds them.
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  const __m128i space = _mm_set1_epi8(0x20);
+  while (end - p >= 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)),
+                                         _mm_cmplt_epi8(bytes, space));
+    const auto mask = static_cast<unsigned>(_mm_movemask_epi8(special));
+    if (mask != 0) return p + __builtin_ctz(mask);
+    p += 16;
+  }
+#endif
   while (end - p >= 8) {
     uint64_t word;
     std::memcpy(&word, p, sizeof(word));
@@ -338,8 +358,9 @@ class CommonHeaderParser {
     if (!consume('{')) return std::nullopt;
     if (consume('}')) return std::nullopt;  // no "code": the general path words it
     do {
-      if (!read_string(key_) || !consume(':')) return std::nullopt;
-      if (!read_header_field(key_, command, saw_code)) return std::nullopt;
+      std::string_view key;
+      if (!read_text(key, key_scratch_) || !consume(':')) return std::nullopt;
+      if (!read_header_field(key, command, saw_code)) return std::nullopt;
     } while (consume(','));
     if (!consume('}')) return std::nullopt;
     skip_whitespace();
@@ -360,8 +381,8 @@ class CommonHeaderParser {
       }
       return true;
     }
-    if (key == "language") return read_string(command.language);
-    if (key == "remark") return read_string(command.remark);
+    if (key == "language") return read_text_into(command.language);
+    if (key == "remark") return read_text_into(command.remark);
     if (key == kHeaderKeyExtFields) return read_ext_fields(command.ext_fields);
     return skip_scalar();  // an unknown key, such as serializeTypeCurrentRPC
   }
@@ -372,10 +393,10 @@ class CommonHeaderParser {
     if (!consume('{')) return false;
     if (consume('}')) return true;
     do {
-      std::string name;
-      std::string value;
-      if (!read_string(name) || !consume(':') || !read_string(value)) return false;
-      ext_fields.insert_or_assign(std::move(name), std::move(value));  // the last occurrence wins
+      std::string_view name;
+      std::string_view value;
+      if (!read_text(name, name_scratch_) || !consume(':') || !read_text(value, value_scratch_)) return false;
+      ext_fields.insert_or_assign(name, value);  // the last occurrence wins; built in place from the views
     } while (consume(','));
     return consume('}');
   }
@@ -383,8 +404,33 @@ class CommonHeaderParser {
   bool skip_scalar() {
     skip_whitespace();
     if (at_ == end_) return false;
-    if (*at_ == '"') return read_string(key_);  // the key is no longer needed
+    std::string_view ignored;
+    if (*at_ == '"') return read_text(ignored, value_scratch_);
     return read_int32().has_value();
+  }
+
+  // A string as a view: of the input when it has no escape (the common
+  // case, no copy), else of scratch holding its decoded text.
+  bool read_text(std::string_view& out, std::string& scratch) {
+    skip_whitespace();
+    if (at_ == end_ || *at_ != '"') return false;
+    const char* const start = at_ + 1;
+    const char* const special = skip_plain(start, end_);
+    if (special != end_ && *special == '"') {
+      out = std::string_view(start, static_cast<size_t>(special - start));
+      at_ = special + 1;
+      return true;
+    }
+    if (!read_string(scratch)) return false;  // from the opening quote again
+    out = scratch;
+    return true;
+  }
+
+  bool read_text_into(std::string& out) {
+    std::string_view text;
+    if (!read_text(text, value_scratch_)) return false;
+    out.assign(text);
+    return true;
   }
 
   // ASCII text with JSON's escapes; an escape of anything beyond ASCII
@@ -478,12 +524,139 @@ class CommonHeaderParser {
 
   const char* at_;
   const char* const end_;
-  std::string key_;  // the header key being read, reused
+  // Decoded text of strings with escapes, reused.
+  std::string key_scratch_;
+  std::string name_scratch_;
+  std::string value_scratch_;
 };
+
+// How many bytes text takes as a JSON string literal's content at most, or
+// nullopt when it holds a non-ASCII byte (the serializer's business).
+std::optional<size_t> ascii_literal_bound(std::string_view text) {
+  const char* const end = text.data() + text.size();
+  const char* special = skip_plain(text.data(), end);
+  if (special == end) return text.size();  // the common case: nothing to escape
+  for (; special != end; ++special) {
+    if (byte_class(*special) == ByteClass::kNonAscii) return std::nullopt;
+  }
+  return text.size() * 6;  // "\u00xx" at worst
+}
+
+// Writes text's literal content at p (escaped as append_json_string does);
+// returns the end. Requires: ascii_literal_bound(text) has a value.
+char* put_ascii_literal(std::string_view text, char* p) {
+  const char* run = text.data();
+  const char* const end = text.data() + text.size();
+  while (true) {
+    const char* const special = skip_plain(run, end);
+    std::memcpy(p, run, static_cast<size_t>(special - run));
+    p += special - run;
+    if (special == end) return p;
+    const auto c = static_cast<unsigned char>(*special);
+    MQ_ASSERT(byte_class(*special) == ByteClass::kEscaped);
+    *p++ = '\\';
+    switch (c) {
+      case '"': *p++ = '"'; break;
+      case '\\': *p++ = '\\'; break;
+      case '\b': *p++ = 'b'; break;
+      case '\f': *p++ = 'f'; break;
+      case '\n': *p++ = 'n'; break;
+      case '\r': *p++ = 'r'; break;
+      case '\t': *p++ = 't'; break;
+      default: {
+        constexpr std::string_view kHex = "0123456789abcdef";
+        *p++ = 'u';
+        *p++ = '0';
+        *p++ = '0';
+        *p++ = kHex[c >> 4];
+        *p++ = kHex[c & 0xF];
+      }
+    }
+    run = special + 1;
+  }
+}
+
+// The header when every string in it is ASCII (whatever it escapes), the
+// case of every header mqlab writes: sized once, then written through a
+// pointer. Returns false, writing nothing, otherwise.
+bool append_ascii_json_header(const RemotingCommand& command, std::vector<uint8_t>& out) {
+  constexpr size_t kIntBytes = 11;  // "-2147483648"
+  constexpr std::string_view kOpen = "{\"code\":";
+  constexpr std::string_view kExtOpen = ",\"extFields\":{";
+  constexpr std::string_view kFlag = "},\"flag\":";
+  constexpr std::string_view kLanguage = ",\"language\":\"";
+  constexpr std::string_view kOpaque = "\",\"opaque\":";
+  constexpr std::string_view kRemark = ",\"remark\":\"";
+  constexpr std::string_view kVersion = ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":";
+  size_t bound = kOpen.size() + kExtOpen.size() + kFlag.size() + kLanguage.size() + kOpaque.size() +
+                 kRemark.size() + 1 + kVersion.size() + 4 * kIntBytes + 1;
+  bool all_plain = true;  // nothing to escape anywhere: every string is copied as it is
+  const auto add = [&bound, &all_plain](std::string_view text) {
+    const std::optional<size_t> bytes = ascii_literal_bound(text);
+    if (bytes) bound += *bytes;
+    if (bytes && *bytes != text.size()) all_plain = false;
+    return bytes.has_value();
+  };
+  if (!add(command.language) || !add(command.remark)) return false;
+  for (const auto& [name, value] : command.ext_fields) {
+    if (!add(name) || !add(value)) return false;
+    bound += 6;  // "name":"value",
+  }
+  const size_t start = out.size();
+  out.resize(start + bound);
+  char* const begin = reinterpret_cast<char*>(out.data() + start);
+  char* p = begin;
+  const auto put = [&p](std::string_view text) {
+    std::memcpy(p, text.data(), text.size());
+    p += text.size();
+  };
+  const auto put_int = [&p](int32_t value) {
+    const auto [end, error] = std::to_chars(p, p + kIntBytes, value);
+    MQ_ASSERT(error == std::errc());
+    p = end;
+  };
+  const auto put_literal = [&p, all_plain, &put](std::string_view text) {
+    if (all_plain) return put(text);  // scanned once already, above
+    p = put_ascii_literal(text, p);
+  };
+  // Keys in sorted order, as the general path's std::map writes them.
+  put(kOpen);
+  put_int(command.code);
+  put(kExtOpen);
+  bool first = true;
+  for (const auto& [name, value] : command.ext_fields) {
+    if (!first) *p++ = ',';
+    first = false;
+    *p++ = '"';
+    put_literal(name);
+    put("\":\"");
+    put_literal(value);
+    *p++ = '"';
+  }
+  put(kFlag);
+  put_int(command.flag);
+  put(kLanguage);
+  put_literal(command.language);
+  put(kOpaque);
+  put_int(command.opaque);
+  if (!command.remark.empty()) {
+    put(kRemark);
+    put_literal(command.remark);
+    *p++ = '"';
+  }
+  put(kVersion);
+  put_int(command.version);
+  *p++ = '}';
+  const auto written = static_cast<size_t>(p - begin);
+  MQ_ASSERT(written <= bound);
+  out.resize(start + written);
+  return true;
+}
 
 }  // namespace
 
 void append_json_header(const RemotingCommand& command, std::vector<uint8_t>& out) {
+  if (append_ascii_json_header(command, out)) return;
   // Keys in sorted order, as the general path's std::map writes them.
   append_text("{\"code\":", out);
   append_int(command.code, out);

@@ -1,5 +1,7 @@
 #include "broker/remoting/remoting_command.h"
 
+#include <charconv>
+#include <iterator>
 #include <utility>
 
 #include "broker/remoting/request_code.h"
@@ -126,16 +128,20 @@ Result<std::optional<bool>> RemotingCommand::optional_ext_bool(std::string_view 
   return read_optional<bool>(*this, name, "boolean (true or false)", parse_bool);
 }
 
-void RemotingCommand::set_ext_string(std::string name, std::string value) {
-  ext_fields.insert_or_assign(std::move(name), std::move(value));
+void RemotingCommand::set_ext_string(std::string_view name, std::string value) {
+  ext_fields.insert_or_assign(name, std::move(value));
 }
 
-void RemotingCommand::set_ext_int(std::string name, int64_t value) {
-  ext_fields.insert_or_assign(std::move(name), std::to_string(value));
+void RemotingCommand::set_ext_int(std::string_view name, int64_t value) {
+  // Digits straight into the field: every request sets several of these.
+  char digits[24];
+  const auto [end, error] = std::to_chars(std::begin(digits), std::end(digits), value);
+  MQ_ASSERT(error == std::errc());
+  ext_fields.insert_or_assign(name, std::string_view(digits, static_cast<size_t>(end - digits)));
 }
 
-void RemotingCommand::set_ext_bool(std::string name, bool value) {
-  ext_fields.insert_or_assign(std::move(name), value ? "true" : "false");
+void RemotingCommand::set_ext_bool(std::string_view name, bool value) {
+  ext_fields.insert_or_assign(name, std::string_view(value ? "true" : "false"));
 }
 
 std::string RemotingCommand::describe() const {

@@ -100,9 +100,9 @@ struct RemotingCommand {
   Result<std::optional<bool>> optional_ext_bool(std::string_view name) const;
 
   // --- writes: values go out as strings, as a Java broker sends them.
-  void set_ext_string(std::string name, std::string value);
-  void set_ext_int(std::string name, int64_t value);
-  void set_ext_bool(std::string name, bool value);
+  void set_ext_string(std::string_view name, std::string value);
+  void set_ext_int(std::string_view name, int64_t value);
+  void set_ext_bool(std::string_view name, bool value);
 
   // One line for logs: "request SEND_MESSAGE_V2(310) opaque=2 flag=0 lang=JAVA
   // version=121 ext=11 body=12B" (values are not printed: they may be large).
