@@ -14,8 +14,24 @@ namespace {
 constexpr const char* kLog = "consumer";
 }  // namespace
 
-OffsetStore::OffsetStore(MQClientInstance& instance, std::string group, MessageModel model)
-    : instance_(instance), group_(std::move(group)), model_(model) {}
+OffsetStore::OffsetStore(MQClientInstance& instance, std::string group, MessageModel model,
+                         const std::string& local_offset_store_dir)
+    : instance_(instance), group_(std::move(group)), model_(model) {
+  if (model_ == MessageModel::BROADCASTING && !local_offset_store_dir.empty()) {
+    local_file_ =
+        std::make_unique<LocalFileOffsetStore>(instance_.env(), local_offset_store_dir, instance_.client_id(), group_);
+  }
+}
+
+Status OffsetStore::load() {
+  if (!local_file_ || local_load_source_) return Status::Ok();
+  Result<meta::LoadSource> source = local_file_->load();
+  if (!source.ok()) return source.status().with_context("loading the offsets of broadcasting group " + group_);
+  local_load_source_ = *source;
+  MQ_LOG(kInfo, kLog, "group " << group_ << ": " << local_file_->table().size() << " queue offsets from "
+                                << local_file_->path() << " (" << meta::load_source_name(*source) << ")");
+  return Status::Ok();
+}
 
 void OffsetStore::update_offset(const MessageQueue& queue, int64_t offset, bool increase_only) {
   MQ_ASSERT(offset >= 0);
@@ -33,8 +49,9 @@ std::optional<int64_t> OffsetStore::read_offset_in_memory(const MessageQueue& qu
 
 void OffsetStore::read_offset_from_store(const MessageQueue& queue, std::function<void(Result<int64_t>)> done) {
   if (model_ == MessageModel::BROADCASTING) {
-    const auto it = persisted_local_.find(queue);
-    const int64_t offset = it == persisted_local_.end() ? -1 : it->second;
+    MQ_ASSERT(!local_file_ || local_load_source_.has_value());  // load() came first
+    const auto it = persisted_local().find(queue);
+    const int64_t offset = it == persisted_local().end() ? -1 : it->second;
     instance_.env().executor().post([done = std::move(done), offset] { done(offset); });
     return;
   }
@@ -59,10 +76,7 @@ void OffsetStore::read_offset_from_store(const MessageQueue& queue, std::functio
 void OffsetStore::persist(const MessageQueue& queue) {
   const auto it = offsets_.find(queue);
   if (it == offsets_.end()) return;
-  if (model_ == MessageModel::BROADCASTING) {
-    persisted_local_[queue] = it->second;
-    return;
-  }
+  if (model_ == MessageModel::BROADCASTING) return persist_all({queue});
   const auto broker = instance_.find_broker_address_in_subscribe(queue.brokerName, kMasterId, false);
   if (!broker) {
     MQ_LOG(kWarn, kLog, "cannot persist the offset of " << queue.to_string() << ": no address of its broker");
@@ -75,8 +89,25 @@ void OffsetStore::persist(const MessageQueue& queue) {
       });
 }
 
-void OffsetStore::persist_all(const std::set<MessageQueue>& queues) {
-  for (const MessageQueue& queue : queues) persist(queue);
+void OffsetStore::persist_all(const std::set<MessageQueue>& queues, std::function<void(Status)> done) {
+  if (model_ == MessageModel::CLUSTERING || !local_file_) {
+    for (const MessageQueue& queue : queues) {
+      if (model_ == MessageModel::CLUSTERING) {
+        persist(queue);
+      } else if (auto offset = read_offset_in_memory(queue)) {
+        persisted_local_[queue] = *offset;
+      }
+    }
+    if (done) instance_.env().executor().post([done = std::move(done)] { done(Status::Ok()); });
+    return;
+  }
+  for (const MessageQueue& queue : queues) {
+    if (auto offset = read_offset_in_memory(queue)) local_file_->record(queue, *offset);
+  }
+  local_file_->persist(lifetime_.guard([path = local_file_->path(), done = std::move(done)](Status status) {
+    if (!status.ok()) MQ_LOG(kWarn, kLog, "persisting " << path << " failed: " << status.to_string());
+    if (done) done(status);
+  }));
 }
 
 }  // namespace mqlab::client

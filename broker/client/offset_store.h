@@ -6,11 +6,13 @@
 // read_offset_from_store asks it (QUERY_CONSUMER_OFFSET); persist tells it
 // (UPDATE_CONSUMER_OFFSET, oneway as Java sends it), to the group's master,
 // or a slave when the master is gone (the master's copy wins once it is back).
-// Broadcasting: every consumer keeps its own offsets. mqlab keeps them in
-// memory only (persist copies the in-memory table to a "persisted" table
-// that outlives queue reassignment but not the process); Java writes
-// ~/.rocketmq_offsets/<clientId>/<group>/offsets.json. A file through
-// env.files() is the natural next step.
+// Broadcasting: every consumer keeps its own offsets, in
+// <localOffsetStoreDir>/<clientId>/<group>/offsets.json
+// (local_file_offset_store.h), loaded by load() at the consumer's start and
+// written on every persist. With no localOffsetStoreDir they live in memory
+// only (a "persisted" table that outlives queue reassignment but not the
+// process): Java's default directory is ~/.rocketmq_offsets, and broker code
+// reads no HOME.
 //
 // Invariants: offsets are >= 0; update with increase_only never lowers one
 // (handlers finishing out of order must not move a committed offset back).
@@ -19,10 +21,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 
+#include "broker/client/local_file_offset_store.h"
 #include "broker/client/message_queue.h"
 #include "broker/client/mq_client_instance.h"
 #include "broker/client/push_consumer_config.h"
@@ -32,8 +36,15 @@ namespace mqlab::client {
 
 class OffsetStore {
  public:
-  // Requires: instance outlives the store.
-  OffsetStore(MQClientInstance& instance, std::string group, MessageModel model);
+  // Requires: instance outlives the store. local_offset_store_dir: where a
+  // broadcasting consumer's offsets.json lives; empty keeps them in memory.
+  OffsetStore(MQClientInstance& instance, std::string group, MessageModel model,
+              const std::string& local_offset_store_dir = "");
+
+  // Broadcasting with a directory: reads offsets.json (else its .bak; which
+  // one is in local_load_source()). Corruption when neither parses. Ok at
+  // once otherwise, and on a second call.
+  Status load();
 
   void update_offset(const MessageQueue& queue, int64_t offset, bool increase_only);
   std::optional<int64_t> read_offset_in_memory(const MessageQueue& queue) const;
@@ -43,20 +54,31 @@ class OffsetStore {
   // rebalance (Java's -2).
   void read_offset_from_store(const MessageQueue& queue, std::function<void(Result<int64_t>)> done);
   void persist(const MessageQueue& queue);
-  // Persists the queues given that have an offset in memory.
-  void persist_all(const std::set<MessageQueue>& queues);
+  // Persists the queues given that have an offset in memory; done (optional)
+  // once a broadcasting consumer's file is durable (or its write failed,
+  // logged), at once otherwise (UPDATE_CONSUMER_OFFSET is oneway).
+  void persist_all(const std::set<MessageQueue>& queues, std::function<void(Status)> done = {});
   void remove_offset(const MessageQueue& queue) { offsets_.erase(queue); }
 
   const std::map<MessageQueue, int64_t>& offset_table() const { return offsets_; }
-  // Broadcasting's stand-in for offsets.json.
-  const std::map<MessageQueue, int64_t>& persisted_local() const { return persisted_local_; }
+  // Broadcasting: the offsets persisted (offsets.json's table, or its
+  // in-memory stand-in).
+  const std::map<MessageQueue, int64_t>& persisted_local() const {
+    return local_file_ ? local_file_->table() : persisted_local_;
+  }
+  // Which copy load() read; nullopt before load() or without a file.
+  std::optional<meta::LoadSource> local_load_source() const { return local_load_source_; }
+  // offsets.json's path; empty without a file.
+  std::string local_file_path() const { return local_file_ ? local_file_->path() : std::string(); }
 
  private:
   MQClientInstance& instance_;
   const std::string group_;
   const MessageModel model_;
   std::map<MessageQueue, int64_t> offsets_;
-  std::map<MessageQueue, int64_t> persisted_local_;
+  std::map<MessageQueue, int64_t> persisted_local_;  // broadcasting without a file
+  std::unique_ptr<LocalFileOffsetStore> local_file_;  // broadcasting with a directory
+  std::optional<meta::LoadSource> local_load_source_;
   LifetimeToken lifetime_;
 };
 

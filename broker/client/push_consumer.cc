@@ -23,7 +23,7 @@ constexpr int64_t kDefaultConsumeTimestampLookbackMs = 30 * 60 * 1000;  // Java:
 PushConsumer::PushConsumer(MQClientInstance& instance, PushConsumerConfig config)
     : instance_(instance),
       config_(std::move(config)),
-      offset_store_(instance, config_.consumerGroup, config_.messageModel),
+      offset_store_(instance, config_.consumerGroup, config_.messageModel, config_.localOffsetStoreDir),
       context_{instance, config_, offset_store_, handler_, subscriptions_} {}
 
 PushConsumer::~PushConsumer() {
@@ -56,6 +56,9 @@ void PushConsumer::start(StatusCallback done) {
     status = Status::InvalidArgument("PushConsumerConfig: pullBatchSize and consumeConcurrentlyPerQueue must be > 0");
   }
   if (running_) status = Status::Ok();
+  // Broadcasting offsets come from the local file before any queue is
+  // assigned; a file that neither copy can give back stops the start.
+  if (status.ok() && !running_) status = offset_store_.load();
   if (!status.ok() || running_) {
     instance_.env().executor().post([done = std::move(done), status] { done(status); });
     return;
@@ -103,10 +106,13 @@ void PushConsumer::shutdown(DoneCallback done) {
   running_ = false;
   const std::set<MessageQueue> started = started_queues();
   for (auto& [queue, consumer] : queues_) consumer->drop();
-  offset_store_.persist_all(started);
   queues_.clear();
-  registered_ = false;
-  instance_.unregister_consumer(config_.consumerGroup, std::move(done));
+  // Unregister once the offsets are persisted (a broadcasting consumer's
+  // file is durable), so a process that exits on done loses none.
+  offset_store_.persist_all(started, lifetime_.guard([this, done = std::move(done)](Status) mutable {
+    registered_ = false;
+    instance_.unregister_consumer(config_.consumerGroup, std::move(done));
+  }));
 }
 
 // --- what the instance asks of us ------------------------------------------------------

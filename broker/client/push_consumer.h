@@ -21,7 +21,10 @@
 // (queue_consumer.h) pulls and consumes it.
 //
 // Offsets (offset_store.h) are persisted every persistConsumerOffsetInterval
-// by the instance, when a queue is taken away, and at shutdown.
+// by the instance, when a queue is taken away, and at shutdown (done comes
+// once a broadcasting consumer's offsets.json is durable). A broadcasting
+// consumer with localOffsetStoreDir loads that file at start(); a file that
+// neither it nor its .bak can give back fails the start.
 //
 // Invariants: every queue in queues_ belongs to a subscribed topic and was
 // assigned by the latest rebalance of that topic; one rebalance per topic is

@@ -60,6 +60,14 @@ struct PushConsumerConfig {
   int64_t suspendCurrentQueueTimeMillis = 5'000;
   int64_t sendMessageBackTimeoutMillis = 5'000;  // CONSUMER_SEND_MSG_BACK (Java: 5000)
   bool postSubscriptionWhenPull = true;
+
+  // BROADCASTING: offsets are kept in <localOffsetStoreDir>/<clientId>/<group>/offsets.json
+  // (Java's rocketmq.client.localOffsetStoreDir, default ~/.rocketmq_offsets),
+  // persisted every persistConsumerOffsetInterval and at shutdown, loaded at
+  // start. Explicit here (broker code reads no HOME); empty keeps them in
+  // memory only, so a restarted broadcasting consumer starts over at
+  // consumeFromWhere.
+  std::string localOffsetStoreDir;
 };
 
 }  // namespace mqlab::client

@@ -12,6 +12,7 @@
 #include "broker/processor/send_message_processor.h"
 #include "broker/remoting/response_code.h"
 #include "broker/store/message_codec.h"
+#include "broker/store/schedule_message_service.h"
 
 namespace mqlab::broker {
 namespace {
@@ -99,9 +100,13 @@ std::optional<Refusal> route_copy(BrokerController& controller, const RemotingCo
     copy.properties.erase(std::string(store::kPropertyDelayLevel));  // a dead letter is not delayed
     return std::nullopt;
   }
-  const int32_t max_level = static_cast<int32_t>(controller.config().delay_levels_ms().size());
+  // RocketMQ's rule: level 0 lets the broker pick 3 + reconsumeTimes (the
+  // first retry after 10 s with the default levels); the store clamps a
+  // level past the last to the last when it parks the copy.
+  const int32_t max_level = controller.message_store().schedule_message_service().max_delay_level();
   const int32_t level = std::min(header.delayLevel == 0 ? 3 + reconsumed : header.delayLevel, max_level);
   MQ_ASSERT(level >= 1);
+  MQ_ASSERT(level <= max_level);
   copy.topic = retry.topicName;
   copy.queue_id = static_cast<int32_t>(random.uniform(std::max(retry.writeQueueNums, 1)));
   copy.properties[std::string(store::kPropertyDelayLevel)] = std::to_string(level);

@@ -12,12 +12,12 @@
 //   - into "%DLQ%group" (1 queue), when the message was already reconsumed
 //     maxReconsumeTimes times (the request's value when the sender is at
 //     least V3_4_9, else the group's retryMaxTimes) or delayLevel < 0;
-//   - otherwise into "%RETRY%group" (a random queue of retryQueueNums), with
+//   - otherwise for "%RETRY%group" (a random queue of retryQueueNums), with
 //     the delay level (delayLevel, or 3 + reconsumeTimes when 0, capped at
-//     the last messageDelayLevel) in the DELAY property.
-// Deviation: RocketMQ parks a delayed retry in SCHEDULE_TOPIC_XXXX and
-// delivers it after the level's delay; mqlab has no scheduled delivery yet,
-// so the level is only recorded in DELAY and the retry is consumable at once.
+//     the last messageDelayLevel) in the DELAY property: the store parks it
+//     in SCHEDULE_TOPIC_XXXX and the ScheduleMessageService puts it into the
+//     retry queue once the level's delay has passed, so a failed message is
+//     consumed again after 10 s, 30 s, 1 m, ... (store/schedule_message_service.h).
 // A group with retryQueueNums 0 drops the message (SUCCESS), as RocketMQ.
 //
 // Answers SUCCESS once stored, SYSTEM_ERROR with the store status name

@@ -7,6 +7,7 @@
 
 #include "broker/common/log.h"
 #include "broker/store/clean_commit_log_service.h"
+#include "broker/store/schedule_message_service.h"
 
 namespace mqlab::store {
 namespace {
@@ -68,7 +69,8 @@ MessageStore::MessageStore(env::Env& env, MessageStoreConfig config, HostAddress
       store_host_(store_host),
       commit_log_(env, config_),
       index_(std::make_unique<IndexService>(env, config_)),
-      checkpoint_(env, config_.checkpoint_path()) {}
+      checkpoint_(env, config_.checkpoint_path()),
+      schedule_(std::make_unique<ScheduleMessageService>(env, *this, config_)) {}
 
 // No I/O here: destroying a store without shutdown() is a crash.
 MessageStore::~MessageStore() { cancel_timers(); }
@@ -79,6 +81,7 @@ void MessageStore::cancel_timers() {
   if (reput_retry_timer_ != env::kNoTimer) env_.executor().cancel(reput_retry_timer_);
   async_flush_timer_ = cq_flush_timer_ = reput_retry_timer_ = env::kNoTimer;
   if (clean_service_) clean_service_->cancel();
+  schedule_->stop();
 }
 
 void MessageStore::put_message(MessageToStore message, std::function<void(PutMessageResult)> done) {
@@ -99,6 +102,9 @@ void MessageStore::put_message(MessageToStore message, std::function<void(PutMes
     return it == message.properties.end() || it->second != "false";
   }();
   message.properties.erase(std::string(kPropertyWaitStoreMsgOk));  // 4.9.x does not store WAIT
+  if (Status delayed = transform_delay_level_message(message, schedule_->max_delay_level()); !delayed.ok()) {
+    return reply(PutMessageStatus::MESSAGE_ILLEGAL, delayed.message());
+  }
   message.store_host = store_host_;
   EncodeOutcome encoded = encode_message(message, config_.maxMessageSize);
   if (encoded.error == EncodeError::kMessageIllegal) return reply(PutMessageStatus::MESSAGE_ILLEGAL, encoded.reason);

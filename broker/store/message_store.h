@@ -3,7 +3,8 @@
 // IndexService, the checkpoint and the abort file, and runs the services
 // around them on the Env's executor: flushing (group commit or periodic),
 // dispatching new records into ConsumeQueues and the index (reput),
-// ConsumeQueue flushing with checkpoint updates, and retention.
+// ConsumeQueue flushing with checkpoint updates, retention, and (masters
+// only) delayed delivery by level (ScheduleMessageService).
 //
 // Life cycle: start() loads and recovers (normal recovery after a clean
 // shutdown, abnormal when the abort file is present), creates the abort file,
@@ -51,6 +52,7 @@
 namespace mqlab::store {
 
 class CleanCommitLogService;
+class ScheduleMessageService;
 
 class MessageStore {
  public:
@@ -100,6 +102,8 @@ class MessageStore {
   std::vector<std::pair<std::string, int32_t>> queues() const;
   ConsumeQueue* find_consume_queue(const std::string& topic, int32_t queue_id);  // nullptr when none
   IndexService& index_service() { return *index_; }
+  // Delayed delivery by level (schedule_message_service.h); runs on masters.
+  ScheduleMessageService& schedule_message_service() { return *schedule_; }
 
   // Called for each record the dispatcher adds to a ConsumeQueue (the broker
   // wakes long-polling pulls with it).
@@ -181,6 +185,7 @@ class MessageStore {
   std::map<std::string, std::map<int32_t, std::unique_ptr<ConsumeQueue>>> consume_queues_;
   std::unique_ptr<GroupCommitService> group_commit_;
   std::unique_ptr<CleanCommitLogService> clean_service_;
+  std::unique_ptr<ScheduleMessageService> schedule_;
 
   bool running_ = false;
   bool writable_ = true;       // false after a failed fsync or above the disk warning level

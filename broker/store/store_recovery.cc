@@ -25,6 +25,7 @@
 #include "broker/env/path.h"
 #include "broker/store/clean_commit_log_service.h"
 #include "broker/store/message_store.h"
+#include "broker/store/schedule_message_service.h"
 
 namespace mqlab::store {
 
@@ -42,6 +43,8 @@ void MessageStore::start(std::function<void(Status)> done) {
 Status MessageStore::load_and_recover() {
   MQ_RETURN_IF_ERROR(config_.validate());
   MQ_RETURN_IF_ERROR(env_.files().mkdirs(config_.storePathRootDir));
+  // Before the re-dispatch: SCHEDULE_TOPIC_XXXX entries need the levels.
+  MQ_RETURN_IF_ERROR(schedule_->load());
   const bool last_exit_ok = !env_.files().exists(config_.abort_file_path());
   MQ_RETURN_IF_ERROR(checkpoint_.load().with_context("loading the checkpoint"));
   MQ_RETURN_IF_ERROR(commit_log_.load().with_context("loading the commitlog"));
@@ -223,6 +226,7 @@ void MessageStore::shutdown(std::function<void(Status)> done) {
     return;
   }
   running_ = false;
+  const bool persist_delay_offsets = schedule_->started();
   cancel_timers();
   // A record that cannot be dispatched now is left for recovery, which
   // re-dispatches from its safe point.
@@ -238,7 +242,7 @@ void MessageStore::shutdown(std::function<void(Status)> done) {
   auto release = [this](const std::shared_ptr<std::function<void(int, Status)>>& chain) {
     env_.executor().post([chain] { *chain = nullptr; });
   };
-  *step = [this, step, release, done = std::move(done)](int stage, Status status) mutable {
+  *step = [this, step, release, persist_delay_offsets, done = std::move(done)](int stage, Status status) mutable {
     if (!status.ok()) {
       MQ_LOG(kError, "store", "clean shutdown failed at stage " << stage << ": " << status.to_string());
       if (group_commit_) group_commit_->fail_all();
@@ -261,6 +265,9 @@ void MessageStore::shutdown(std::function<void(Status)> done) {
         if (config_.messageIndexEnable) checkpoint_.set_index_msg_timestamp(index_->last_flushed_end_timestamp_ms());
         return checkpoint_.flush(next);
       case 4:
+        if (persist_delay_offsets) return schedule_->persist(next);
+        return next(Status::Ok());
+      case 5:
         if (Status removed = env_.files().remove(config_.abort_file_path()); !removed.ok()) return next(removed);
         return env_.files().sync_dir(config_.storePathRootDir, next);
       default: {

@@ -14,6 +14,7 @@
 #include "broker/common/log.h"
 #include "broker/store/clean_commit_log_service.h"
 #include "broker/store/message_store.h"
+#include "broker/store/schedule_message_service.h"
 
 namespace mqlab::store {
 namespace {
@@ -50,6 +51,8 @@ void MessageStore::start_services() {
   }
   schedule_consume_queue_flush();
   clean_service_->schedule();
+  // A SLAVE's log gets the delivered copies from its master.
+  if (config_.brokerRole != BrokerRole::SLAVE) schedule_->start();
 }
 
 void MessageStore::on_flush_error(const Status& status) {
@@ -106,6 +109,7 @@ Status MessageStore::reput() {
     if (auto it = properties.find(std::string(kPropertyTags)); it != properties.end()) {
       request.tags_code = tags_code(it->second);
     }
+    if (request.topic == kScheduleTopic) request.tags_code = schedule_->deliver_timestamp_of(properties, request.store_timestamp_ms);
     if (auto it = properties.find(std::string(kPropertyKeys)); it != properties.end()) request.keys = it->second;
     if (auto it = properties.find(std::string(kPropertyUniqKey)); it != properties.end()) request.uniq_key = it->second;
     // The record stays undispatched (reput_from_ does not pass it) and is
@@ -153,6 +157,7 @@ Status MessageStore::dispatch(const DispatchRequest& request) {
     ++recovery_.records_dispatched;
     checkpoint_.set_logics_msg_timestamp(request.store_timestamp_ms);
     if (message_arriving_) message_arriving_(request);
+    if (request.topic == kScheduleTopic) schedule_->on_dispatched(request.queue_id);
   }
   return Status::Ok();
 }

@@ -405,6 +405,17 @@ TEST_F(EndToEndTest, FailedMessageIsRetriedWithGrowingReconsumeTimesThenDeadLett
   fail_keys_ = {"d-3", "d-11", "d-19", "d-27", "d-35"};
   for (int i = 0; i < 3; ++i) start_member(add_member("GD"));
   ASSERT_TRUE(cluster_.run_until([&] { return assignment({0, 1, 2}) == averaged_blocks(3); }, seconds(30)));
+  // %RETRY%GD is created by the members' heartbeats and reaches their routes
+  // at the next poll: wait until its queues (one per broker) are consumed,
+  // so that each retry waits for its delay level alone.
+  auto retry_queues_consumed = [&] {
+    size_t count = 0;
+    for (const Member& member : members_) {
+      for (const MessageQueue& queue : member.node->consumer().assigned_queues()) count += queue.topic == "%RETRY%GD";
+    }
+    return count;
+  };
+  ASSERT_TRUE(cluster_.run_until([&] { return retry_queues_consumed() == cluster_.broker_count(); }, seconds(90)));
   send("d", 40);
 
   const std::string dlq = "%DLQ%GD";
@@ -429,8 +440,14 @@ TEST_F(EndToEndTest, FailedMessageIsRetriedWithGrowingReconsumeTimesThenDeadLett
       EXPECT_EQ(calls.size(), 1u) << key;
       continue;
     }
-    // The original, then one retry per failure until maxReconsumeTimes.
+    // The original, then one retry per failure until maxReconsumeTimes,
+    // each after its delay level (3 + reconsumeTimes: 10 s, then 30 s), not
+    // at once. Store timestamps are whole ms, so a retry may be up to 1 ms early.
     ASSERT_EQ(calls.size(), 3u) << key;
+    EXPECT_GE(calls[1]->at - calls[0]->at, seconds(10) - millis(1)) << key;
+    EXPECT_LT(calls[1]->at - calls[0]->at, seconds(11)) << key;
+    EXPECT_GE(calls[2]->at - calls[1]->at, seconds(30) - millis(1)) << key;
+    EXPECT_LT(calls[2]->at - calls[1]->at, seconds(31)) << key;
     for (size_t n = 0; n < calls.size(); ++n) {
       EXPECT_EQ(calls[n]->reconsume_times, static_cast<int32_t>(n)) << key;
       EXPECT_EQ(calls[n]->from_retry, n > 0) << key;
@@ -527,6 +544,31 @@ TEST_F(EndToEndTest, QueryByKeyAndViewByIdFindTheMessage) {
       RemotingCommand::make_request(RequestCode::QUERY_MESSAGE, {{"topic", kTopic}, {"key", "never-sent"}, {"maxNum", "32"},
                                                                 {"beginTimestamp", "0"}, {"endTimestamp", std::to_string(end_ms)}}));
   EXPECT_EQ(missing.code, ResponseCode::QUERY_NOT_FOUND);
+}
+
+// --- (f) delayed messages ------------------------------------------------------------
+
+TEST_F(EndToEndTest, ADelayedMessageIsHandledOnceAfterItsLevelsDelayInItsOwnQueue) {
+  start_member(add_member("GF"));
+  ASSERT_TRUE(cluster_.run_until([&] { return assignment({0}) == averaged_blocks(1); }, seconds(30)));
+  Message message(kTopic, "TagA", "body of f-0");
+  message.keys = "f-0";
+  message.delayTimeLevel = 2;  // 5 s
+  std::optional<SendResult> result;
+  const Nanos sent_at = cluster_.now();
+  producer_->send(std::move(message), [&](SendResult r) { result = std::move(r); });
+  ASSERT_TRUE(cluster_.run_until([&] { return result.has_value(); }, seconds(10)));
+  ASSERT_EQ(result->status, SendStatus::SEND_OK) << result->remark;
+  ASSERT_TRUE(cluster_.run_until([&] { return !deliveries_.empty(); }, seconds(30)));
+  const Delivery& delivery = deliveries_[0];
+  EXPECT_GE(delivery.at - sent_at, seconds(5) - millis(1));  // store timestamps are whole ms
+  EXPECT_LT(delivery.at - sent_at, seconds(6));
+  EXPECT_EQ(delivery.key, "f-0");
+  EXPECT_EQ(delivery.body, "body of f-0");
+  EXPECT_EQ(delivery.queue, result->messageQueue);  // the queue the producer chose
+  EXPECT_EQ(delivery.reconsume_times, 0);
+  cluster_.run_for(seconds(60));
+  EXPECT_EQ(deliveries_.size(), 1u);
 }
 
 }  // namespace

@@ -153,10 +153,18 @@ TEST_F(ClientManageTest, SendBackStoresRetriesThenTheDeadLetterQueue) {
                                                               {"unitMode", "false"},
                                                               {"maxReconsumeTimes", "2"}});
   };
+  PullOptions no_suspend;
+  no_suspend.sys_flag = 4;  // SUBSCRIPTION only: answer at once
   for (int round = 1; round <= 2; ++round) {
+    const Nanos sent_back_at = world_.now();
     RemotingCommand response = world_.must_call(send_back(offset));
     ASSERT_EQ(response.code, ResponseCode::SUCCESS) << response.remark;
-    world_.run_for(millis(50));
+    // Level 3 + reconsumeTimes: the retry waits 10 s, then 30 s.
+    const Nanos delay = round == 1 ? seconds(10) : seconds(30);
+    world_.run_for(sent_back_at + delay - millis(10) - world_.now());
+    RemotingCommand early = world_.must_call(pull("G", "%RETRY%G", 0, round - 1, no_suspend));
+    EXPECT_NE(early.code, ResponseCode::SUCCESS) << "round " << round << ": a retry before its delay";
+    world_.run_for(millis(20));
     RemotingCommand pulled = world_.must_call(pull("G", "%RETRY%G", 0, round - 1));
     ASSERT_EQ(pulled.code, ResponseCode::SUCCESS) << pulled.remark;
     std::vector<PulledMessage> retries = decode_records(pulled.body);
@@ -168,7 +176,8 @@ TEST_F(ClientManageTest, SendBackStoresRetriesThenTheDeadLetterQueue) {
     EXPECT_EQ(retry.properties.at("RETRY_TOPIC"), "TopicA");
     EXPECT_EQ(retry.properties.at("ORIGIN_MESSAGE_ID"), msg_id);
     EXPECT_EQ(retry.properties.at("TAGS"), "TagA");
-    EXPECT_EQ(retry.properties.at("DELAY"), std::to_string(3 + round - 1));  // recorded, not scheduled
+    EXPECT_FALSE(retry.properties.contains("DELAY"));  // served: delivered without it
+    EXPECT_EQ(retry.properties.at("REAL_TOPIC"), "%RETRY%G");
     EXPECT_FALSE(retry.properties.contains("WAIT"));
     offset = retry.physical_offset;  // the consumer fails the retry too
   }
