@@ -50,40 +50,7 @@ Result<bool> parse_bool(std::string_view key, std::string_view text) {
   return bad(key, text, "expected true or false");
 }
 
-Result<int64_t> parse_delay_item(std::string_view item) {
-  static const std::map<char, int64_t> kUnitMs = {{'s', 1'000}, {'m', 60'000}, {'h', 3'600'000}, {'d', 86'400'000}};
-  auto unit = kUnitMs.find(item.back());
-  if (item.size() < 2 || unit == kUnitMs.end()) return Status::InvalidArgument("'" + std::string(item) + "'");
-  const std::string_view digits = item.substr(0, item.size() - 1);
-  int64_t count = 0;
-  const auto [stop, error] = std::from_chars(digits.data(), digits.data() + digits.size(), count);
-  if (error != std::errc() || stop != digits.data() + digits.size() || count <= 0 || count > 365 * 86'400) {
-    return Status::InvalidArgument("'" + std::string(item) + "'");
-  }
-  return count * unit->second;
-}
-
 }  // namespace
-
-Result<std::vector<int64_t>> parse_message_delay_level(std::string_view text) {
-  std::vector<int64_t> levels;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t space = text.find(' ', start);
-    if (space == std::string_view::npos) space = text.size();
-    const std::string_view item = text.substr(start, space - start);
-    start = space + 1;
-    if (item.empty()) continue;
-    Result<int64_t> ms = parse_delay_item(item);
-    if (!ms.ok())
-      return bad("messageDelayLevel", text, "bad level " + ms.status().message() + " (want e.g. 5s, 1m, 2h, 1d)");
-    levels.push_back(*ms);
-  }
-  if (levels.empty() || levels.size() > kMaxDelayLevels) {
-    return bad("messageDelayLevel", text, "must hold 1 to " + std::to_string(kMaxDelayLevels) + " levels");
-  }
-  return levels;
-}
 
 Status BrokerConfig::validate() const {
   MQ_RETURN_IF_ERROR(check_name("brokerClusterName", brokerClusterName));
@@ -96,6 +63,11 @@ Status BrokerConfig::validate() const {
   }
   if (haListenPort < 0 || haListenPort > 65535)
     return bad("haListenPort", std::to_string(haListenPort), "must be 0..65535");
+  if (httpPort < 0 || httpPort > 65535) return bad("httpPort", std::to_string(httpPort), "must be 0..65535");
+  if (http_port() > 65535) return bad("httpPort", "0", "listenPort + 2 is past 65535: set httpPort");
+  if (http_port() == listenPort || http_port() == (haListenPort == 0 ? listenPort + 1 : haListenPort)) {
+    return bad("httpPort", std::to_string(http_port()), "must differ from listenPort and haListenPort");
+  }
   for (const std::string& addr : namesrv_addrs()) {
     if (Status s = env::parse_address(addr).status(); !s.ok()) return bad("namesrvAddr", namesrvAddr, s.message());
   }
@@ -114,7 +86,7 @@ Status BrokerConfig::validate() const {
     return bad("flushConsumerOffsetInterval", std::to_string(flushConsumerOffsetInterval), "must be > 0 ms");
   if (shortPollingTimeMills <= 0)
     return bad("shortPollingTimeMills", std::to_string(shortPollingTimeMills), "must be > 0 ms");
-  return parse_message_delay_level(messageDelayLevel).status();
+  return Status::Ok();
 }
 
 Result<bool> BrokerConfig::set_property(std::string_view key, std::string_view raw) {
@@ -145,6 +117,7 @@ Result<bool> BrokerConfig::set_property(std::string_view key, std::string_view r
       {"brokerIP2", [&] { return set_string(&brokerIP2); }},
       {"listenPort", [&] { return set_int32(&listenPort); }},
       {"haListenPort", [&] { return set_int32(&haListenPort); }},
+      {"httpPort", [&] { return set_int32(&httpPort); }},
       {"namesrvAddr", [&] { return set_string(&namesrvAddr); }},
       {"autoCreateTopicEnable", [&] { return set_bool(&autoCreateTopicEnable); }},
       {"defaultTopicQueueNums", [&] { return set_int32(&defaultTopicQueueNums); }},
@@ -157,7 +130,6 @@ Result<bool> BrokerConfig::set_property(std::string_view key, std::string_view r
       {"shortPollingTimeMills", [&] { return set_int64(&shortPollingTimeMills); }},
       {"slaveReadEnable", [&] { return set_bool(&slaveReadEnable); }},
       {"offsetCheckInSlave", [&] { return set_bool(&offsetCheckInSlave); }},
-      {"messageDelayLevel", [&] { return set_string(&messageDelayLevel); }},
   };
   auto it = setters.find(key);
   if (it == setters.end()) return false;
@@ -175,6 +147,7 @@ std::map<std::string, std::string> BrokerConfig::to_properties() const {
       {"brokerIP2", brokerIP2.empty() ? brokerIP1 : brokerIP2},
       {"listenPort", std::to_string(listenPort)},
       {"haListenPort", std::to_string(haListenPort == 0 ? listenPort + 1 : haListenPort)},
+      {"httpPort", std::to_string(http_port())},
       {"namesrvAddr", namesrvAddr},
       {"autoCreateTopicEnable", text(autoCreateTopicEnable)},
       {"defaultTopicQueueNums", std::to_string(defaultTopicQueueNums)},
@@ -187,7 +160,6 @@ std::map<std::string, std::string> BrokerConfig::to_properties() const {
       {"shortPollingTimeMills", std::to_string(shortPollingTimeMills)},
       {"slaveReadEnable", text(slaveReadEnable)},
       {"offsetCheckInSlave", text(offsetCheckInSlave)},
-      {"messageDelayLevel", messageDelayLevel},
   };
 }
 
@@ -199,6 +171,8 @@ std::string BrokerConfig::ha_server_addr() const {
   const int32_t port = haListenPort == 0 ? listenPort + 1 : haListenPort;
   return env::HostPort{brokerIP2.empty() ? brokerIP1 : brokerIP2, static_cast<uint16_t>(port)}.to_string();
 }
+
+int32_t BrokerConfig::http_port() const { return httpPort == 0 ? listenPort + 2 : httpPort; }
 
 std::vector<std::string> BrokerConfig::namesrv_addrs() const {
   std::vector<std::string> addrs;
@@ -214,12 +188,6 @@ std::vector<std::string> BrokerConfig::namesrv_addrs() const {
 
 Nanos BrokerConfig::register_period() const {
   return millis(std::clamp(registerNameServerPeriod, kMinRegisterPeriodMs, kMaxRegisterPeriodMs));
-}
-
-std::vector<int64_t> BrokerConfig::delay_levels_ms() const {
-  Result<std::vector<int64_t>> levels = parse_message_delay_level(messageDelayLevel);
-  MQ_ASSERT_MSG(levels.ok(), levels.status().to_string());
-  return std::move(levels).value();
 }
 
 }  // namespace mqlab::broker

@@ -11,7 +11,8 @@
 // every record's STOREHOST and every msgId can be encoded; listenPort is a
 // real port (not 0: the store host must be known before recovery, because
 // it is written into every record); every namesrvAddr entry parses as
-// host:port; messageDelayLevel parses into 1..kMaxDelayLevels levels.
+// host:port. messageDelayLevel is a store key (store::MessageStoreConfig),
+// as in RocketMQ.
 #pragma once
 
 #include <cstdint>
@@ -25,12 +26,6 @@
 
 namespace mqlab::broker {
 
-// RocketMQ's default messageDelayLevel: 18 levels, 1s ... 2h.
-inline constexpr std::string_view kDefaultMessageDelayLevel =
-    "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h";
-// ScheduleMessageService keeps one queue per level in a byte-sized space.
-inline constexpr size_t kMaxDelayLevels = 64;
-
 struct BrokerConfig {
   std::string brokerClusterName = "DefaultCluster";
   std::string brokerName = "broker-a";
@@ -39,6 +34,10 @@ struct BrokerConfig {
   std::string brokerIP2;                // HA address; empty = brokerIP1
   int32_t listenPort = 10911;           // NettyServerConfig.listenPort
   int32_t haListenPort = 0;             // 0 = listenPort + 1, as RocketMQ derives it
+  // mqlab's HTTP console and /metrics (not a RocketMQ key). 0 = listenPort + 2:
+  // RocketMQ uses listenPort - 2 (the VIP channel) and + 1 (HA), so + 2 is
+  // free in every RocketMQ port plan.
+  int32_t httpPort = 0;
   std::string namesrvAddr;              // "host:port;host:port"; empty = no registration
 
   bool autoCreateTopicEnable = true;
@@ -54,7 +53,6 @@ struct BrokerConfig {
   int64_t shortPollingTimeMills = 1'000;  // ms a pull is held when long polling is off
   bool slaveReadEnable = false;
   bool offsetCheckInSlave = false;
-  std::string messageDelayLevel{kDefaultMessageDelayLevel};
 
   // Rejects what RocketMQ would not run with, naming the key and the value.
   Status validate() const;
@@ -71,16 +69,12 @@ struct BrokerConfig {
   std::string broker_addr() const;
   // brokerIP2 (or brokerIP1):haListenPort (or listenPort + 1).
   std::string ha_server_addr() const;
+  // httpPort, or listenPort + 2 when 0.
+  int32_t http_port() const;
   // namesrvAddr split on ';', entries trimmed, empties dropped.
   std::vector<std::string> namesrv_addrs() const;
   // registerNameServerPeriod clamped to [10 s, 60 s] (BrokerController.start).
   Nanos register_period() const;
-  // messageDelayLevel as durations in ms, level 1 first. Requires: validate() ok.
-  std::vector<int64_t> delay_levels_ms() const;
 };
-
-// Parses messageDelayLevel text ("1s 5s 1m 2h 1d"); InvalidArgument naming the
-// bad item.
-Result<std::vector<int64_t>> parse_message_delay_level(std::string_view text);
 
 }  // namespace mqlab::broker

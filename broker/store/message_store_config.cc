@@ -1,9 +1,122 @@
 #include "broker/store/message_store_config.h"
 
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <variant>
+#include <vector>
+
 #include "broker/env/path.h"
 #include "broker/store/message_codec.h"
 
 namespace mqlab::store {
+namespace {
+
+using Config = MessageStoreConfig;
+
+// One broker.conf key and the field it sets.
+using Field = std::variant<int32_t Config::*, int64_t Config::*, bool Config::*, double Config::*,
+                           std::string Config::*, FlushDiskType Config::*, BrokerRole Config::*>;
+struct Key {
+  std::string_view name;
+  Field field;
+};
+
+// In RocketMQ's field order (MessageStoreConfig.java), then mqlab's own.
+const std::vector<Key>& keys() {
+  static const std::vector<Key> table = {
+      {"storePathRootDir", &Config::storePathRootDir},
+      {"storePathCommitLog", &Config::storePathCommitLog},
+      {"mappedFileSizeCommitLog", &Config::mappedFileSizeCommitLog},
+      {"mappedFileSizeConsumeQueue", &Config::mappedFileSizeConsumeQueue},
+      {"flushIntervalConsumeQueue", &Config::flushIntervalConsumeQueue},
+      {"flushIntervalCommitLog", &Config::flushIntervalCommitLog},
+      {"maxMessageSize", &Config::maxMessageSize},
+      {"checkCRCOnRecover", &Config::checkCRCOnRecover},
+      {"flushCommitLogLeastPages", &Config::flushCommitLogLeastPages},
+      {"flushConsumeQueueLeastPages", &Config::flushConsumeQueueLeastPages},
+      {"flushCommitLogThoroughInterval", &Config::flushCommitLogThoroughInterval},
+      {"flushConsumeQueueThoroughInterval", &Config::flushConsumeQueueThoroughInterval},
+      {"deleteWhen", &Config::deleteWhen},
+      {"diskMaxUsedSpaceRatio", &Config::diskMaxUsedSpaceRatio},
+      {"fileReservedTime", &Config::fileReservedTime},
+      {"cleanResourceInterval", &Config::cleanResourceInterval},
+      {"diskSpaceWarningLevelRatio", &Config::diskSpaceWarningLevelRatio},
+      {"diskSpaceCleanForciblyRatio", &Config::diskSpaceCleanForciblyRatio},
+      {"messageIndexEnable", &Config::messageIndexEnable},
+      {"maxHashSlotNum", &Config::maxHashSlotNum},
+      {"maxIndexNum", &Config::maxIndexNum},
+      {"messageIndexSafe", &Config::messageIndexSafe},
+      {"haSendHeartbeatInterval", &Config::haSendHeartbeatInterval},
+      {"haHousekeepingInterval", &Config::haHousekeepingInterval},
+      {"haTransferBatchSize", &Config::haTransferBatchSize},
+      {"haMasterAddress", &Config::haMasterAddress},
+      {"haSlaveFallbehindMax", &Config::haSlaveFallbehindMax},
+      {"brokerRole", &Config::brokerRole},
+      {"flushDiskType", &Config::flushDiskType},
+      {"syncFlushTimeout", &Config::syncFlushTimeout},
+      {"slaveTimeout", &Config::slaveTimeout},
+      {"reputIntervalMs", &Config::reputIntervalMs},
+      {"messageDelayLevel", &Config::messageDelayLevel},
+      {"flushDelayOffsetInterval", &Config::flushDelayOffsetInterval},
+  };
+  return table;
+}
+
+template <typename... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+
+Status bad_value(std::string_view key, std::string_view value, std::string_view allowed) {
+  return Status::InvalidArgument(std::string(key) + "=" + std::string(value) + ": " + std::string(allowed));
+}
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.front() == '\r')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) text.remove_suffix(1);
+  return text;
+}
+
+Result<int64_t> parse_integer(std::string_view key, std::string_view text, int64_t min, int64_t max) {
+  int64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (text.empty() || error != std::errc() || stop != end || value < min || value > max) {
+    return bad_value(key, text, "must be an integer in " + std::to_string(min) + ".." + std::to_string(max));
+  }
+  return value;
+}
+
+Result<double> parse_ratio(std::string_view key, std::string_view text) {
+  const std::string copy(text);
+  char* stop = nullptr;
+  const double value = copy.empty() ? -1 : std::strtod(copy.c_str(), &stop);
+  if (copy.empty() || stop != copy.c_str() + copy.size() || !(value >= 0.0 && value <= 1.0)) {
+    return bad_value(key, text, "must be a number in 0..1");
+  }
+  return value;
+}
+
+template <typename Enum, size_t N>
+Result<Enum> parse_choice(std::string_view key, std::string_view text, const Enum (&choices)[N],
+                          const char* (*name_of)(Enum)) {
+  std::string allowed;
+  for (Enum choice : choices) {
+    if (text == name_of(choice)) return choice;
+    allowed += (allowed.empty() ? "" : ", ") + std::string(name_of(choice));
+  }
+  return bad_value(key, text, "must be one of " + allowed);
+}
+
+std::string ratio_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value);
+  return text;
+}
+
+}  // namespace
 
 const char* flush_disk_type_name(FlushDiskType type) {
   return type == FlushDiskType::SYNC_FLUSH ? "SYNC_FLUSH" : "ASYNC_FLUSH";
@@ -30,6 +143,12 @@ std::string MessageStoreConfig::config_dir() const { return env::join_path(store
 int64_t MessageStoreConfig::consume_queue_file_size() const {
   constexpr int64_t kEntry = 20;
   return (mappedFileSizeConsumeQueue + kEntry - 1) / kEntry * kEntry;
+}
+
+std::vector<int64_t> MessageStoreConfig::delay_levels_ms() const {
+  Result<std::vector<int64_t>> levels = parse_message_delay_level(messageDelayLevel);
+  MQ_ASSERT_MSG(levels.ok(), levels.status().to_string());
+  return std::move(levels).value();
 }
 
 Status MessageStoreConfig::validate() const {
@@ -61,7 +180,74 @@ Status MessageStoreConfig::validate() const {
   if (haSlaveFallbehindMax < 0) return bad("haSlaveFallbehindMax", haSlaveFallbehindMax, "must be >= 0 bytes");
   if (slaveTimeout <= 0) return bad("slaveTimeout", slaveTimeout, "must be > 0 ms");
   if (storePathRootDir.empty()) return Status::InvalidArgument("storePathRootDir: must not be empty");
+  if (flushDelayOffsetInterval <= 0) return bad("flushDelayOffsetInterval", flushDelayOffsetInterval, "must be > 0 ms");
+  MQ_RETURN_IF_ERROR(parse_message_delay_level(messageDelayLevel).status());
   return Status::Ok();
+}
+
+
+Result<bool> MessageStoreConfig::set_property(std::string_view key, std::string_view raw) {
+  const std::string_view value = trim(raw);
+  auto key_it = std::find_if(keys().begin(), keys().end(), [&](const Key& k) { return k.name == key; });
+  if (key_it == keys().end()) return false;
+  static constexpr FlushDiskType kFlushTypes[] = {FlushDiskType::ASYNC_FLUSH, FlushDiskType::SYNC_FLUSH};
+  static constexpr BrokerRole kRoles[] = {BrokerRole::ASYNC_MASTER, BrokerRole::SYNC_MASTER, BrokerRole::SLAVE};
+  const Status status = std::visit(
+      Overloaded{
+          [&](int32_t Config::*f) -> Status {
+            MQ_ASSIGN_OR_RETURN(int64_t v, parse_integer(key, value, INT32_MIN, INT32_MAX));
+            this->*f = static_cast<int32_t>(v);
+            return Status::Ok();
+          },
+          [&](int64_t Config::*f) -> Status {
+            MQ_ASSIGN_OR_RETURN(this->*f, parse_integer(key, value, INT64_MIN, INT64_MAX));
+            return Status::Ok();
+          },
+          [&](bool Config::*f) -> Status {
+            if (value != "true" && value != "false") return bad_value(key, value, "must be true or false");
+            this->*f = value == "true";
+            return Status::Ok();
+          },
+          [&](double Config::*f) -> Status {
+            MQ_ASSIGN_OR_RETURN(this->*f, parse_ratio(key, value));
+            return Status::Ok();
+          },
+          [&](std::string Config::*f) -> Status {
+            this->*f = std::string(value);
+            return Status::Ok();
+          },
+          [&](FlushDiskType Config::*f) -> Status {
+            MQ_ASSIGN_OR_RETURN(this->*f, parse_choice(key, value, kFlushTypes, &flush_disk_type_name));
+            return Status::Ok();
+          },
+          [&](BrokerRole Config::*f) -> Status {
+            MQ_ASSIGN_OR_RETURN(this->*f, parse_choice(key, value, kRoles, &broker_role_name));
+            return Status::Ok();
+          },
+      },
+      key_it->field);
+  MQ_RETURN_IF_ERROR(status);
+  return true;
+}
+
+std::map<std::string, std::string> MessageStoreConfig::to_properties() const {
+  std::map<std::string, std::string> properties;
+  for (const Key& key : keys()) {
+    properties[std::string(key.name)] = std::visit(
+        Overloaded{
+            [&](int32_t Config::*f) { return std::to_string(this->*f); },
+            [&](int64_t Config::*f) { return std::to_string(this->*f); },
+            [&](bool Config::*f) { return std::string(this->*f ? "true" : "false"); },
+            [&](double Config::*f) { return ratio_text(this->*f); },
+            [&](std::string Config::*f) { return this->*f; },
+            [&](FlushDiskType Config::*f) { return std::string(flush_disk_type_name(this->*f)); },
+            [&](BrokerRole Config::*f) { return std::string(broker_role_name(this->*f)); },
+        },
+        key.field);
+  }
+  properties["storePathCommitLog"] = commit_log_dir();
+  MQ_ASSERT(properties.size() == keys().size());  // no key listed twice
+  return properties;
 }
 
 }  // namespace mqlab::store

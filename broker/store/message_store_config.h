@@ -4,9 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "broker/common/status.h"
+#include "broker/store/message_delay_level.h"
 
 namespace mqlab::store {
 
@@ -59,6 +63,12 @@ struct MessageStoreConfig {
   int64_t slaveTimeout = 3'000;                       // ms (FLUSH_SLAVE_TIMEOUT)
   std::string haMasterAddress;
 
+  // Delayed delivery (ScheduleMessageService, schedule_message_service.h):
+  // the delay of each level (message_delay_level.h), and how often the
+  // levels' delivery offsets are persisted to {config}/delayOffset.json.
+  std::string messageDelayLevel{kDefaultMessageDelayLevel};
+  int64_t flushDelayOffsetInterval = 10'000;  // ms
+
   // How often the dispatcher (ReputMessageService) checks for new CommitLog
   // bytes when it found none; RocketMQ's loop sleeps 1 ms.
   int64_t reputIntervalMs = 1;
@@ -70,10 +80,23 @@ struct MessageStoreConfig {
   std::string abort_file_path() const;
   std::string config_dir() const;
   int64_t consume_queue_file_size() const;  // mappedFileSizeConsumeQueue rounded up to 20
+  // messageDelayLevel in ms, level 1 first. Requires: validate() ok.
+  std::vector<int64_t> delay_levels_ms() const;
 
   // Rejects values RocketMQ would not run with (a segment too small for one
   // maximum message, zero intervals), naming the key.
   Status validate() const;
+
+  // Applies one broker.conf key and value (the key->field table is in
+  // message_store_config.cc). Returns false for a key that is not a
+  // MessageStoreConfig key (the caller tries BrokerConfig's); InvalidArgument
+  // "key=value: what is allowed" when the value does not parse.
+  // testOnlyAckBeforeSync is deliberately not a key: no config file can
+  // switch a real broker into acknowledging before the fsync.
+  Result<bool> set_property(std::string_view key, std::string_view value);
+  // Every key with its effective value as text (storePathCommitLog derived
+  // when empty), in the form set_property() accepts back.
+  std::map<std::string, std::string> to_properties() const;
 
   // Test-only: acknowledge SYNC_FLUSH puts before their fsync completes. The
   // canary property test sets it to prove the harness sees the loss it causes.

@@ -1,0 +1,266 @@
+// mqbroker: one broker on the real Env (POSIX files with fdatasync on a
+// flush thread, Boost.Asio TCP with sendfile), as RocketMQ's mqbroker:
+//
+//   mqbroker -c broker.conf [-n "host:port;host:port"] [-p]
+//
+// -p prints the effective configuration (every key=value) and exits; -n
+// overrides namesrvAddr. Exit status: 0 after a clean shutdown, 1 when the
+// broker cannot start or its shutdown failed, 2 for a bad command line or
+// configuration (every problem is printed, naming key, value, what is allowed
+// and the line).
+//
+// Signals: SIGTERM or SIGINT shut down cleanly (unregister from the
+// NameServers, flush, checkpoint, persist metadata, remove the abort file);
+// a second one exits at once, leaving the abort file, as kill -9 would, and
+// the next start recovers. The store directory is locked ({storePathRootDir}/
+// lock, as RocketMQ's) so two brokers never share one store.
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <variant>
+
+#include "broker/common/log.h"
+#include "broker/config/broker_startup.h"
+#include "broker/config/console_log.h"
+#include "broker/env/posix_env.h"
+#include "broker/http/http_servers.h"
+#include "broker/processor/broker_controller.h"
+
+namespace {
+
+namespace po = boost::program_options;
+using namespace mqlab;
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
+constexpr int kExitConfig = 2;
+constexpr const char* kLog = "BrokerStartup";
+
+struct CommandLine {
+  std::optional<std::string> config_file;
+  std::optional<std::string> namesrv_addr;
+  bool print_config = false;
+};
+
+// Returns the exit status instead when the program should stop here.
+std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
+  po::options_description options("mqbroker options");
+  options.add_options()("help,h", "print this help and exit")(
+      "configFile,c", po::value<std::string>(), "broker.conf (Java properties: key=value, # comments)")(
+      "namesrvAddr,n", po::value<std::string>(), "NameServer addresses, \"host:port;host:port\" (overrides the file)")(
+      "printConfigItem,p", "print every configuration key=value and exit");
+  po::variables_map values;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(options).run(), values);
+    po::notify(values);
+  } catch (const po::error& error) {
+    std::cerr << "mqbroker: " << error.what() << "\n" << options;
+    return kExitConfig;
+  }
+  if (values.count("help")) {
+    std::cout << "usage: mqbroker -c broker.conf [-n \"host:port;host:port\"] [-p]\n" << options;
+    return kExitOk;
+  }
+  CommandLine line;
+  if (values.count("configFile")) line.config_file = values["configFile"].as<std::string>();
+  if (values.count("namesrvAddr")) line.namesrv_addr = values["namesrvAddr"].as<std::string>();
+  line.print_config = values.count("printConfigItem") != 0;
+  return line;
+}
+
+std::string home_dir() {
+  if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/') return home;
+  if (const passwd* user = getpwuid(getuid()); user != nullptr && user->pw_dir != nullptr) return user->pw_dir;
+  return "/";
+}
+
+std::optional<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return std::nullopt;
+  return text.str();
+}
+
+std::variant<config::BrokerStartupConfig, int> load_config(const CommandLine& line) {
+  std::string text;
+  std::string file_name = "(defaults)";
+  if (line.config_file) {
+    std::optional<std::string> read = read_file(*line.config_file);
+    if (!read) {
+      std::cerr << "mqbroker: cannot read " << *line.config_file << ": " << std::strerror(errno) << "\n";
+      return kExitConfig;
+    }
+    text = std::move(*read);
+    file_name = *line.config_file;
+  }
+  const char* namesrv_env = std::getenv("NAMESRV_ADDR");
+  const config::BrokerStartupEnvironment environment{home_dir(), std::filesystem::current_path().string(),
+                                                     namesrv_env ? namesrv_env : ""};
+  Result<config::LoadedBrokerConfig> loaded =
+      config::load_broker_config(text, file_name, environment, line.namesrv_addr);
+  if (!loaded.ok()) {
+    std::istringstream errors(loaded.status().message());
+    for (std::string error; std::getline(errors, error);) std::cerr << "mqbroker: error: " << error << "\n";
+    return kExitConfig;
+  }
+  for (const std::string& warning : loaded->warnings) std::cerr << "mqbroker: warning: " << warning << "\n";
+  return std::move(loaded->config);
+}
+
+// {storePathRootDir}/lock, held (flock) for the life of the process; the
+// kernel releases it however the process ends.
+bool lock_store(const std::string& root) {
+  std::error_code error;
+  std::filesystem::create_directories(root, error);
+  const std::string path = root + "/lock";
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    MQ_LOG(kError, kLog, "cannot open " << path << ": " << std::strerror(errno));
+    return false;
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    MQ_LOG(kError, kLog, "Lock failed, MQ already started: another broker holds " << path);
+    ::close(fd);
+    return false;
+  }
+  return true;  // fd stays open, and locked, until exit
+}
+
+// The recovery report, in one line naming the path taken. The store's
+// truncated_bytes counts segment space past the recovered end, which after a
+// clean end is only the pre-allocated zero fill: say which it is.
+void log_recovery(const store::MessageStoreConfig& config, const store::RecoveryReport& report) {
+  std::ostringstream what;
+  what << "verified " << report.records_verified << " records of " << config.commit_log_dir() << " from offset "
+       << report.scan_from.to_string() << "; ";
+  if (report.stop_reason.empty()) {
+    what << "the log ends cleanly at " << report.recovered_end.to_string() << ", truncated 0 bytes";
+  } else {
+    what << "the log ends at " << report.recovered_end.to_string() << " (" << report.stop_reason
+         << "), truncated everything past it (" << report.truncated_bytes << " bytes of segment space)";
+  }
+  what << "; re-dispatched " << report.records_dispatched << " records";
+  if (!report.abnormal) {
+    MQ_LOG(kInfo, kLog, "store " << config.storePathRootDir << ": last exit was clean; normal recovery " << what.str());
+    return;
+  }
+  MQ_LOG(kWarn, kLog, "store " << config.storePathRootDir << ": abort file " << config.abort_file_path()
+                               << " found, the last exit was not clean; abnormal recovery " << what.str());
+}
+
+std::string boot_line(const broker::BrokerConfig& config) {
+  std::string line = "The broker[" + config.brokerName + ", " + config.broker_addr() + "] boot success. serializeType=JSON";
+  if (!config.namesrvAddr.empty()) line += " and name server is " + config.namesrvAddr;
+  return line;
+}
+
+// Runs the broker until a signal has shut it down; returns the exit status.
+int run_broker(const config::BrokerStartupConfig& config) {
+  env::PosixEnv env;
+  set_log_sink(config::console_log_sink(env.clock(), stderr));
+  set_log_level(LogLevel::kInfo);
+  if (!lock_store(config.store.storePathRootDir)) return kExitFailure;
+
+  auto controller = std::make_unique<broker::BrokerController>(env, config.broker, config.store);
+  std::unique_ptr<http::AsioHttpServer> console;  // HTTP console and /metrics; reset before the controller
+  boost::asio::io_context& io = env.io_context();
+  int exit_status = kExitOk;
+  bool started = false;
+  bool stop_requested = false;
+  bool stopping = false;
+
+  auto shut_down = [&] {
+    stopping = true;
+    if (!controller->running()) {
+      io.stop();
+      return;
+    }
+    controller->shutdown([&](Status status) {
+      if (!status.ok()) exit_status = kExitFailure;
+      MQ_LOG(kInfo, kLog, "The broker[" << config.broker.brokerName << ", " << config.broker.broker_addr()
+                                        << "] shutdown " << (status.ok() ? "complete" : "failed: " + status.to_string()));
+      io.stop();
+    });
+  };
+
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  std::function<void(const boost::system::error_code&, int)> on_signal = [&](const boost::system::error_code& error,
+                                                                              int number) {
+    if (error) return;
+    if (stopping || stop_requested) {
+      MQ_LOG(kWarn, kLog, "signal " << number << " again: exiting now; the next start recovers");
+      std::_Exit(kExitFailure);
+    }
+    MQ_LOG(kInfo, kLog, "signal " << number << ": shutting down");
+    if (started) {
+      shut_down();
+    } else {
+      stop_requested = true;  // start() is still recovering; shut down once it is done
+    }
+    signals.async_wait(on_signal);
+  };
+  signals.async_wait(on_signal);
+
+  controller->start([&](Status status) {
+    if (!status.ok()) {
+      MQ_LOG(kError, kLog, "the broker did not start: " << status.to_string());
+      exit_status = kExitFailure;
+      io.stop();
+      return;
+    }
+    started = true;
+    log_recovery(config.store, controller->message_store().recovery_report());
+    // Up before the boot line, so a script that waits for it can scrape. A
+    // busy HTTP port costs the console, not the broker.
+    const std::string console_address = config.broker.brokerIP1 + ":" + std::to_string(config.broker.http_port());
+    Result<std::unique_ptr<http::AsioHttpServer>> http_server =
+        http::start_broker_http(io, console_address, *controller);
+    if (http_server.ok()) {
+      console = std::move(*http_server);
+    } else {
+      MQ_LOG(kError, kLog, "no HTTP console: " << http_server.status().to_string());
+    }
+    const std::string line = boot_line(config.broker);
+    MQ_LOG(kInfo, kLog, line);
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+    if (stop_requested) shut_down();
+  });
+  io.run();
+  signals.cancel();
+  console.reset();
+  controller.reset();  // no I/O: after a clean shutdown there is nothing left to do
+  set_log_sink(nullptr);
+  return exit_status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::variant<CommandLine, int> line = parse_command_line(argc, argv);
+  if (const int* status = std::get_if<int>(&line)) return *status;
+  std::variant<config::BrokerStartupConfig, int> config = load_config(std::get<CommandLine>(line));
+  if (const int* status = std::get_if<int>(&config)) return *status;
+  if (std::get<CommandLine>(line).print_config) {
+    std::fputs(config::print_broker_config(std::get<config::BrokerStartupConfig>(config)).c_str(), stdout);
+    return kExitOk;
+  }
+  return run_broker(std::get<config::BrokerStartupConfig>(config));
+}

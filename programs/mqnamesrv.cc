@@ -1,0 +1,150 @@
+// mqnamesrv: one NameServer on the real Env (Boost.Asio TCP), as RocketMQ's
+// mqnamesrv:
+//
+//   mqnamesrv [-c namesrv.conf] [-p]
+//
+// -p prints the effective configuration (every key=value) and exits. Exit
+// status: 0 after a clean shutdown (SIGTERM or SIGINT), 1 when it cannot
+// start, 2 for a bad command line or configuration. A NameServer keeps its
+// routes in memory only, as RocketMQ's does: brokers re-register within
+// registerNameServerPeriod after a restart.
+#include <boost/program_options.hpp>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <variant>
+
+#include "broker/common/log.h"
+#include "broker/config/console_log.h"
+#include "broker/config/namesrv_startup.h"
+#include "broker/env/posix_env.h"
+#include "broker/http/http_servers.h"
+#include "broker/namesrv/namesrv_controller.h"
+
+namespace {
+
+namespace po = boost::program_options;
+using namespace mqlab;
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
+constexpr int kExitConfig = 2;
+constexpr const char* kLog = "NamesrvStartup";
+
+struct CommandLine {
+  std::optional<std::string> config_file;
+  bool print_config = false;
+};
+
+std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
+  po::options_description options("mqnamesrv options");
+  options.add_options()("help,h", "print this help and exit")(
+      "configFile,c", po::value<std::string>(), "namesrv.conf (Java properties: key=value, # comments)")(
+      "printConfigItem,p", "print every configuration key=value and exit");
+  po::variables_map values;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(options).run(), values);
+    po::notify(values);
+  } catch (const po::error& error) {
+    std::cerr << "mqnamesrv: " << error.what() << "\n" << options;
+    return kExitConfig;
+  }
+  if (values.count("help")) {
+    std::cout << "usage: mqnamesrv [-c namesrv.conf] [-p]\n" << options;
+    return kExitOk;
+  }
+  CommandLine line;
+  if (values.count("configFile")) line.config_file = values["configFile"].as<std::string>();
+  line.print_config = values.count("printConfigItem") != 0;
+  return line;
+}
+
+std::variant<config::NamesrvStartupConfig, int> load_config(const CommandLine& line) {
+  std::string text;
+  std::string file_name = "(defaults)";
+  if (line.config_file) {
+    std::ifstream in(*line.config_file, std::ios::binary);
+    std::ostringstream read;
+    if (in) read << in.rdbuf();
+    if (!in || in.bad()) {
+      std::cerr << "mqnamesrv: cannot read " << *line.config_file << ": " << std::strerror(errno) << "\n";
+      return kExitConfig;
+    }
+    text = read.str();
+    file_name = *line.config_file;
+  }
+  Result<config::LoadedNamesrvConfig> loaded = config::load_namesrv_config(text, file_name);
+  if (!loaded.ok()) {
+    std::istringstream errors(loaded.status().message());
+    for (std::string error; std::getline(errors, error);) std::cerr << "mqnamesrv: error: " << error << "\n";
+    return kExitConfig;
+  }
+  for (const std::string& warning : loaded->warnings) std::cerr << "mqnamesrv: warning: " << warning << "\n";
+  return std::move(loaded->config);
+}
+
+int run_namesrv(const config::NamesrvStartupConfig& config) {
+  env::PosixEnv env;
+  set_log_sink(config::console_log_sink(env.clock(), stderr));
+  set_log_level(LogLevel::kInfo);
+  namesrv::NamesrvController controller(env, config.namesrv);
+  boost::asio::io_context& io = env.io_context();
+  int exit_status = kExitOk;
+  std::unique_ptr<http::AsioHttpServer> console;  // the cluster page; reset before the controller
+
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& error, int number) {
+    if (error) return;
+    MQ_LOG(kInfo, kLog, "signal " << number << ": shutting down");
+    controller.shutdown();
+    MQ_LOG(kInfo, kLog, "The Name Server shutdown complete");
+    io.stop();
+  });
+  controller.start([&](Status status) {
+    if (!status.ok()) {
+      MQ_LOG(kError, kLog, "the Name Server did not start on " << config.namesrv.listenAddress << ": "
+                                                               << status.to_string());
+      exit_status = kExitFailure;
+      io.stop();
+      return;
+    }
+    // A busy HTTP port costs the cluster page, not the NameServer.
+    Result<std::unique_ptr<http::AsioHttpServer>> http_server =
+        http::start_namesrv_http(io, "0.0.0.0:" + std::to_string(config.http_port()), controller);
+    if (http_server.ok()) {
+      console = std::move(*http_server);
+    } else {
+      MQ_LOG(kError, kLog, "no HTTP console: " << http_server.status().to_string());
+    }
+    const std::string line = "The Name Server boot success. serializeType=JSON";
+    MQ_LOG(kInfo, kLog, line << " (listening on " << controller.address() << ")");
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  });
+  io.run();
+  signals.cancel();
+  console.reset();
+  set_log_sink(nullptr);
+  return exit_status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::variant<CommandLine, int> line = parse_command_line(argc, argv);
+  if (const int* status = std::get_if<int>(&line)) return *status;
+  std::variant<config::NamesrvStartupConfig, int> config = load_config(std::get<CommandLine>(line));
+  if (const int* status = std::get_if<int>(&config)) return *status;
+  if (std::get<CommandLine>(line).print_config) {
+    std::fputs(config::print_namesrv_config(std::get<config::NamesrvStartupConfig>(config)).c_str(), stdout);
+    return kExitOk;
+  }
+  return run_namesrv(std::get<config::NamesrvStartupConfig>(config));
+}

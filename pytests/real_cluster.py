@@ -1,0 +1,264 @@
+"""Helpers for tests that run the real programs (mqnamesrv, mqbroker,
+mqadmin) on 127.0.0.1 with free ports and temporary store directories.
+
+Every started process is stopped by PID in the fixture's teardown, which
+pytest runs even when the test failed. Every wait has a deadline (a liveness
+bound, not a timing assertion: on a loaded machine a boot may take seconds).
+"""
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+BOOT_DEADLINE_S = 60
+EXIT_DEADLINE_S = 60
+MQADMIN_DEADLINE_S = 120
+
+
+def port_block(count):
+    """A first port p such that p .. p+count-1 are all free on 127.0.0.1."""
+    for _ in range(200):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            first = probe.getsockname()[1]
+        if first + count > 65535:
+            continue
+        sockets = []
+        try:
+            for port in range(first, first + count):
+                s = socket.socket()
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind(("127.0.0.1", port))
+                sockets.append(s)
+            return first
+        except OSError:
+            continue
+        finally:
+            for s in sockets:
+                s.close()
+    pytest.fail("no block of free ports")
+
+
+class Program:
+    """One started program; its stdout and stderr go to files in the test's directory."""
+
+    def __init__(self, bin_dir, name, args, workdir, tag):
+        self.out_path = workdir / f"{tag}.out"
+        self.err_path = workdir / f"{tag}.err"
+        with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
+            self.proc = subprocess.Popen([str(bin_dir / name), *args], stdout=out, stderr=err, cwd=workdir)
+
+    def stdout(self):
+        return self.out_path.read_text(errors="replace")
+
+    def stderr(self):
+        return self.err_path.read_text(errors="replace")
+
+    def wait_for(self, text, where="stdout", deadline_s=BOOT_DEADLINE_S):
+        deadline = time.monotonic() + deadline_s
+        while time.monotonic() < deadline:
+            if text in (self.stdout() if where == "stdout" else self.stderr()):
+                return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        pytest.fail(f"no '{text}' in {where} (exit {self.proc.poll()}):\n"
+                    f"--- stdout\n{self.stdout()[-4000:]}\n--- stderr\n{self.stderr()[-4000:]}")
+
+    def signal(self, number):
+        os.kill(self.proc.pid, number)
+
+    def wait_exit(self, deadline_s=EXIT_DEADLINE_S):
+        try:
+            return self.proc.wait(timeout=deadline_s)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            pytest.fail(f"did not exit:\n--- stderr\n{self.stderr()[-4000:]}")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            try:
+                os.kill(self.proc.pid, signal.SIGCONT)  # a SIGSTOPped process must not outlive the test
+            except ProcessLookupError:
+                pass
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture
+def programs(bin_dir, tmp_path):
+    """start(name, *args, tag=None) -> Program; all are killed by PID at teardown."""
+    started = []
+
+    def start(name, *args, tag=None):
+        program = Program(bin_dir, name, [str(a) for a in args], tmp_path, tag or name)
+        started.append(program)
+        return program
+
+    yield start
+    for program in started:
+        program.stop()
+
+
+def write_conf(path, **keys):
+    path.write_text("".join(f"{k}={v}\n" for k, v in keys.items()))
+    return path
+
+
+def broker_keys(tmp_path, name, port, namesrv_port, **extra):
+    keys = {
+        "brokerClusterName": "TestCluster",
+        "brokerName": name,
+        "brokerIP1": "127.0.0.1",
+        "listenPort": port,
+        "namesrvAddr": f"127.0.0.1:{namesrv_port}",
+        "storePathRootDir": tmp_path / "store" / f"{name}-{extra.get('brokerId', 0)}",
+        # The smallest segment the default maxMessageSize allows, so a test
+        # broker does not reserve 1 GiB of disk.
+        "mappedFileSizeCommitLog": 8 * 1024 * 1024,
+    }
+    keys.update(extra)
+    return keys
+
+
+def run(bin_dir, name, *args, cwd=None):
+    return subprocess.run([str(bin_dir / name), *args], capture_output=True, text=True, timeout=60, cwd=cwd)
+
+
+def start_namesrv(programs, tmp_path, tag="mqnamesrv"):
+    port = port_block(3)
+    conf = write_conf(tmp_path / f"{tag}.conf", listenPort=port)
+    namesrv = programs("mqnamesrv", "-c", str(conf), tag=tag)
+    namesrv.wait_for("The Name Server boot success. serializeType=JSON")
+    return namesrv, port
+
+
+def start_broker(programs, tmp_path, keys, tag):
+    conf = write_conf(tmp_path / f"{tag}.conf", **keys)
+    broker = programs("mqbroker", "-c", str(conf), tag=tag)
+    broker.wait_for(f"The broker[{keys['brokerName']}, 127.0.0.1:{keys['listenPort']}] boot success. "
+                    f"serializeType=JSON and name server is {keys['namesrvAddr']}")
+    return broker
+
+
+# ------------------------------------------------------------ mqadmin
+
+
+class MqAdmin:
+    """mqadmin against one NameServer; each call has a deadline."""
+
+    def __init__(self, bin_dir, namesrv_addr, workdir):
+        self.path = bin_dir / "mqadmin"
+        self.namesrv = namesrv_addr
+        self.workdir = workdir
+
+    def run(self, *args, deadline_s=MQADMIN_DEADLINE_S):
+        return subprocess.run([str(self.path), *map(str, args), "-n", self.namesrv], capture_output=True, text=True,
+                              timeout=deadline_s, cwd=self.workdir)
+
+    def __call__(self, *args, deadline_s=MQADMIN_DEADLINE_S):
+        result = self.run(*args, deadline_s=deadline_s)
+        assert result.returncode == 0, f"mqadmin {args}: exit {result.returncode}\n{result.stdout}\n{result.stderr}"
+        return result.stdout
+
+    def start(self, programs, *args, tag):
+        """A long-running mqadmin (perf produce) as a Program stopped at teardown."""
+        return programs("mqadmin", *map(str, args), "-n", self.namesrv, tag=tag)
+
+
+def has_ack_log_option(admin):
+    return "--ack-log" in subprocess.run([str(admin.path), "perf", "produce", "-h"], capture_output=True, text=True,
+                                         timeout=30).stdout
+
+
+def read_ack_log(path):
+    """{key: (msgId, brokerName, queueId, queueOffset)} from perf produce --ack-log."""
+    acked = {}
+    if not path.exists():
+        return acked
+    for line in path.read_text().splitlines():
+        msg_id, broker, queue_id, offset, key = line.split(" ")
+        acked[key] = (msg_id, broker, int(queue_id), int(offset))
+    return acked
+
+
+def consumed_messages(admin, topic, count):
+    """Every stored message of the topic (consumeMessage reads each queue from
+    its min offset, commits nothing): a list of dicts with brokerName,
+    queueId, queueOffset, keys, body."""
+    out = admin("consumeMessage", "-t", topic, "-c", count)
+    messages = []
+    for line in out.splitlines():
+        if not line.startswith("MSGID: "):
+            continue
+        fields = line.split(" MessageExt [", 1)[1].split("] BODY: ", 1)
+        record = dict(item.split("=", 1) for item in fields[0].split(", "))
+        record["body"] = fields[1] if len(fields) > 1 else ""
+        messages.append(record)
+    return messages
+
+
+def wait_until(predicate, what, deadline_s=BOOT_DEADLINE_S, interval_s=0.2):
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval_s)
+    pytest.fail(f"timed out after {deadline_s} s waiting for {what}")
+
+
+class Cluster:
+    """A NameServer and broker groups broker-a, broker-b, ... each with a
+    master and (optionally) one slave, all in TestCluster."""
+
+    def __init__(self, programs, tmp_path, bin_dir, groups=2, slaves=True, master_role="ASYNC_MASTER",
+                 flush="ASYNC_FLUSH", **extra):
+        self.programs = programs
+        self.tmp_path = tmp_path
+        self.namesrv, self.namesrv_port = start_namesrv(programs, tmp_path)
+        self.namesrv_addr = f"127.0.0.1:{self.namesrv_port}"
+        self.admin = MqAdmin(bin_dir, self.namesrv_addr, tmp_path)
+        self.keys = {}  # (brokerName, brokerId) -> broker.conf keys
+        self.brokers = {}  # (brokerName, brokerId) -> Program
+        self.restarts = 0
+        for g in range(groups):
+            name = f"broker-{chr(ord('a') + g)}"
+            self.keys[(name, 0)] = broker_keys(tmp_path, name, port_block(3), self.namesrv_port,
+                                               brokerRole=master_role, flushDiskType=flush, **extra)
+            if slaves:
+                self.keys[(name, 1)] = broker_keys(tmp_path, name, port_block(3), self.namesrv_port,
+                                                   brokerRole="SLAVE", brokerId=1, flushDiskType=flush, **extra)
+        for key in self.keys:
+            self.start(*key)
+        if slaves:
+            for (name, broker_id), broker in self.brokers.items():
+                if broker_id == 1:
+                    broker.wait_for("slave connected to master", where="stderr")
+
+    def start(self, name, broker_id):
+        self.restarts += 1
+        tag = f"{name}-{broker_id}-run{self.restarts}"
+        self.brokers[(name, broker_id)] = start_broker(self.programs, self.tmp_path, self.keys[(name, broker_id)], tag)
+        return self.brokers[(name, broker_id)]
+
+    def addr(self, name, broker_id=0):
+        return f"127.0.0.1:{self.keys[(name, broker_id)]['listenPort']}"
+
+    def store(self, name, broker_id=0):
+        return pathlib.Path(self.keys[(name, broker_id)]["storePathRootDir"])
+
+    def create_topic(self, topic, queues=4):
+        out = self.admin("updateTopic", "-c", "TestCluster", "-t", topic, "-r", queues, "-w", queues)
+        # The brokers register the topic with the NameServer; wait until the
+        # route names every group.
+        groups = {name for name, _ in self.keys}
+        wait_until(lambda: all(g in self.admin.run("topicRoute", "-t", topic).stdout for g in groups),
+                   f"route of {topic} naming {sorted(groups)}")
+        return out
