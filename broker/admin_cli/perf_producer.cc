@@ -1,0 +1,228 @@
+#include "broker/admin_cli/perf_producer.h"
+
+#include <ostream>
+
+#include "broker/admin_cli/text_format.h"
+
+namespace mqlab::admin_cli {
+namespace {
+
+using client::SendStatus;
+
+static_assert(static_cast<size_t>(SendStatus::UNKNOWN) + 1 == std::tuple_size_v<decltype(PerfProduceTotals::by_status)>);
+
+// Producer.java sleeps 3 s after a failed send before that thread tries again.
+constexpr Nanos kPauseAfterFailure = seconds(3);
+constexpr Nanos kStatsInterval = seconds(1);
+
+double ms(Nanos value) { return static_cast<double>(value) / static_cast<double>(kNanosPerMilli); }
+
+std::string random_alphanumerics(env::Random& random, int32_t size) {
+  static constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  std::string out(static_cast<size_t>(size), ' ');
+  for (char& c : out) c = kAlphabet[random.uniform(kAlphabet.size())];
+  return out;
+}
+
+client::ProducerConfig producer_config(const PerfProduceOptions& options) {
+  client::ProducerConfig config;
+  config.producerGroup = options.producer_group;
+  return config;
+}
+
+}  // namespace
+
+uint64_t PerfProduceTotals::completed() const {
+  uint64_t total = 0;
+  for (uint64_t n : by_status) total += n;
+  return total;
+}
+
+uint64_t PerfProduceTotals::stored() const { return completed() - send_failed(); }
+
+uint64_t PerfProduceTotals::send_failed() const { return count(SendStatus::FAILED) + count(SendStatus::UNKNOWN); }
+
+uint64_t PerfProduceTotals::response_failed() const { return stored() - count(SendStatus::SEND_OK); }
+
+std::string percentiles_ms_text(const LatencyHistogram& histogram) {
+  return strprintf("p50: %.3f p99: %.3f p999: %.3f max: %.3f", ms(histogram.percentile(0.50)),
+                   ms(histogram.percentile(0.99)), ms(histogram.percentile(0.999)), ms(histogram.max()));
+}
+
+PerfProducer::PerfProducer(client::MQClientInstance& instance, PerfProduceOptions options, std::ostream& out)
+    : instance_(instance),
+      options_(std::move(options)),
+      out_(out),
+      producer_(instance, producer_config(options_)),
+      body_(random_alphanumerics(instance.env().random(), options_.message_size)) {
+  MQ_ASSERT(options_.senders > 0);
+  MQ_ASSERT(options_.message_size > 0);
+  MQ_ASSERT(options_.message_quantity >= 0 && options_.duration_s >= 0 && options_.rate >= 0);
+}
+
+PerfProducer::~PerfProducer() {
+  if (tick_timer_ != env::kNoTimer) instance_.env().executor().cancel(tick_timer_);
+}
+
+Nanos PerfProducer::now() const { return instance_.env().clock().now_ns(); }
+
+void PerfProducer::start(std::function<void(Status)> done) {
+  MQ_ASSERT(done != nullptr);
+  MQ_ASSERT(done_ == nullptr);  // one run per PerfProducer
+  done_ = std::move(done);
+  out_ << strprintf("topic: %s threadCount: %d messageSize: %d keyEnable: %s messageQuantity: %lld duration: %lld s "
+                    "rate: %lld/s\n",
+                    options_.topic.c_str(), options_.senders, options_.message_size, options_.keys ? "true" : "false",
+                    static_cast<long long>(options_.message_quantity), static_cast<long long>(options_.duration_s),
+                    static_cast<long long>(options_.rate));
+  if (Status opened = open_ack_log(); !opened.ok()) {
+    finished_ = true;
+    return done_(opened);
+  }
+  producer_.start(lifetime_.guard([this](Status status) {
+    if (!status.ok()) return done_(status.with_context("starting the producer"));
+    instance_.update_topic_route(options_.topic, lifetime_.guard([this](Status routed) { on_route(routed); }));
+  }));
+}
+
+Status PerfProducer::open_ack_log() {
+  if (options_.ack_log.empty()) return Status::Ok();
+  MQ_ASSIGN_OR_RETURN(ack_log_, instance_.env().files().open(options_.ack_log, {.create = true, .truncate = true}));
+  return Status::Ok();
+}
+
+void PerfProducer::log_ack(const client::SendResult& result, const std::string& key) {
+  if (ack_log_ == nullptr) return;
+  const std::string line = strprintf("%s %s %d %lld %s\n", result.msgId.c_str(), result.messageQueue.brokerName.c_str(),
+                                     result.messageQueue.queueId, static_cast<long long>(result.queueOffset), key.c_str());
+  const Status written = ack_log_->pwrite(
+      ack_log_size_, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(line.data()), line.size()));
+  // A lost ack line would make a fault test report a loss that did not
+  // happen: stop loudly instead.
+  MQ_ASSERT(written.ok());
+  ack_log_size_ += line.size();
+}
+
+void PerfProducer::on_route(Status status) {
+  if (!status.ok()) {
+    finished_ = true;
+    return done_(status.with_context("route of topic " + options_.topic + " (create it with mqadmin updateTopic)"));
+  }
+  start_ = now();
+  last_tick_ = start_;
+  tick_timer_ = instance_.env().executor().run_after(kStatsInterval, lifetime_.guard([this] { tick(); }));
+  for (int32_t i = 0; i < options_.senders; ++i) send_next();
+  maybe_finish();
+}
+
+void PerfProducer::stop() {
+  stopping_ = true;
+  maybe_finish();
+}
+
+client::Message PerfProducer::build_message() {
+  client::Message message;
+  message.topic = options_.topic;
+  message.body.assign(body_.begin(), body_.end());
+  if (ack_log_ != nullptr) {
+    message.keys = std::to_string(issued_);  // unique in the run: the ack log names messages by it
+  } else if (options_.keys) {
+    message.keys = std::to_string(instance_.env().clock().wall_ms() / 1000);
+  }
+  return message;
+}
+
+void PerfProducer::send_next() {
+  if (stopping_ || finished_) return;
+  if (options_.message_quantity > 0 && issued_ >= options_.message_quantity) return;
+  if (options_.rate > 0) {
+    // Send number issued_ may start at start_ + issued_ / rate seconds.
+    const Nanos due = start_ + static_cast<Nanos>(static_cast<double>(issued_) * kNanosPerSecond /
+                                                  static_cast<double>(options_.rate));
+    if (const Nanos wait = due - now(); wait > 0) {
+      instance_.env().executor().run_after(wait, lifetime_.guard([this] { send_next(); }));
+      return;
+    }
+  }
+  ++issued_;
+  ++in_flight_;
+  const Nanos begin = now();
+  client::Message message = build_message();
+  std::string key = message.keys;
+  producer_.send(std::move(message), lifetime_.guard([this, begin, key = std::move(key)](client::SendResult result) {
+    on_sent(result, now() - begin, key);
+  }));
+}
+
+void PerfProducer::on_sent(const client::SendResult& result, Nanos latency, const std::string& key) {
+  MQ_ASSERT(in_flight_ > 0);
+  MQ_ASSERT(latency >= 0);
+  --in_flight_;
+  ++totals_.by_status[static_cast<size_t>(result.status)];
+  const bool stored = client::is_stored(result.status);
+  if (stored) {
+    log_ack(result, key);
+    totals_.latency.record(latency);
+    ++interval_.stored;
+    interval_.latency_sum += latency;
+    interval_.latency_max = std::max(interval_.latency_max, latency);
+    send_next();
+  } else {
+    instance_.env().executor().run_after(kPauseAfterFailure, lifetime_.guard([this] { send_next(); }));
+  }
+  maybe_finish();
+}
+
+void PerfProducer::tick() {
+  tick_timer_ = env::kNoTimer;
+  if (finished_) return;
+  const Nanos at = now();
+  const double elapsed_s = static_cast<double>(at - last_tick_) / kNanosPerSecond;
+  const double average = interval_.stored == 0 ? 0.0 : ms(interval_.latency_sum) / static_cast<double>(interval_.stored);
+  out_ << strprintf("Current Time: %s Send TPS: %lld Max RT(ms): %.3f Average RT(ms): %7.3f Send Failed: %llu "
+                    "Response Failed: %llu\n",
+                    human_time_ms(instance_.env().clock().wall_ms()).c_str(),
+                    static_cast<long long>(elapsed_s > 0 ? static_cast<double>(interval_.stored) / elapsed_s : 0),
+                    ms(interval_.latency_max), average, static_cast<unsigned long long>(totals_.send_failed()),
+                    static_cast<unsigned long long>(totals_.response_failed()));
+  out_.flush();
+  interval_ = Interval{};
+  last_tick_ = at;
+  if (options_.duration_s > 0 && at - start_ >= seconds(options_.duration_s)) stopping_ = true;
+  if (options_.interrupted && options_.interrupted()) stopping_ = true;
+  maybe_finish();
+  if (!finished_) tick_timer_ = instance_.env().executor().run_after(kStatsInterval, lifetime_.guard([this] { tick(); }));
+}
+
+void PerfProducer::maybe_finish() {
+  if (finished_ || in_flight_ > 0) return;
+  const bool all_issued = options_.message_quantity > 0 && issued_ >= options_.message_quantity;
+  if (!stopping_ && !all_issued) return;
+  finished_ = true;
+  totals_.elapsed = now() - start_;
+  if (tick_timer_ != env::kNoTimer) instance_.env().executor().cancel(tick_timer_);
+  tick_timer_ = env::kNoTimer;
+  print_summary();
+  // Posted: the caller may destroy this producer from done.
+  instance_.env().executor().post(lifetime_.guard([this] { done_(Status::Ok()); }));
+}
+
+void PerfProducer::print_summary() {
+  const double elapsed_s = static_cast<double>(totals_.elapsed) / kNanosPerSecond;
+  const double tps = elapsed_s > 0 ? static_cast<double>(totals_.stored()) / elapsed_s : 0;
+  out_ << strprintf("[Complete] Send Total: %llu Send TPS: %lld Max RT(ms): %.3f Average RT(ms): %7.3f Send Failed: "
+                    "%llu Response Failed: %llu\n",
+                    static_cast<unsigned long long>(totals_.completed()), static_cast<long long>(tps),
+                    ms(totals_.latency.max()), totals_.latency.mean() / kNanosPerMilli,
+                    static_cast<unsigned long long>(totals_.send_failed()),
+                    static_cast<unsigned long long>(totals_.response_failed()));
+  out_ << "Send RT(ms) " << percentiles_ms_text(totals_.latency) << "\n";
+  out_ << "Send Status:";
+  for (size_t i = 0; i < totals_.by_status.size(); ++i) {
+    out_ << " " << client::send_status_name(static_cast<SendStatus>(i)) << " " << totals_.by_status[i];
+  }
+  out_ << "\n";
+  out_.flush();
+}
+
+}  // namespace mqlab::admin_cli

@@ -1,0 +1,130 @@
+// PerfProducer: the engine of `mqadmin perf produce`, RocketMQ's benchmark
+// Producer.java on mqlab's asynchronous client. RocketMQ runs -w threads,
+// each sending synchronously in a loop; here -w is the number of sends in
+// flight on the single-threaded executor: each of the w "senders" issues
+// its next send when its previous one completes, which loads the broker the
+// same way without OS threads.
+//
+// A run: the topic's route is fetched first (a topic without one fails the
+// run at once instead of failing every send); then the senders start. Every
+// second a line, RocketMQ's wording with this second's figures:
+//   Current Time: <time> Send TPS: 51234 Max RT(ms): 4.211 Average RT(ms):   1.187 Send Failed: 0 Response Failed: 0
+// "Send TPS" counts sends the broker stored; RT is the round trip of one
+// send (with the producer's retries) as the env's monotonic clock measures
+// it. Send Failed (FAILED or UNKNOWN: not stored, or maybe not) and
+// Response Failed (stored, but FLUSH_DISK_TIMEOUT, FLUSH_SLAVE_TIMEOUT or
+// SLAVE_NOT_AVAILABLE) are totals since the start, as RocketMQ prints them.
+// A sender whose send failed pauses 3 s, as RocketMQ's threads sleep after
+// an exception, so a dead broker is not hammered.
+//
+// The run ends when message_quantity sends have completed, when duration
+// has passed, or on stop() (SIGINT); sends in flight then complete (within
+// sendMsgTimeout) before the summary:
+//   [Complete] Send Total: N Send TPS: T Max RT(ms): .. Average RT(ms): .. Send Failed: F Response Failed: R
+//   Send RT(ms) p50: .. p99: .. p999: .. max: ..
+//   Send Status: SEND_OK a FLUSH_DISK_TIMEOUT b FLUSH_SLAVE_TIMEOUT c SLAVE_NOT_AVAILABLE d FAILED e UNKNOWN f
+// Latency percentiles cover the stored sends.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <string>
+
+#include "broker/admin_cli/latency_histogram.h"
+#include "broker/client/producer.h"
+#include "broker/common/lifetime.h"
+
+namespace mqlab::admin_cli {
+
+struct PerfProduceOptions {
+  std::string topic = "BenchmarkTest";
+  int32_t senders = 64;          // -w: sends in flight
+  int32_t message_size = 128;    // -s: body bytes
+  bool keys = false;             // -k: set KEYS (the send time in seconds, as RocketMQ does)
+  int64_t message_quantity = 0;  // -q: sends in all; 0 = no limit
+  int64_t duration_s = 0;        // --duration; 0 = no limit
+  int64_t rate = 0;              // --rate: sends started per second at most; 0 = no limit
+  std::string producer_group = "benchmark_producer";
+  // --ack-log: a file (created or emptied) that gets one line per stored
+  // send, "<msgId> <brokerName> <queueId> <queueOffset> <key>", so a fault
+  // test can check that every acknowledged message survives. With it each
+  // message's KEYS is its sequence number in the run (unique), not the time.
+  std::string ack_log;
+  // Polled every second: true stops the run as stop() does (SIGINT). May be empty.
+  std::function<bool()> interrupted;
+};
+
+struct PerfProduceTotals {
+  std::array<uint64_t, 6> by_status{};  // indexed by client::SendStatus
+  LatencyHistogram latency;             // of stored sends
+  Nanos elapsed = 0;                    // from the first send to the end
+
+  uint64_t count(client::SendStatus status) const { return by_status[static_cast<size_t>(status)]; }
+  uint64_t completed() const;
+  uint64_t stored() const;         // SEND_OK and the other stored statuses
+  uint64_t send_failed() const;    // FAILED + UNKNOWN
+  uint64_t response_failed() const;  // stored but not SEND_OK
+};
+
+class PerfProducer {
+ public:
+  // Requires: instance and out outlive the producer.
+  PerfProducer(client::MQClientInstance& instance, PerfProduceOptions options, std::ostream& out);
+  ~PerfProducer();
+
+  // done runs once, when the run has ended and the summary is printed, with
+  // Ok, or the reason the run could not start (no route, producer refused).
+  void start(std::function<void(Status)> done);
+  // Stops issuing sends; done runs once those in flight complete.
+  void stop();
+  bool finished() const { return finished_; }
+  const PerfProduceTotals& totals() const { return totals_; }
+  // The producer, for the caller's clean-up (shutdown before the instance).
+  client::Producer& producer() { return producer_; }
+
+ private:
+  struct Interval {
+    uint64_t stored = 0;
+    Nanos latency_sum = 0;
+    Nanos latency_max = 0;
+  };
+
+  void on_route(Status status);
+  void send_next();
+  void on_sent(const client::SendResult& result, Nanos latency, const std::string& key);
+  Status open_ack_log();
+  void log_ack(const client::SendResult& result, const std::string& key);
+  void tick();
+  void maybe_finish();
+  void print_summary();
+  client::Message build_message();
+  Nanos now() const;
+
+  client::MQClientInstance& instance_;
+  const PerfProduceOptions options_;
+  std::ostream& out_;
+  client::Producer producer_;
+  std::string body_;  // random alphanumerics, drawn once, as Producer.java does
+  std::function<void(Status)> done_;
+  Nanos start_ = 0;
+  Nanos last_tick_ = 0;
+  int64_t issued_ = 0;
+  int64_t in_flight_ = 0;
+  bool stopping_ = false;
+  bool finished_ = false;
+  env::TimerId tick_timer_ = env::kNoTimer;
+  Interval interval_;
+  PerfProduceTotals totals_;
+  std::shared_ptr<env::File> ack_log_;  // --ack-log, when given
+  uint64_t ack_log_size_ = 0;
+  LifetimeToken lifetime_;
+};
+
+// The summary lines (also used for the consumer's percentiles): "p50: x p99: y
+// p999: z max: m" in milliseconds with three decimals.
+std::string percentiles_ms_text(const LatencyHistogram& histogram);
+
+}  // namespace mqlab::admin_cli
