@@ -65,6 +65,8 @@ class HAService final : public store::ReplicationHook {
 
   PhyOffset push2slave_max_offset() const { return push2slave_max_offset_; }
   size_t connection_count() const { return connections_.size(); }
+  // Every slave connection by id, in accept order (status pages, /metrics).
+  const std::map<uint64_t, std::unique_ptr<HAConnection>>& connections() const { return connections_; }
   const std::string& listen_address() const { return listen_address_; }
   const HAServiceStats& stats() const { return stats_; }
   const GroupTransferService& group_transfer() const { return group_transfer_; }

@@ -38,6 +38,7 @@
 #include <memory>
 #include <string>
 
+#include "broker/common/latency_buckets.h"
 #include "broker/common/lifetime.h"
 #include "broker/common/status.h"
 #include "broker/env/env.h"
@@ -74,6 +75,9 @@ struct BrokerStats {
   uint64_t msg_get_total = 0;    // messages returned by PULL_MESSAGE
   uint64_t pulls_suspended = 0;  // PULL_NOT_FOUND parked for long polling
   uint64_t registrations_requested = 0;
+  // SEND_MESSAGE(_V2) puts that reached the store, request to reply
+  // (send_message_processor.cc); /metrics' put latency.
+  LatencyBuckets put_latency;
 };
 
 class BrokerController {

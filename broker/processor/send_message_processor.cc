@@ -155,9 +155,13 @@ void SendMessageProcessor::process(const RemotingCommand& request, remoting::Res
     return refuse({ResponseCode::NO_PERMISSION,
                    "the broker[" + controller_.config().brokerIP1 + "] sending transaction message is forbidden"});
   }
+  // Put latency is the store's part of the round trip: from handing it the
+  // message to its answer (flush, slave ack), whatever the outcome.
+  const Nanos put_started_ns = controller_.env().clock().now_ns();
   controller_.message_store().put_message(
       std::move(message),
-      lifetime_.guard([this, request, channel, destination](store::PutMessageResult result) mutable {
+      lifetime_.guard([this, request, channel, destination, put_started_ns](store::PutMessageResult result) mutable {
+        controller_.stats().put_latency.record(controller_.env().clock().now_ns() - put_started_ns);
         reply_put(request, std::move(channel), result, destination);
       }));
 }

@@ -132,10 +132,12 @@ void MappedFileQueue::flush(std::function<void(Status)> done) {
   auto on_dir = lifetime_.guard([this, dir_changes](Status status) {
     if (status.ok()) dir_changes_synced_ = std::max(dir_changes_synced_, dir_changes);
   });
-  auto on_one = lifetime_.guard([this, pending, target](Status status) {
+  const Nanos started_ns = env_.clock().now_ns();
+  auto on_one = lifetime_.guard([this, pending, target, started_ns](Status status) {
     if (!status.ok() && pending->first_error.ok()) pending->first_error = status;
     MQ_ASSERT(pending->remaining > 0);
     if (--pending->remaining > 0) return;
+    flush_latency_.record(env_.clock().now_ns() - started_ns);
     if (pending->first_error.ok()) flushed_where_ = std::max(flushed_where_, target);
     pending->done(pending->first_error);
   });

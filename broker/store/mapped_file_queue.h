@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "broker/common/latency_buckets.h"
 #include "broker/common/lifetime.h"
 #include "broker/common/status.h"
 #include "broker/env/env.h"
@@ -63,6 +64,9 @@ class MappedFileQueue {
   // directory, when files were created), then advances flushed_where to the
   // max_offset seen at the call. done gets the first error, if any.
   void flush(std::function<void(Status)> done);
+  // How long the flushes that had something to sync took, call to
+  // completion (fsyncs plus the directory sync): /metrics' flush latency.
+  const LatencyBuckets& flush_latency() const { return flush_latency_; }
 
   // Drops everything at and past offset: later files are removed, the file
   // holding offset is cut and its tail zero-filled, so that stale records
@@ -87,6 +91,7 @@ class MappedFileQueue {
   // must sync again, or it could report ok before a new entry is durable.
   uint64_t dir_changes_ = 0;
   uint64_t dir_changes_synced_ = 0;
+  LatencyBuckets flush_latency_;
   LifetimeToken lifetime_;
 };
 
