@@ -1,6 +1,7 @@
 #include "sim/checker.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -62,7 +63,8 @@ bool destroys_data(faults::FaultKind kind) {
          kind == FaultKind::kDestroyMachine || kind == FaultKind::kFailDisk || kind == FaultKind::kPromoteSlave;
 }
 
-// The fault that destroyed an acknowledged message: the first
+// The fault that destroyed an acknowledged message the loss bound did not
+// foresee (or of a run without a bound): the first
 // data-destroying fault at or after its ack that hit its broker group. When
 // none follows the ack, the last such fault before it: after a power loss
 // under ASYNC_FLUSH the recovered queues reuse queue offsets a consumer had
@@ -83,6 +85,16 @@ int attribute(const SendRecord& send, const CheckerOptions& options) {
     before = static_cast<int>(i);
   }
   return before;
+}
+
+// The fault that, by the run's loss bound, may destroy this message, if any:
+// the bound knows what each fault's instant left at risk (sim/loss_bound.h).
+std::optional<int> foreseen_by(const SendRecord& send, const CheckerOptions& options) {
+  if (!options.loss_at_risk) return std::nullopt;
+  auto it = options.loss_at_risk->find(send.seq);
+  if (it == options.loss_at_risk->end()) return std::nullopt;
+  MQ_ASSERT(it->second >= 0 && static_cast<size_t>(it->second) < options.schedule.events.size());
+  return it->second;
 }
 
 // A broker group's messages cannot be read by anyone while every broker of
@@ -186,20 +198,24 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
     const Nanos read_at = received ? first_any[s.seq] : options.run_end;
     if (read_at > readable_by) read_windows.push_back(Window{readable_by, read_at, s.broker_name});
     bool lost_somewhere = false;
+    const std::optional<int> foreseen = foreseen_by(s, options);
+    const bool within_bound = !options.loss_at_risk || foreseen.has_value();
     for (const std::string& group : options.consumer_groups) {
       const auto& seen = first_receipt[group];
       if (seen.count(s.seq)) continue;
       lost_somewhere = true;
       ++report.lost_by_group[group];
-      const int fault = attribute(s, options);
+      const int fault = foreseen ? *foreseen : attribute(s, options);
       ++report.lost_by_fault[fault];
       if (report.lost_messages.size() < options.max_listed_lost) {
         report.lost_messages.push_back(LostMessage{s.seq, group, s.broker_name, s.completed_at, fault,
                                                    fault >= 0 ? options.schedule.events[static_cast<size_t>(fault)].describe()
-                                                              : "no fault"});
+                                                              : "no fault",
+                                                   within_bound});
       }
     }
     if (lost_somewhere) ++report.lost;
+    if (lost_somewhere && !within_bound) ++report.lost_outside_bound;
   }
   report.write_unavailable = write_windows(history, options.run_end);
   report.write_unavailable_s = merge_windows(report.write_unavailable);
@@ -214,6 +230,7 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
         static_cast<double>(report.acknowledged) / (static_cast<double>(options.run_end) / kNanosPerSecond);
   }
   MQ_ASSERT(report.acknowledged + report.failed + report.unknown_outcome + report.stored_unconfirmed == report.sent);
+  MQ_ASSERT(report.lost_outside_bound <= report.lost);
   return report;
 }
 

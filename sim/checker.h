@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,7 @@ struct LostMessage {
   Nanos acked_at = 0;
   int fault_index = -1;     // into the schedule; -1: no fault explains it
   std::string fault;        // the fault's description, or "no fault"
+  bool within_bound = true; // among the messages the run's loss bound foresaw (sim/loss_bound.h)
 };
 
 struct CheckerOptions {
@@ -60,6 +62,10 @@ struct CheckerOptions {
   // ("broker-a-0" -> "broker-a"), to attribute faults.
   std::map<std::string, std::string> broker_group_of;
   size_t max_listed_lost = 1000;
+  // The acknowledged messages the run's faults may destroy by design, each
+  // with the fault that may (LossBound::at_risk). A lost message in it is
+  // attributed to that fault; one outside it is counted apart.
+  std::optional<std::map<uint64_t, int>> loss_at_risk;
 };
 
 struct CheckerReport {
@@ -86,6 +92,7 @@ struct CheckerReport {
   double throughput_msgs_per_s = 0;  // acknowledged per second of the run
   std::vector<LostMessage> lost_messages;  // at most max_listed_lost
   std::map<int, int64_t> lost_by_fault;    // fault index (-1: none) -> lost messages
+  int64_t lost_outside_bound = 0;          // distinct lost messages not in options.loss_at_risk
 };
 
 CheckerReport check_history(const History& history, const CheckerOptions& options);

@@ -66,6 +66,13 @@ class BrokerApp final : public SimApp {
     return true;
   }
 
+  std::optional<int64_t> commit_log_max_offset() const override {
+    if (!ready_) return std::nullopt;
+    return controller_->message_store().max_phy_offset().value();
+  }
+
+  broker::BrokerController* running_broker() override { return ready_ ? controller_.get() : nullptr; }
+
   void start() override {
     const Nanos started = world_.scheduler().now();
     controller_->start([this, started](Status status) {

@@ -13,6 +13,10 @@
 
 #include "sim/sim_env.h"
 
+namespace mqlab::broker {
+class BrokerController;
+}
+
 namespace mqlab::sim {
 
 class SimWorld;
@@ -32,6 +36,12 @@ class SimApp {
     (void)groups;
     return std::nullopt;
   }
+  // For a running broker: its CommitLog's max offset, to sample replication
+  // lag (sim/run_series.h). nullopt for other apps or a broker not ready.
+  virtual std::optional<int64_t> commit_log_max_offset() const { return std::nullopt; }
+  // For a broker that is up and serving: its controller, to read its store's
+  // offsets at a fault's instant (sim/loss_bound.h). nullptr otherwise.
+  virtual broker::BrokerController* running_broker() { return nullptr; }
 };
 
 std::unique_ptr<SimApp> make_broker_app(SimWorld& world, SimMachine& machine, SimEnv& env, const std::string& name);

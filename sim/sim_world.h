@@ -28,10 +28,16 @@
 #include "broker/env/random.h"
 #include "sim/checker.h"
 #include "sim/history.h"
+#include "sim/loss_bound.h"
+#include "sim/run_series.h"
 #include "sim/scenario.h"
 #include "sim/scheduler.h"
 #include "sim/sim_net.h"
 #include "sim/trace.h"
+
+namespace mqlab::broker {
+class BrokerController;
+}
 
 namespace mqlab::sim {
 
@@ -64,11 +70,17 @@ struct RunResult {
   std::string liveness_failure;
   std::vector<RecoveryRecord> recoveries;
   std::vector<ExpectationResult> expectations;
-  bool passed = true;  // converged and every expectation held
+  // How many acknowledged messages the configuration may lose to this
+  // run's faults (sim/loss_bound.h); the run fails when it lost more. It is
+  // also the last entry of expectations, metric "loss_bound".
+  LossBound loss_bound;
+  bool within_bound = true;
+  bool passed = true;  // converged, within the loss bound, and every expectation held
   uint64_t events_run = 0;
   Nanos virtual_end = 0;
   std::string trace_digest;
   uint64_t trace_lines = 0;
+  RunSeries series;  // latency histograms and replication lag, for reports
 };
 
 // The audit consumer group: started when the liveness phase begins, it
@@ -115,6 +127,13 @@ class SimWorld {
   // swapped its group's master and slave (sim_world_failover.cc).
   int broker_id_of(const SimMachine& machine) const;
 
+  // --- for tests and tools that look inside a run (between or after run()'s events)
+  SimMachine* find_machine(const std::string& name) { return machine_of(name); }
+  // The broker process's controller while it is up and serving, else nullptr.
+  broker::BrokerController* running_broker(const std::string& process);
+  // Every broker's store state at the start of each fault (sim_world_loss_bound.cc).
+  const std::vector<FaultInstant>& fault_instants() const { return fault_instants_; }
+
  private:
   void build();
   void start_process(const std::string& process);
@@ -131,7 +150,10 @@ class SimWorld {
   bool converged() const;
   std::vector<std::string> checked_groups() const;
   void start_audit_consumer();
+  void sample_replication_lag();
   std::vector<ExpectationResult> evaluate_expectations(const RunResult& result) const;
+  void record_fault_instant(int index);
+  void bound_loss(RunResult& result) const;
 
   Scenario scenario_;
   uint64_t seed_;
@@ -154,6 +176,8 @@ class SimWorld {
   bool ran_ = false;
   std::map<std::string, int> broker_id_override_;  // machine -> brokerId after a promotion
   std::set<std::string> fenced_;                   // demoted masters, kept down until the healing
+  std::vector<FaultInstant> fault_instants_;       // one per fault started, in time order
+  std::vector<ReplicationLagSeries> replication_lag_;  // one per group with slaves, by group name
 };
 
 }  // namespace mqlab::sim

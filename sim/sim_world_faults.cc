@@ -41,6 +41,7 @@ void SimWorld::apply_fault(const faults::FaultEvent& event, bool start, int inde
   active_faults_[index] = start;
   note(event.target, "", std::string(start ? "fault_start " : "fault_end ") + event.describe());
   history_.record(WorldEvent{scheduler_.now(), start ? "fault_start" : "fault_end", event.target, event.describe(), index});
+  if (start) record_fault_instant(index);  // what the fault may destroy, before it acts
   SimMachine* machine = event.target.empty() ? nullptr : machine_of(event.target);
   switch (event.kind) {
     case FaultKind::kKillProcess:

@@ -1,6 +1,7 @@
 #include "broker/ha/ha_client.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "broker/common/log.h"
@@ -16,11 +17,48 @@ constexpr Nanos kTickInterval = seconds(1);
 // RocketMQ's slave read buffer is 4 MiB, so no master sends more.
 constexpr int32_t kMaxFrameBodyBytes = 4 * 1024 * 1024;
 
+// The start of the newest record any ConsumeQueue indexes below end: the
+// dispatcher put it there, so it is a record boundary of this log, found
+// without reading the log. nullopt when no queue indexes one.
+std::optional<PhyOffset> newest_indexed_record(store::MessageStore& store, PhyOffset end) {
+  std::optional<PhyOffset> newest;
+  for (const auto& [topic, queue_id] : store.queues()) {
+    store::ConsumeQueue* queue = store.find_consume_queue(topic, queue_id);
+    if (queue == nullptr || queue->max_offset() <= queue->min_offset()) continue;
+    Result<std::optional<store::ConsumeQueueEntry>> entry = queue->get(queue->max_offset() - 1);
+    if (!entry.ok() || !entry->has_value() || (*entry)->is_placeholder()) continue;
+    const store::ConsumeQueueEntry& last = **entry;
+    if (last.offset < store.min_phy_offset() || last.end_offset() > end) continue;
+    if (!newest || last.offset > *newest) newest = last.offset;
+  }
+  return newest;
+}
+
+// The start of the last message record in [from, end), scanning record by
+// record; nullopt when there is none or the scan stops before end (from was
+// not a record boundary after all).
+std::optional<PhyOffset> last_record_from(store::MessageStore& store, PhyOffset from, PhyOffset end,
+                                          uint64_t& bytes_scanned) {
+  MQ_ASSERT(from <= end);
+  store::CommitLogScanner scanner(store.commit_log(), from, end, /*check_crc=*/false);
+  std::optional<PhyOffset> last;
+  while (std::optional<store::ScannedRecord> record = scanner.next()) last = record->offset;
+  bytes_scanned += static_cast<uint64_t>(scanner.position() - from);
+  if (scanner.position() != end || scanner.stopped_on_corruption()) return std::nullopt;
+  return last;
+}
+
 // Where the last message record of the log starts (the resume check's L), or
-// the max offset when the newest two segments hold none.
-PhyOffset last_record_start(store::MessageStore& store) {
-  const auto& files = store.commit_log().file_queue().files();
+// the max offset when there is none to find. It scans forward from the
+// newest record a ConsumeQueue indexes, so a resume reads the log's
+// undispatched tail, not its newest segments; only when no queue helps does
+// it scan the newest two segments from their starts.
+PhyOffset last_record_start(store::MessageStore& store, uint64_t& bytes_scanned) {
   const PhyOffset max = store.max_phy_offset();
+  if (std::optional<PhyOffset> hint = newest_indexed_record(store, max)) {
+    if (std::optional<PhyOffset> last = last_record_from(store, *hint, max, bytes_scanned)) return *last;
+  }
+  const auto& files = store.commit_log().file_queue().files();
   int segments_tried = 0;
   for (auto it = files.rbegin(); it != files.rend() && segments_tried < 2; ++it, ++segments_tried) {
     const PhyOffset from((*it)->file_from_offset());
@@ -28,6 +66,7 @@ PhyOffset last_record_start(store::MessageStore& store) {
     store::CommitLogScanner scanner(store.commit_log(), from, max, /*check_crc=*/false);
     std::optional<PhyOffset> last;
     while (std::optional<store::ScannedRecord> record = scanner.next()) last = record->offset;
+    bytes_scanned += static_cast<uint64_t>(scanner.position() - from);
     if (last) return *last;
   }
   return max;
@@ -144,7 +183,7 @@ Status HAClient::prepare_resume() {
   MQ_RETURN_IF_ERROR(store_.truncate_replica_tail());
   resume_at_ = store_.max_phy_offset();
   const bool fresh = resume_at_.value() == 0;
-  confirmed_ = fresh ? PhyOffset(0) : last_record_start(store_);
+  confirmed_ = fresh ? PhyOffset(0) : last_record_start(store_, stats_.bytes_scanned_to_resume);
   expected_ = fresh ? PhyOffset(-1) : confirmed_;
   reported_ = PhyOffset(-1);
   first_frame_ = true;

@@ -21,10 +21,14 @@
 // Resuming and divergence (README.md beside this file):
 //   - A partial record left at the tail by a broken connection is dropped
 //     before reconnecting, so the slave always resumes at a record boundary.
-//   - A slave with data asks to resume at the START of its last message
-//     record L (not at its end S) and compares the master's bytes [L, S)
-//     with its own: the last record must be byte-identical on both.
-//     Reports during that check say how far the slave verified.
+//   - A restarted slave resumes from its own recovered log: it asks for
+//     nothing it holds but its last record. With data it asks to resume at
+//     the START of its last message record L (not at its end S) and
+//     compares the master's bytes [L, S) with its own: the last record must
+//     be byte-identical on both. Reports during that check say how far the
+//     slave verified. It finds L by scanning forward from the newest record
+//     a ConsumeQueue indexes (the undispatched tail), not its whole newest
+//     segment.
 //   - The first byte appended at S must begin a well-formed record whose
 //     PHYSICALOFFSET is S (MessageStore::append_replica checks every record).
 //   - A master whose stream starts below S (its log is shorter: it lost its
@@ -72,6 +76,7 @@ struct HAClientStats {
   uint64_t frames_received = 0;
   uint64_t bytes_appended = 0;
   uint64_t bytes_verified = 0;     // of the resume check [L, S)
+  uint64_t bytes_scanned_to_resume = 0;  // of its own log, read to find L
   uint64_t reports_sent = 0;
   uint64_t offset_mismatches = 0;  // dropped and reconnected
   uint64_t refusals = 0;           // diverged: see refusal_reason()

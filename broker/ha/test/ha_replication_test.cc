@@ -84,6 +84,58 @@ TEST(HAReplication, RestartedSlaveResumesFromItsRecoveredOffset) {
   EXPECT_EQ(world.slave_store().min_phy_offset(), PhyOffset(0));
 }
 
+// A restarted slave (kill -9, or a power cut that takes its unflushed tail)
+// fetches only what its recovered log lacks, plus the one record it checks:
+// measured by the bytes the master streams and the slave appends.
+TEST(HAReplication, RestartedSlaveTransfersOnlyWhatItsRecoveredLogLacks) {
+  for (const bool power_loss : {false, true}) {
+    SCOPED_TRACE(power_loss ? "power loss" : "kill -9");
+    HASimWorld world;
+    ASSERT_TRUE(world.start_master().ok());
+    ASSERT_TRUE(world.start_slave().ok());
+    world.run_until([&] { return world.ha_client().state() == HAClientState::kTransfer; }, seconds(5));
+    send_many(world, 150);  // several 72 KiB segments
+    ASSERT_TRUE(world.wait_caught_up());
+    world.run_for(seconds(2));  // the slave's flush makes them durable ...
+    send_many(world, 20);       // ... but not these: a power cut takes them
+    ASSERT_TRUE(world.wait_caught_up());
+    const PhyOffset held = world.slave_store().max_phy_offset();
+    if (power_loss) {
+      world.power_loss_slave();
+    } else {
+      world.crash_slave();
+    }
+    send_many(world, 100, 900);
+    const uint64_t streamed_before = world.ha_service().stats().bytes_sent;
+    ASSERT_TRUE(world.start_slave().ok());
+    const PhyOffset recovered = world.slave_store().max_phy_offset();
+    EXPECT_GT(recovered, PhyOffset(0));
+    if (!power_loss) {
+      EXPECT_EQ(recovered, held);
+    }
+    if (power_loss) {
+      EXPECT_LT(recovered, held);
+    }
+    ASSERT_TRUE(world.wait_caught_up());
+    world.run_for(millis(100));
+    const HAClientStats& slave = world.ha_client().stats();
+    const int64_t lacked = world.master_store().max_phy_offset() - recovered;
+    const uint64_t streamed = world.ha_service().stats().bytes_sent - streamed_before;
+    EXPECT_EQ(slave.bytes_appended, static_cast<uint64_t>(lacked));
+    EXPECT_EQ(streamed, static_cast<uint64_t>(lacked) + slave.bytes_verified);
+    // The one record re-sent is the slave's last (send_many's bodies are at
+    // most 1299 bytes, records about 200 more).
+    EXPECT_GT(slave.bytes_verified, 0u);
+    EXPECT_LT(slave.bytes_verified, 1600u);
+    // It found that record from its ConsumeQueues, reading its own log from
+    // there, not from its newest segment's start.
+    EXPECT_EQ(slave.bytes_scanned_to_resume, slave.bytes_verified);
+    EXPECT_EQ(slave.refusals, 0u);
+    EXPECT_EQ(world.slave_store().min_phy_offset(), PhyOffset(0));  // never restarted as a fresh slave
+    EXPECT_TRUE(world.slave_is_prefix_of_master());
+  }
+}
+
 TEST(HAReplication, MasterStreamsFromTheNewestSegmentAndClosesOnAnAckBeyondItsMax) {
   HASimWorld world;
   ASSERT_TRUE(world.start_master().ok());

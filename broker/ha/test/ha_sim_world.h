@@ -88,6 +88,10 @@ class HASimWorld {
     crash_master();
     master_disk_.power_loss(random_);
   }
+  void power_loss_slave() {
+    crash_slave();
+    slave_disk_.power_loss(random_);
+  }
 
   PendingCall call_async(RemotingCommand request, const std::string& to = kMasterAddr, Nanos timeout = seconds(10)) {
     auto slot = std::make_shared<std::optional<Result<RemotingCommand>>>();

@@ -1,0 +1,365 @@
+#include "sim/loss_bound.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <tuple>
+
+#include "broker/ha/ha_client.h"
+#include "broker/ha/ha_service.h"
+#include "broker/processor/broker_controller.h"
+#include "broker/store/message_codec.h"
+
+namespace mqlab::sim {
+namespace {
+
+using faults::FaultKind;
+
+// An acknowledged message, placed in its group's log.
+struct Acked {
+  uint64_t seq = 0;
+  std::string group;
+  int64_t phy_offset = -1;  // -1: the msgId did not decode; at risk wherever its group loses bytes
+  int32_t queue_id = -1;
+  int64_t queue_offset = -1;
+  Nanos invoked_at = 0;
+  Nanos completed_at = 0;
+};
+
+std::vector<Acked> acknowledged(const History& history) {
+  std::vector<Acked> acked;
+  for (const SendRecord& s : history.sends()) {
+    if (s.outcome != SendOutcome::kOk) continue;
+    Acked a{s.seq, s.broker_name, -1, s.queue_id, s.queue_offset, s.invoked_at, s.completed_at};
+    if (Result<store::OffsetMessageId> id = store::decode_offset_message_id(s.msg_id); id.ok()) {
+      a.phy_offset = id->offset.value();
+    }
+    acked.push_back(std::move(a));
+  }
+  return acked;
+}
+
+std::string mib_text(int64_t bytes) {
+  std::ostringstream text;
+  text.precision(3);
+  text << static_cast<double>(bytes) / (1 << 20) << " MiB";
+  return text.str();
+}
+
+// One fault's verdict before the offset-reuse pass.
+struct Verdict {
+  std::set<uint64_t> destroyed;
+  std::set<std::string> truncated_groups;  // groups whose log may restart shorter
+  std::vector<std::string> reasons;
+  FaultLossBound lag;  // only the replication fields are used
+};
+
+class Bounder {
+ public:
+  Bounder(const Scenario& scenario, const faults::FaultSchedule& schedule, const History& history)
+      : scenario_(scenario),
+        schedule_(schedule),
+        history_(history),
+        acked_(acknowledged(history)),
+        async_flush_(scenario.broker.store.flushDiskType == store::FlushDiskType::ASYNC_FLUSH),
+        sync_master_(scenario.broker.store.brokerRole == store::BrokerRole::SYNC_MASTER) {}
+
+  FaultLossBound bound(const FaultInstant& instant) {
+    MQ_ASSERT(instant.fault_index >= 0 && static_cast<size_t>(instant.fault_index) < schedule_.events.size());
+    instant_ = &instant;
+    for (const BrokerStoreState& state : instant.brokers) {
+      if (state.running) last_running_[state.machine] = state;
+    }
+    const faults::FaultEvent& event = schedule_.events[static_cast<size_t>(instant.fault_index)];
+    Verdict verdict = judge(event);
+    FaultLossBound result = verdict.lag;
+    result.fault_index = instant.fault_index;
+    result.fault = event.describe();
+    result.destroyed = static_cast<int64_t>(verdict.destroyed.size());
+    std::set<uint64_t> at_risk = verdict.destroyed;
+    for (const std::string& group : verdict.truncated_groups) {
+      for (uint64_t seq : skipped_after(group, instant.at, verdict.destroyed)) {
+        at_risk.insert(seq);
+        ++result.skipped;
+      }
+    }
+    result.messages = static_cast<int64_t>(at_risk.size());
+    MQ_ASSERT(result.messages == result.destroyed + result.skipped);
+    std::string reason;
+    for (const std::string& r : verdict.reasons) reason += (reason.empty() ? "" : "; ") + r;
+    if (result.skipped > 0) {
+      reason += "; " + std::to_string(result.skipped) +
+                " acknowledged after it at queue offsets a consumer had already passed (offsets reused)";
+    }
+    result.reason = reason;
+    for (uint64_t seq : at_risk) at_risk_.emplace(seq, instant.fault_index);  // the first fault keeps it
+    return result;
+  }
+
+  const std::map<uint64_t, int>& at_risk() const { return at_risk_; }
+
+ private:
+  Verdict judge(const faults::FaultEvent& event) {
+    Verdict verdict;
+    switch (event.kind) {
+      case FaultKind::kCrashMachine:
+        lose_page_cache(event.target, verdict);
+        break;
+      case FaultKind::kPowerLossAll:
+        for (const BrokerStoreState& state : instant_->brokers) lose_page_cache(state.machine, verdict);
+        break;
+      case FaultKind::kDestroyMachine:
+        lose_store(event.target, verdict);
+        break;
+      case FaultKind::kFailDisk:
+        fail_disk(event, verdict);
+        break;
+      case FaultKind::kPromoteSlave:
+        promote(event.target, verdict);
+        break;
+      case FaultKind::kKillProcess:
+        verdict.reasons.push_back("0: a process crash keeps the page cache");
+        break;
+      default:
+        verdict.reasons.push_back("0: destroys no stored data");
+        break;
+    }
+    if (verdict.reasons.empty()) verdict.reasons.push_back("0: hits no broker holding data");
+    return verdict;
+  }
+
+  const BrokerStoreState* now(const std::string& machine) const {
+    for (const BrokerStoreState& state : instant_->brokers) {
+      if (state.machine == machine) return &state;
+    }
+    return nullptr;
+  }
+  // The state to read offsets from: now if running, else the last one seen running.
+  const BrokerStoreState* offsets_of(const std::string& machine) const {
+    const BrokerStoreState* state = now(machine);
+    if (state && state->running) return state;
+    auto it = last_running_.find(machine);
+    return it == last_running_.end() ? nullptr : &it->second;
+  }
+  bool master_alive(const std::string& group, const std::string& except) const {
+    for (const BrokerStoreState& s : instant_->brokers) {
+      if (s.broker_group == group && s.machine != except && s.broker_id == 0 && !s.destroyed && s.disks_survive) {
+        return true;
+      }
+    }
+    return false;
+  }
+  // The slave a promote_slave picks (sim_world_failover.cc), or that serves
+  // reads once its master is gone: the group's first live slave.
+  const BrokerStoreState* first_live_slave(const std::string& group, const std::string& except) const {
+    for (const BrokerStoreState& s : instant_->brokers) {
+      if (s.broker_group != group || s.machine == except || s.broker_id == 0) continue;
+      if (!s.destroyed && s.powered && s.disks_survive) return &s;
+    }
+    return nullptr;
+  }
+  bool promotion_follows(const std::string& group) const {
+    for (const faults::FaultEvent& e : schedule_.events) {
+      if (e.kind == FaultKind::kPromoteSlave && e.target == group && e.at >= instant_->at) return true;
+    }
+    return false;
+  }
+
+  // Acknowledged messages of group sent by now whose bytes lie at or past from.
+  std::set<uint64_t> stored_from(const std::string& group, int64_t from) const {
+    std::set<uint64_t> seqs;
+    for (const Acked& a : acked_) {
+      if (a.group == group && a.invoked_at <= instant_->at && (a.phy_offset < 0 || a.phy_offset >= from)) {
+        seqs.insert(a.seq);
+      }
+    }
+    return seqs;
+  }
+
+  void take(Verdict& verdict, const std::string& group, const std::set<uint64_t>& seqs, std::string reason) {
+    verdict.destroyed.insert(seqs.begin(), seqs.end());
+    verdict.truncated_groups.insert(group);
+    verdict.reasons.push_back(std::move(reason));
+  }
+
+  // A power cut: the page cache of machine is gone.
+  void lose_page_cache(const std::string& machine, Verdict& verdict) {
+    const BrokerStoreState* state = now(machine);
+    if (!state || state->destroyed || !state->disks_survive) return;
+    const bool primary = state->broker_id == 0 || !master_alive(state->broker_group, machine);
+    if (!primary) {
+      verdict.reasons.push_back("0 on " + machine + ": a slave's power loss; its master holds the log");
+      return;
+    }
+    // A SLAVE flushes on its own schedule whatever flushDiskType says.
+    if (!async_flush_ && state->broker_id == 0) {
+      verdict.reasons.push_back("0 on " + machine + ": SYNC_FLUSH acknowledges only what is durable");
+      return;
+    }
+    const BrokerStoreState* offsets = offsets_of(machine);
+    if (!offsets) return;  // never served: holds nothing acknowledged
+    const std::set<uint64_t> seqs = stored_from(state->broker_group, offsets->flushed_phy_offset);
+    take(verdict, state->broker_group, seqs,
+         std::to_string(seqs.size()) + " on " + machine + ": acknowledged past its last completed flush (" +
+             mib_text(offsets->max_phy_offset - offsets->flushed_phy_offset) + " unflushed)");
+  }
+
+  // The machine's store is gone for good.
+  void lose_store(const std::string& machine, Verdict& verdict) {
+    const BrokerStoreState* state = now(machine);
+    if (!state || state->destroyed) return;
+    const std::string& group = state->broker_group;
+    if (state->broker_id != 0) {
+      if (master_alive(group, machine)) {
+        verdict.reasons.push_back("0 on " + machine + ": a slave's store; its master holds the log");
+      } else {
+        take(verdict, group, stored_from(group, 0), "all of " + group + ": its last copy, on a slave, is gone");
+      }
+      return;
+    }
+    const BrokerStoreState* slave = first_live_slave(group, machine);
+    const BrokerStoreState* slave_offsets = slave ? offsets_of(slave->machine) : nullptr;
+    // Without a promotion nothing takes the master's place: RocketMQ 4.x
+    // never promotes on its own, and the NameServer routes consumers to the
+    // lost master until its registration expires (120 s), so within a run
+    // its slave's copy may never be read.
+    if (!slave_offsets || !promotion_follows(group)) {
+      const std::set<uint64_t> seqs = stored_from(group, 0);
+      take(verdict, group, seqs,
+           std::to_string(seqs.size()) + " on " + machine + ": everything " + group +
+               " acknowledged; no slave is promoted in its place");
+      return;
+    }
+    if (sync_master_) {
+      verdict.reasons.push_back("0 on " + machine + ": SYNC_MASTER acknowledged only what " + slave->machine +
+                                " had");
+      return;
+    }
+    lose_unreplicated(machine, *slave_offsets, verdict);
+  }
+
+  // An ASYNC_MASTER's log gives way to its slave's: what the slave lacked is gone.
+  void lose_unreplicated(const std::string& master, const BrokerStoreState& slave, Verdict& verdict) {
+    const std::string& group = slave.broker_group;
+    const int64_t complete_end =
+        slave.replica_complete_end >= 0 ? slave.replica_complete_end : slave.max_phy_offset;
+    const std::set<uint64_t> seqs = stored_from(group, complete_end);
+    FaultLossBound& lag = verdict.lag;
+    if (const BrokerStoreState* m = offsets_of(master)) lag.master_max_offset = m->max_phy_offset;
+    lag.slave_confirmed_offset = slave.confirmed_offset >= 0 ? slave.confirmed_offset : complete_end;
+    lag.slave_complete_end = complete_end;
+    lag.lag_bytes = lag.master_max_offset >= 0 ? std::max<int64_t>(0, lag.master_max_offset - complete_end) : -1;
+    lag.lag_messages = static_cast<int64_t>(seqs.size());
+    Nanos oldest = instant_->at;
+    for (const Acked& a : acked_) {
+      if (seqs.count(a.seq)) oldest = std::min(oldest, a.completed_at);
+    }
+    lag.lag_ms = static_cast<double>(instant_->at - oldest) / kNanosPerMilli;
+    std::ostringstream reason;
+    reason << seqs.size() << " on " << master << ": ASYNC_MASTER acknowledged past what " << slave.machine
+           << " held (replication lag " << lag.lag_bytes << " bytes, " << lag.lag_messages << " messages, "
+           << lag.lag_ms << " ms)";
+    take(verdict, group, seqs, reason.str());
+  }
+
+  void fail_disk(const faults::FaultEvent& event, Verdict& verdict) {
+    const BrokerStoreState* state = now(event.target);
+    if (!state) return;
+    if (scenario_.topology.raid10) {
+      const int partner = event.disk_index ^ 1;
+      MQ_ASSERT(partner >= 0 && partner < 4);
+      if (state->raid_member_healthy[static_cast<size_t>(partner)]) {
+        verdict.reasons.push_back("0 on " + event.target + ": RAID10, the mirror partner holds every byte");
+        return;
+      }
+    }
+    // The store is gone; a new, empty disk comes back as the same broker.
+    lose_store(event.target, verdict);
+  }
+
+  void promote(const std::string& group, Verdict& verdict) {
+    const BrokerStoreState* slave = first_live_slave(group, "");
+    if (!slave) {
+      verdict.reasons.push_back("0: no live slave, nothing promoted");
+      return;
+    }
+    if (sync_master_) {
+      verdict.reasons.push_back("0: SYNC_MASTER acknowledged only what " + slave->machine + " had");
+      return;
+    }
+    const BrokerStoreState* offsets = offsets_of(slave->machine);
+    if (!offsets) return;
+    std::string master;
+    for (const BrokerStoreState& s : instant_->brokers) {
+      if (s.broker_group == group && s.broker_id == 0) master = s.machine;
+    }
+    lose_unreplicated(master, *offsets, verdict);
+  }
+
+  // Acknowledged after at, in group, at a queue offset at or below the
+  // highest one received from that queue before at.
+  std::vector<uint64_t> skipped_after(const std::string& group, Nanos at, const std::set<uint64_t>& destroyed) const {
+    std::map<int32_t, int64_t> passed;  // queue id -> highest queue offset received
+    for (const ReceiptRecord& r : history_.receipts()) {
+      if (r.broker_name != group || r.at >= at) continue;
+      auto [it, inserted] = passed.emplace(r.queue_id, r.queue_offset);
+      if (!inserted) it->second = std::max(it->second, r.queue_offset);
+    }
+    std::vector<uint64_t> seqs;
+    for (const Acked& a : acked_) {
+      if (a.group != group || a.completed_at < at || destroyed.count(a.seq)) continue;
+      auto it = passed.find(a.queue_id);
+      if (it != passed.end() && a.queue_offset <= it->second) seqs.push_back(a.seq);
+    }
+    return seqs;
+  }
+
+  const Scenario& scenario_;
+  const faults::FaultSchedule& schedule_;
+  const History& history_;
+  const std::vector<Acked> acked_;
+  const bool async_flush_;
+  const bool sync_master_;
+  const FaultInstant* instant_ = nullptr;
+  std::map<std::string, BrokerStoreState> last_running_;
+  std::map<uint64_t, int> at_risk_;  // seq -> the first fault that may destroy it
+};
+
+}  // namespace
+
+void read_broker_offsets(broker::BrokerController& broker, BrokerStoreState& state) {
+  store::MessageStore& store = broker.message_store();
+  state.running = true;
+  state.max_phy_offset = store.max_phy_offset().value();
+  state.flushed_phy_offset = store.flushed_phy_offset().value();
+  MQ_ASSERT(state.flushed_phy_offset <= state.max_phy_offset);
+  if (ha::HAClient* client = broker.ha_client()) {
+    state.replica_complete_end = store.replica_complete_end().value();
+    state.confirmed_offset = client->confirmed_offset().value();
+    MQ_ASSERT(state.replica_complete_end <= state.max_phy_offset);
+  }
+  if (ha::HAService* service = broker.ha_service()) {
+    state.push2slave_max_offset = service->push2slave_max_offset().value();
+  }
+}
+
+LossBound compute_loss_bound(const Scenario& scenario, const faults::FaultSchedule& schedule,
+                             const std::vector<FaultInstant>& instants, const History& history) {
+  LossBound bound;
+  Bounder bounder(scenario, schedule, history);
+  for (const FaultInstant& instant : instants) {
+    MQ_ASSERT(bound.faults.empty() || bound.faults.back().fault_index != instant.fault_index);
+    bound.faults.push_back(bounder.bound(instant));
+  }
+  bound.at_risk = bounder.at_risk();
+  bound.messages = static_cast<int64_t>(bound.at_risk.size());
+  for (const FaultLossBound& f : bound.faults) {
+    MQ_ASSERT(f.messages <= bound.messages);
+    bound.reason += (bound.reason.empty() ? "" : " | ") + f.fault + ": " + f.reason;
+  }
+  if (bound.faults.empty()) bound.reason = "no faults: nothing may be lost";
+  return bound;
+}
+
+}  // namespace mqlab::sim

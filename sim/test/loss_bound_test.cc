@@ -1,0 +1,183 @@
+// The loss bound's rules on hand-built histories and fault-instant states
+// (sim/loss_bound.h): what each fault may destroy under each configuration,
+// the queue offsets reused after a truncation, and how the checker uses the
+// bound (attribution, lost messages the bound did not foresee).
+#include "sim/loss_bound.h"
+
+#include <gtest/gtest.h>
+
+#include "broker/store/message_codec.h"
+#include "sim/checker.h"
+
+namespace mqlab::sim {
+namespace {
+
+constexpr int64_t kRecordBytes = 300;
+
+// Message i of broker-a: record i of its log, queue 0 offset i, acknowledged at 10 ms + i ms.
+uint64_t acked(History& history, int i, const std::string& group = "broker-a") {
+  const uint64_t seq = history.begin_send("p0", millis(10 + i), "", 0);
+  const std::string id = store::create_offset_message_id(store::HostAddress::ipv4(10, 0, 1, 1, 10911),
+                                                         PhyOffset(i * kRecordBytes));
+  history.complete_send(seq, millis(10 + i) + 500 * kNanosPerMicro, SendOutcome::kOk, group, 0, i, id, 1);
+  return seq;
+}
+
+void received(History& history, uint64_t seq, Nanos at, int64_t queue_offset) {
+  ReceiptRecord r;
+  r.seq = seq;
+  r.group = "cg";
+  r.consumer = "c0";
+  r.at = at;
+  r.broker_name = "broker-a";
+  r.queue_id = 0;
+  r.queue_offset = queue_offset;
+  history.receive(r);
+}
+
+BrokerStoreState broker(const std::string& machine, int broker_id, int64_t max, int64_t flushed) {
+  BrokerStoreState state;
+  state.machine = machine;
+  state.broker_group = "broker-a";
+  state.broker_id = broker_id;
+  state.running = true;
+  state.max_phy_offset = max;
+  state.flushed_phy_offset = flushed;
+  return state;
+}
+
+Scenario scenario(store::FlushDiskType flush, store::BrokerRole role, bool raid10 = false) {
+  Scenario s;
+  s.broker.store.flushDiskType = flush;
+  s.broker.store.brokerRole = role;
+  s.topology.raid10 = raid10;
+  return s;
+}
+
+faults::FaultEvent fault(faults::FaultKind kind, Nanos at, const std::string& target) {
+  faults::FaultEvent e;
+  e.kind = kind;
+  e.at = at;
+  e.target = target;
+  return e;
+}
+
+TEST(LossBound, AsyncFlushPowerLossMayLoseWhatWasPastTheFlushedOffset) {
+  History history;
+  for (int i = 0; i < 100; ++i) acked(history, i);
+  faults::FaultSchedule schedule{{fault(faults::FaultKind::kCrashMachine, millis(200), "broker-a-0")}};
+  // 100 records written, 60 flushed.
+  const FaultInstant instant{0, millis(200), {broker("broker-a-0", 0, 100 * kRecordBytes, 60 * kRecordBytes)}};
+  const LossBound async = compute_loss_bound(scenario(store::FlushDiskType::ASYNC_FLUSH, store::BrokerRole::ASYNC_MASTER),
+                                             schedule, {instant}, history);
+  EXPECT_EQ(async.messages, 40);
+  EXPECT_EQ(async.faults.at(0).destroyed, 40);
+  EXPECT_EQ(async.at_risk.count(60), 1u);
+  EXPECT_EQ(async.at_risk.count(59), 0u);
+  // The same fault under SYNC_FLUSH: nothing, whatever the offsets say.
+  const LossBound sync = compute_loss_bound(scenario(store::FlushDiskType::SYNC_FLUSH, store::BrokerRole::ASYNC_MASTER),
+                                            schedule, {instant}, history);
+  EXPECT_EQ(sync.messages, 0);
+  EXPECT_NE(sync.reason.find("SYNC_FLUSH"), std::string::npos) << sync.reason;
+}
+
+TEST(LossBound, KillProcessAndSlowDiskLoseNothingUnderAnyConfiguration) {
+  History history;
+  for (int i = 0; i < 10; ++i) acked(history, i);
+  faults::FaultSchedule schedule{{fault(faults::FaultKind::kKillProcess, millis(100), "broker-a-0"),
+                                  fault(faults::FaultKind::kSlowDisk, millis(150), "broker-a-0")}};
+  const std::vector<FaultInstant> instants = {{0, millis(100), {broker("broker-a-0", 0, 3000, 0)}},
+                                              {1, millis(150), {broker("broker-a-0", 0, 3000, 0)}}};
+  const LossBound bound = compute_loss_bound(
+      scenario(store::FlushDiskType::ASYNC_FLUSH, store::BrokerRole::ASYNC_MASTER), schedule, instants, history);
+  EXPECT_EQ(bound.messages, 0);
+  ASSERT_EQ(bound.faults.size(), 2u);
+  EXPECT_NE(bound.faults[0].reason.find("page cache"), std::string::npos);
+}
+
+TEST(LossBound, AsyncMasterLossWithPromotionMayLoseWhatTheSlaveLacked) {
+  History history;
+  for (int i = 0; i < 50; ++i) acked(history, i);
+  faults::FaultSchedule schedule{{fault(faults::FaultKind::kDestroyMachine, millis(100), "broker-a-0"),
+                                  fault(faults::FaultKind::kPromoteSlave, millis(300), "broker-a")}};
+  BrokerStoreState slave = broker("broker-a-1", 1, 45 * kRecordBytes + 100, 0);
+  slave.replica_complete_end = 45 * kRecordBytes;  // a partial 46th record
+  slave.confirmed_offset = 45 * kRecordBytes + 100;
+  const FaultInstant at_destroy{0, millis(100), {broker("broker-a-0", 0, 50 * kRecordBytes, 0), slave}};
+  const LossBound bound = compute_loss_bound(
+      scenario(store::FlushDiskType::SYNC_FLUSH, store::BrokerRole::ASYNC_MASTER), schedule, {at_destroy}, history);
+  EXPECT_EQ(bound.messages, 5);  // records 45..49: the partial one is lost too
+  const FaultLossBound& f = bound.faults.at(0);
+  EXPECT_EQ(f.master_max_offset, 50 * kRecordBytes);
+  EXPECT_EQ(f.slave_confirmed_offset, 45 * kRecordBytes + 100);
+  EXPECT_EQ(f.lag_bytes, 5 * kRecordBytes);
+  EXPECT_EQ(f.lag_messages, 5);
+  EXPECT_DOUBLE_EQ(f.lag_ms, 100.0 - (10 + 45 + 0.5));  // the oldest unreplicated ack
+  // SYNC_MASTER promises nothing is lost.
+  const LossBound sync = compute_loss_bound(
+      scenario(store::FlushDiskType::SYNC_FLUSH, store::BrokerRole::SYNC_MASTER), schedule, {at_destroy}, history);
+  EXPECT_EQ(sync.messages, 0);
+  // Without a promotion nothing takes the master's place: all of it.
+  faults::FaultSchedule alone{{schedule.events[0]}};
+  const LossBound unpromoted = compute_loss_bound(
+      scenario(store::FlushDiskType::SYNC_FLUSH, store::BrokerRole::SYNC_MASTER), alone, {at_destroy}, history);
+  EXPECT_EQ(unpromoted.messages, 50);
+}
+
+TEST(LossBound, Raid10LosesNothingWhileTheMirrorPartnerIsHealthy) {
+  History history;
+  for (int i = 0; i < 20; ++i) acked(history, i);
+  faults::FaultEvent fail = fault(faults::FaultKind::kFailDisk, millis(100), "broker-a-0");
+  fail.disk_index = 2;
+  BrokerStoreState master = broker("broker-a-0", 0, 20 * kRecordBytes, 20 * kRecordBytes);
+  const Scenario raid = scenario(store::FlushDiskType::SYNC_FLUSH, store::BrokerRole::ASYNC_MASTER, true);
+  EXPECT_EQ(compute_loss_bound(raid, {{fail}}, {{0, millis(100), {master}}}, history).messages, 0);
+  master.raid_member_healthy[3] = false;  // the partner of member 2 is already gone
+  EXPECT_EQ(compute_loss_bound(raid, {{fail}}, {{0, millis(100), {master}}}, history).messages, 20);
+}
+
+TEST(LossBound, MessagesAcknowledgedLaterAtQueueOffsetsAConsumerPassedAreAtRisk) {
+  History history;
+  for (int i = 0; i < 10; ++i) received(history, acked(history, i), millis(30), i);  // read up to offset 9
+  // After the power loss the queue restarts at offset 6: new messages reuse
+  // offsets 6..9, which the consumer (at 10) skips.
+  for (int i = 6; i < 12; ++i) {
+    const uint64_t seq = history.begin_send("p0", millis(500 + i), "", 0);
+    history.complete_send(seq, millis(501 + i), SendOutcome::kOk, "broker-a", 0, i,
+                          store::create_offset_message_id(store::HostAddress::ipv4(10, 0, 1, 1, 10911),
+                                                          PhyOffset(i * kRecordBytes)),
+                          1);
+  }
+  faults::FaultSchedule schedule{{fault(faults::FaultKind::kCrashMachine, millis(100), "broker-a-0")}};
+  const FaultInstant instant{0, millis(100), {broker("broker-a-0", 0, 10 * kRecordBytes, 6 * kRecordBytes)}};
+  const LossBound bound = compute_loss_bound(
+      scenario(store::FlushDiskType::ASYNC_FLUSH, store::BrokerRole::ASYNC_MASTER), schedule, {instant}, history);
+  EXPECT_EQ(bound.faults.at(0).destroyed, 4);  // records 6..9
+  EXPECT_EQ(bound.faults.at(0).skipped, 4);    // new messages at offsets 6..9
+  EXPECT_EQ(bound.messages, 8);
+}
+
+TEST(LossBound, CheckerAttributesByTheBoundAndCountsWhatItDidNotForesee) {
+  History history;
+  const uint64_t foreseen = acked(history, 0);
+  const uint64_t surprise = acked(history, 1);
+  CheckerOptions options;
+  options.consumer_groups = {"cg"};
+  options.run_end = seconds(1);
+  options.schedule = {{fault(faults::FaultKind::kKillProcess, millis(20), "broker-a-1"),
+                       fault(faults::FaultKind::kDestroyMachine, millis(50), "broker-a-0")}};
+  options.broker_group_of = {{"broker-a-0", "broker-a"}, {"broker-a-1", "broker-a"}};
+  options.loss_at_risk = std::map<uint64_t, int>{{foreseen, 1}};
+  const CheckerReport report = check_history(history, options);
+  EXPECT_EQ(report.lost, 2);
+  EXPECT_EQ(report.lost_outside_bound, 1);
+  ASSERT_EQ(report.lost_messages.size(), 2u);
+  EXPECT_EQ(report.lost_messages[0].seq, foreseen);
+  EXPECT_EQ(report.lost_messages[0].fault_index, 1);  // the bound's fault, not the kill that followed the ack
+  EXPECT_TRUE(report.lost_messages[0].within_bound);
+  EXPECT_EQ(report.lost_messages[1].seq, surprise);
+  EXPECT_FALSE(report.lost_messages[1].within_bound);
+}
+
+}  // namespace
+}  // namespace mqlab::sim
