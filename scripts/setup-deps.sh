@@ -9,6 +9,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   libyaml-cpp-dev nlohmann-json3-dev zlib1g-dev
   python3 python3-pytest
+  python3-matplotlib python3-jsonschema
 )
 
 missing=()

@@ -53,7 +53,7 @@ Result<pid_t> spawn(const Scenario& scenario, const std::string& scenario_path, 
   std::fflush(nullptr);
   const pid_t pid = fork();
   if (pid < 0) return Status::Unavailable("fork: " + errno_text());
-  if (pid == 0) run_child(scenario, scenario_path, task, file);
+  if (pid == 0) run_child(task.scenario ? *task.scenario : scenario, scenario_path, task, file);
   return pid;
 }
 

@@ -27,6 +27,9 @@ namespace mqlab::sim {
 struct RunTask {
   uint64_t seed = 0;
   std::optional<faults::FaultSchedule> schedule;  // instead of the scenario's
+  // Run this scenario instead of run_forked's (one cell of a matrix, for
+  // mqsim compare); it must outlive run_forked.
+  const Scenario* scenario = nullptr;
 };
 
 struct TaskOutcome {

@@ -5,11 +5,16 @@
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "sim/compare.h"
+#include "sim/compare_merge.h"
+#include "sim/compare_progress.h"
+#include "sim/compare_render.h"
 #include "sim/run_report.h"
 #include "sim/scenario.h"
 #include "sim/seed_run.h"
@@ -27,16 +32,22 @@ constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
 
 const char* const kUsage =
-    "usage: mqsim run FILE [--seed N] [--json OUT] [--trace OUT] [--quiet]\n"
-    "       mqsim replay FILE --seed N --trace OUT [--json OUT]\n"
+    "usage: mqsim run FILE [--cell CELL] [--seed N] [--json OUT] [--trace OUT] [--quiet]\n"
+    "       mqsim replay FILE [--cell CELL] --seed N --trace OUT [--json OUT]\n"
     "       mqsim sweep FILE [--seeds A-B] [--jobs J] [--shard i/n] [--json OUT]\n"
+    "       mqsim compare [FILE] [--seeds A-B] [--jobs J] [--shard i/n] [--out DIR] [--no-render]\n"
     "       mqsim merge OUT IN...\n"
     "       mqsim shrink FILE [--seed N] [--jobs J]\n"
-    "  run     one seed (default: the scenario's first); the summary, a JSON report, the trace\n"
+    "  run     one seed (default: the scenario's first); the summary, a JSON report, the trace;\n"
+    "          --cell topology/flush/fault runs that cell of a matrix file\n"
     "  replay  the same, insisting on a seed and a trace: a run reproduces event for event\n"
     "  sweep   many seeds (default: the scenario's seeds), J at a time in child processes;\n"
     "          --shard i/n runs every n-th seed from the i-th, for a job array; --json writes the aggregate\n"
-    "  merge   combines sweep reports (the shards of one sweep) into OUT\n"
+    "  compare every cell of a matrix file (default scenarios/topology-matrix.yaml) over its seeds,\n"
+    "          J at a time (default: every CPU), into a report folder (default out/compare-NAME):\n"
+    "          report.json, summary.md, summary.csv, index.html; --shard i/n as for sweep\n"
+    "  merge   combines sweep reports (the shards of one sweep) into OUT; given compare report.json\n"
+    "          files (the shards of one compare), OUT is a report folder, rendered\n"
     "  shrink  reduces a failing seed's fault schedule to a minimal one that still fails, as YAML\n"
     "exit status: 0 every run passed; 1 a run failed (a shrunk seed fails; a merge misses seeds);\n"
     "             2 bad arguments, a bad scenario file, reports that do not merge\n";
@@ -105,7 +116,9 @@ int command_run(const std::vector<std::string>& args, bool replay) {
   uint64_t seed = 0;
   std::string json_path;
   std::string trace_path;
+  std::string cell;
   options.add_options()("seed", po::value(&seed), "seed (default: the scenario's first)")(
+      "cell", po::value(&cell), "run this cell (topology/flush/fault) of a matrix file")(
       "json", po::value(&json_path), "write the JSON report here")("trace", po::value(&trace_path),
                                                                     "write the trace here")(
       "quiet", "print only the verdict");
@@ -116,9 +129,21 @@ int command_run(const std::vector<std::string>& args, bool replay) {
     std::cerr << "mqsim replay needs --seed N and --trace OUT\n";
     return kExitUsage;
   }
-  const std::optional<Scenario> scenario = load_one_scenario(*positional, /*allow_matrix=*/true);
+  std::optional<Scenario> scenario = load_one_scenario(*positional, /*allow_matrix=*/true);
   if (!scenario) return kExitUsage;
   const std::string& path = (*positional)[0];
+  if (!cell.empty()) {
+    if (!scenario->matrix) {
+      std::cerr << "mqsim: --cell: " << path << " has no matrix: section\n";
+      return kExitUsage;
+    }
+    Result<Scenario> concrete = matrix_cell(*scenario, cell);
+    if (!concrete.ok()) {
+      std::cerr << "mqsim: " << concrete.status().message() << "\n";
+      return kExitUsage;
+    }
+    scenario = std::move(concrete).value();
+  }
   if (!vm.count("seed")) seed = scenario->seeds.first;
   std::ofstream trace_file;
   if (!trace_path.empty()) {
@@ -136,7 +161,8 @@ int command_run(const std::vector<std::string>& args, bool replay) {
   SeedRunOptions run_options;
   run_options.trace = trace_path.empty() ? nullptr : &trace_file;
   const SeedRun run = run_seed(*scenario, seed, run_options);
-  print_run(run.result, run, path, quiet);
+  // A cell's replay command names the cell.
+  print_run(run.result, run, cell.empty() ? path : path + " --cell " + cell, quiet);
   if (!json_path.empty() && !write_json(json_path, seed_run_to_json(run, *scenario, path))) return kExitUsage;
   return run.result.passed ? kExitPassed : kExitFailed;
 }
@@ -182,6 +208,133 @@ int command_sweep(const std::vector<std::string>& args) {
   return sweep_passed(*report) ? kExitPassed : kExitFailed;
 }
 
+// The default matrix: scenarios/topology-matrix.yaml, from the working
+// directory when it has one (replay commands then stay short), else from the
+// source tree.
+std::string default_matrix_path() {
+  const std::string relative = "scenarios/topology-matrix.yaml";
+  if (std::filesystem::exists(relative)) return relative;
+  return std::string(MQLAB_SOURCE_DIR) + "/" + relative;
+}
+
+std::optional<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// report.json into dir, rendered unless told not to; prints where it went.
+// false (after printing why) when either failed.
+bool write_report_folder(const std::string& dir, const nlohmann::json& report, bool render) {
+  if (Status written = write_report_folder_json(dir, report.dump(2)); !written.ok()) {
+    std::cerr << "mqsim: " << written.message() << "\n";
+    return false;
+  }
+  if (!render) {
+    std::cout << "report: " << dir << "/report.json\n";
+    return true;
+  }
+  if (Status rendered = render_report_folder(dir); !rendered.ok()) {
+    std::cerr << "mqsim: rendering the report failed: " << rendered.message() << "\n";
+    return false;
+  }
+  std::cout << "report: " << dir << "/index.html (and summary.md, summary.csv, report.json, plots)\n";
+  return true;
+}
+
+struct CompareArgs {
+  std::string path;
+  std::string out_dir;
+  CompareOptions options;
+  bool render = true;
+};
+
+// nullopt (after printing why) on a bad command line.
+std::optional<CompareArgs> parse_compare_args(const std::vector<std::string>& args, Scenario& scenario) {
+  po::options_description options("mqsim compare");
+  std::string seeds_text, shard_text;
+  CompareArgs parsed;
+  parsed.options.jobs = std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+  options.add_options()("seeds", po::value(&seeds_text), "seeds A-B (default: the matrix's)")(
+      "jobs", po::value(&parsed.options.jobs), "child processes at a time (default: every CPU)")(
+      "shard", po::value(&shard_text), "i/n: this shard")("out", po::value(&parsed.out_dir), "the report folder")(
+      "no-render", "write report.json only");
+  po::variables_map vm;
+  std::optional<std::vector<std::string>> positional = parse_args(args, options, vm);
+  if (!positional) return std::nullopt;
+  if (positional->empty()) positional->push_back(default_matrix_path());
+  std::optional<Scenario> loaded = load_one_scenario(*positional, /*allow_matrix=*/true);
+  if (!loaded) return std::nullopt;
+  parsed.path = (*positional)[0];
+  if (!loaded->matrix) {
+    std::cerr << "mqsim: " << parsed.path << " has no matrix: section; compare runs a matrix (see scenarios/README.md)\n";
+    return std::nullopt;
+  }
+  Result<Shard> shard = shard_text.empty() ? Result<Shard>(Shard{}) : parse_shard(shard_text);
+  Result<SeedRange> seeds = seeds_text.empty() ? Result<SeedRange>(SeedRange{}) : parse_seed_range(seeds_text);
+  for (const Status& status : {seeds.status(), shard.status()}) {
+    if (!status.ok()) std::cerr << "mqsim: " << status.message() << "\n";
+  }
+  if (!seeds.ok() || !shard.ok()) return std::nullopt;
+  if (parsed.options.jobs < 1) {
+    std::cerr << "mqsim: --jobs must be at least 1\n";
+    return std::nullopt;
+  }
+  if (!seeds_text.empty()) parsed.options.seeds = *seeds;
+  parsed.options.shard = *shard;
+  parsed.render = vm.count("no-render") == 0 && shard->count == 1;  // a shard is merged, then rendered
+  if (parsed.out_dir.empty()) {
+    parsed.out_dir = "out/compare-" + loaded->name +
+                     (shard->count > 1 ? "-shard" + std::to_string(shard->index) + "of" + std::to_string(shard->count) : "");
+  }
+  scenario = std::move(loaded).value();
+  return parsed;
+}
+
+int command_compare(const std::vector<std::string>& args) {
+  Scenario scenario;
+  const std::optional<CompareArgs> parsed = parse_compare_args(args, scenario);
+  if (!parsed) return kExitUsage;
+  const std::optional<std::string> text = read_file(parsed->path);
+  if (!text) {
+    std::cerr << "mqsim: cannot read " << parsed->path << "\n";
+    return kExitUsage;
+  }
+  const SeedRange seeds = compare_seeds(scenario, parsed->options);
+  const size_t cells = compare_cells(scenario).size();
+  const size_t runs = compare_runs(cells, seeds, parsed->options.shard).size();
+  const Shard& shard = parsed->options.shard;
+  std::cout << "mqsim " << MQLAB_VERSION << " compare: " << scenario.name << ", " << cells << " cells x seeds "
+            << seeds.first << "-" << seeds.last
+            << (shard.count > 1 ? ", shard " + std::to_string(shard.index) + "/" + std::to_string(shard.count) : "")
+            << ": " << runs << " run(s), " << parsed->options.jobs << " at a time, into " << parsed->out_dir << "\n";
+  std::cout.flush();
+  CompareProgress progress(runs, isatty(STDERR_FILENO) == 1);
+  Result<nlohmann::json> report = run_compare(scenario, parsed->path, *text, parsed->options,
+                                              [&progress](const TaskOutcome& outcome) { progress.finished(outcome); });
+  progress.erase();
+  if (!report.ok()) {
+    std::cerr << "mqsim: " << report.status().message() << "\n";
+    return kExitUsage;
+  }
+  print_compare_summary(std::cout, *report);
+  std::printf("%zu runs in %.1f s of wall time\n", runs, report->at("wall_seconds").get<double>());
+  if (!write_report_folder(parsed->out_dir, *report, parsed->render)) return kExitUsage;
+  if (shard.count > 1) std::cout << "merge the shards' report.json files with: mqsim merge OUT_DIR IN...\n";
+  return compare_passed(*report) ? kExitPassed : kExitFailed;
+}
+
+int merge_compare(const std::string& out_dir, const std::vector<std::pair<std::string, nlohmann::json>>& inputs) {
+  Result<nlohmann::json> merged = merge_compare_reports(inputs);
+  if (!merged.ok()) {
+    std::cerr << "mqsim merge: " << merged.status().message() << "\n";
+    return kExitUsage;
+  }
+  print_compare_summary(std::cout, *merged);
+  if (!write_report_folder(out_dir, *merged, /*render=*/true)) return kExitUsage;
+  return compare_passed(*merged) ? kExitPassed : kExitFailed;
+}
+
 int command_merge(const std::vector<std::string>& args) {
   if (args.size() < 2 || args[0].starts_with("-")) {
     std::cerr << "mqsim merge: expected OUT and one or more IN reports\n" << kUsage;
@@ -201,6 +354,7 @@ int command_merge(const std::vector<std::string>& args) {
       return kExitUsage;
     }
   }
+  if (is_compare_report(inputs.front().second)) return merge_compare(args[0], inputs);
   Result<nlohmann::json> merged = merge_sweep_reports(inputs);
   if (!merged.ok()) {
     std::cerr << "mqsim merge: " << merged.status().message() << "\n";
@@ -273,6 +427,7 @@ int mqsim_main(int argc, char** argv) {
   if (command == "run") return command_run(args, false);
   if (command == "replay") return command_run(args, true);
   if (command == "sweep") return command_sweep(args);
+  if (command == "compare") return command_compare(args);
   if (command == "merge") return command_merge(args);
   if (command == "shrink") return command_shrink(args);
   if (command == "--help" || command == "-h" || command == "help") {

@@ -1,4 +1,5 @@
 // The mqsim command line (sim/app/mqsim.cc is its thin main): run, replay,
+// compare (a matrix into a report folder, sim/compare.h),
 // sweep (sharded, parallel by process), merge and shrink.
 #pragma once
 

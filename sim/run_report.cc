@@ -1,6 +1,9 @@
 #include "sim/run_report.h"
 
+#include <algorithm>
 #include <cstdio>
+
+#include "faults/fault.h"
 
 namespace mqlab::sim {
 namespace {
@@ -21,6 +24,47 @@ nlohmann::json windows_json(const std::vector<Window>& windows) {
   return list;
 }
 
+// Each fault with its active window; one not undone by the schedule lasts
+// until the end-of-run healing, shown as the run's end.
+nlohmann::json fault_events_json(const faults::FaultSchedule& schedule, Nanos run_end) {
+  nlohmann::json list = nlohmann::json::array();
+  for (size_t i = 0; i < schedule.events.size(); ++i) {
+    const faults::FaultEvent& e = schedule.events[i];
+    const Nanos to = e.duration > 0 ? e.end() : run_end;
+    list.push_back({{"index", i},
+                    {"kind", std::string(faults::fault_kind_name(e.kind))},
+                    {"target", e.target},
+                    {"from_s", static_cast<double>(e.at) / kNanosPerSecond},
+                    {"to_s", static_cast<double>(std::max(to, e.at)) / kNanosPerSecond},
+                    {"healed_by_schedule", e.duration > 0},
+                    {"describe", e.describe()}});
+  }
+  return list;
+}
+
+// The run's loss bound (sim/loss_bound.h): what its faults may destroy by
+// design, fault by fault, with the replication lag where it applies.
+nlohmann::json loss_bound_json(const LossBound& bound, const CheckerReport& report) {
+  nlohmann::json faults = nlohmann::json::array();
+  for (const FaultLossBound& f : bound.faults) {
+    nlohmann::json fault = {{"fault_index", f.fault_index}, {"fault", f.fault},       {"messages", f.messages},
+                            {"destroyed", f.destroyed},     {"skipped", f.skipped}, {"reason", f.reason}};
+    if (f.lag_messages >= 0) {
+      fault["replication"] = {{"master_max_offset", f.master_max_offset},
+                              {"slave_confirmed_offset", f.slave_confirmed_offset},
+                              {"slave_complete_end", f.slave_complete_end},
+                              {"lag_bytes", f.lag_bytes},
+                              {"lag_messages", f.lag_messages},
+                              {"lag_ms", f.lag_ms}};
+    }
+    faults.push_back(std::move(fault));
+  }
+  return {{"messages", bound.messages},
+          {"reason", bound.reason},
+          {"lost_outside", report.lost_outside_bound},
+          {"faults", faults}};
+}
+
 std::string ms_text(Nanos ns) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.2f", static_cast<double>(ns) / kNanosPerMilli);
@@ -39,7 +83,7 @@ nlohmann::json run_to_json(const RunResult& r) {
   for (const LostMessage& m : c.lost_messages) {
     lost.push_back({{"seq", m.seq}, {"group", m.group}, {"broker", m.broker_name},
                     {"acked_at_s", static_cast<double>(m.acked_at) / kNanosPerSecond}, {"fault_index", m.fault_index},
-                    {"fault", m.fault}});
+                    {"fault", m.fault}, {"within_bound", m.within_bound}});
   }
   nlohmann::json by_fault = nlohmann::json::object();
   for (const auto& [index, count] : c.lost_by_fault) {
@@ -61,12 +105,14 @@ nlohmann::json run_to_json(const RunResult& r) {
   }
   nlohmann::json faults = nlohmann::json::array();
   for (const faults::FaultEvent& e : r.schedule.events) faults.push_back(e.describe());
-  return {
+  nlohmann::json report = {
       {"scenario", r.scenario},
       {"seed", r.seed},
       {"replay_key", r.replay_key},
       {"mqlab_version", MQLAB_VERSION},
       {"passed", r.passed},
+      {"loss_bound", loss_bound_json(r.loss_bound, c)},
+      {"within_bound", r.within_bound},
       {"converged", r.converged},
       {"liveness_failure", r.liveness_failure},
       {"faults", faults},
@@ -101,6 +147,11 @@ nlohmann::json run_to_json(const RunResult& r) {
       {"trace_digest", r.trace_digest},
       {"trace_lines", r.trace_lines},
   };
+  // For reports' timelines and plots (sim/run_series.h): when each fault
+  // was active, latency histograms, replication lag over time.
+  report["fault_events"] = fault_events_json(r.schedule, r.virtual_end);
+  report["series"] = run_series_to_json(r.series);
+  return report;
 }
 
 void print_run_summary(std::ostream& out, const RunResult& r, const std::string& scenario_path) {
@@ -131,11 +182,14 @@ void print_run_summary(std::ostream& out, const RunResult& r, const std::string&
   row("e2e p99 ms", ms_text(c.e2e_latency.p99));
   std::snprintf(line, sizeof(line), "%.1f", c.throughput_msgs_per_s);
   row("throughput msgs/s", line);
+  row("loss bound", std::to_string(r.loss_bound.messages));
   for (const auto& [index, count] : c.lost_by_fault) {
     out << "  lost " << count << " to "
         << (index < 0 ? std::string("no fault (a bug?)") : r.schedule.events[static_cast<size_t>(index)].describe())
         << "\n";
   }
+  out << "loss bound: " << r.loss_bound.reason << "\n";
+  if (c.lost_outside_bound > 0) out << "  " << c.lost_outside_bound << " lost messages the bound did not foresee\n";
   out << "liveness: " << (r.converged ? "converged" : "FAILED: " + r.liveness_failure) << "\n";
   for (const ExpectationResult& e : r.expectations) {
     out << (e.held ? "  ok    " : "  FAIL  ") << e.describe << "\n";

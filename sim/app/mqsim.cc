@@ -1,8 +1,9 @@
 // mqsim: runs scenario files on the deterministic simulator.
-//   mqsim run FILE [--seed N] [--json OUT] [--trace OUT]
-//   mqsim replay FILE --seed N --trace OUT
+//   mqsim run FILE [--cell CELL] [--seed N] [--json OUT] [--trace OUT]
+//   mqsim replay FILE [--cell CELL] --seed N --trace OUT
 //   mqsim sweep FILE --seeds A-B [--jobs J] [--shard i/n] [--json OUT]
-//   mqsim merge OUT IN...
+//   mqsim compare [FILE] [--seeds A-B] [--jobs J] [--shard i/n] [--out DIR] [--no-render]
+//   mqsim merge OUT IN...   (sweep reports; or compare report.json files, OUT a folder)
 //   mqsim shrink FILE --seed N
 // Exit status: 0 when every run passed (converged, expectations held), 1 when
 // one failed, 2 for bad arguments or a bad scenario file.

@@ -104,8 +104,9 @@ TEST(ScenarioFiles, TopologyMatrixExpandsToEveryCombinationNamedTopologyFlushFau
   ASSERT_TRUE(base.ok()) << base.status().to_string();
   const Result<std::vector<Scenario>> cells = expand_matrix(*base);
   ASSERT_TRUE(cells.ok()) << cells.status().to_string();
-  ASSERT_EQ(cells->size(), 5u * 2u * 7u);
-  EXPECT_EQ(cells->front().name, "single_master/SYNC_FLUSH/process_crash");
+  // Seven fault schedules plus `none`, the fault-free baseline compare measures cost against.
+  ASSERT_EQ(cells->size(), 5u * 2u * 8u);
+  EXPECT_EQ(cells->front().name, "single_master/SYNC_FLUSH/none");
   EXPECT_EQ(cells->back().name, "sync_replication/ASYNC_FLUSH/slow_disk");
   std::set<std::string> names;
   for (const Scenario& cell : *cells) {
