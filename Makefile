@@ -72,12 +72,6 @@ pytest: build
 
 test: ctest pytest
 
-# Real-process fault tests that are known to fail today (kill -9 / SIGSTOP of a
-# master, read back with mqadmin): kept out of `make test` until fixed.
-.PHONY: test-real-faults
-test-real-faults: build
-	MQLAB_BUILD_DIR=$(abspath $(BUILD_DIR)) $(PYTEST) -q -m real_faults pytests/test_real_cluster.py
-
 bench: build
 	$(BUILD_DIR)/bin/store_bench
 

@@ -122,6 +122,14 @@ def broker_keys(tmp_path, name, port, namesrv_port, **extra):
         # The smallest segment the default maxMessageSize allows, so a test
         # broker does not reserve 1 GiB of disk.
         "mappedFileSizeCommitLog": 8 * 1024 * 1024,
+        # RocketMQ's space rules read the whole partition: on a shared CI
+        # disk above 85% (1 - available/capacity) the broker deletes
+        # segments regardless of age, as it should, and a test reading its
+        # messages back would see them gone. Tests own only their temp
+        # store, so the thresholds go to the top of their ranges.
+        "diskMaxUsedSpaceRatio": 95,
+        "diskSpaceCleanForciblyRatio": 0.99,
+        "diskSpaceWarningLevelRatio": 0.995,
     }
     keys.update(extra)
     return keys
