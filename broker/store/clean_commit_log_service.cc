@@ -73,6 +73,16 @@ int CleanCommitLogService::run_once(bool manual) {
   const double max_used = std::clamp(config.diskMaxUsedSpaceRatio, 10, 95) / 100.0;
   const bool by_space = used > max_used;
   const bool forcibly = used > config.diskSpaceCleanForciblyRatio;
+  // The ratio is the whole partition's (1 - available/capacity), so a disk
+  // filled by something else makes the broker delete unconsumed segments:
+  // say so once, loudly, with the figures an operator needs.
+  if (forcibly && !above_forced_clean_level_) {
+    MQ_LOG(kWarn, "clean",
+           "disk of " << config.commit_log_dir() << " is " << static_cast<int>(used * 100)
+                      << "% used, above diskSpaceCleanForciblyRatio " << config.diskSpaceCleanForciblyRatio
+                      << ": CommitLog segments are deleted regardless of age (and of consumers)");
+  }
+  above_forced_clean_level_ = forcibly;
   const bool by_time = is_delete_hour(config.deleteWhen, store_.env_.clock().wall_ms());
   const bool by_hand = manual_runs_left_ > 0;
   if (by_hand) --manual_runs_left_;

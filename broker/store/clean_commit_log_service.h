@@ -48,6 +48,9 @@ class CleanCommitLogService {
   MessageStore& store_;
   env::TimerId timer_ = env::kNoTimer;
   int manual_runs_left_ = 0;
+  // Whether the last pass found the disk above diskSpaceCleanForciblyRatio:
+  // the warning is logged when the disk crosses that level, not every pass.
+  bool above_forced_clean_level_ = false;
   LifetimeToken lifetime_;
 };
 

@@ -243,6 +243,29 @@ TEST_F(StoreRetentionTest, DiskAboveCleanForciblyRatioDeletesRegardlessOfAge) {
   EXPECT_EQ(world.store().get_message("g", "TopicA", 0, QueueOffset(0), 1).status, GetMessageStatus::OFFSET_TOO_SMALL);
 }
 
+// The forced level deletes unconsumed data because of what else fills the
+// partition, so crossing it is a warning an operator sees: once per
+// crossing, naming the ratio, not once per clean pass.
+TEST_F(StoreRetentionTest, CrossingTheForcedCleanLevelIsWarnedOncePerCrossing) {
+  std::vector<std::string> warnings;
+  set_log_sink([&](LogLevel level, std::string_view component, std::string_view message) {
+    if (level == LogLevel::kWarn && component == "clean") warnings.emplace_back(message);
+  });
+  StoreSimWorld world(retention_config());
+  ASSERT_TRUE(world.start().ok());
+  fill_to(world, 3);
+  make_disk_used_ratio(world, 0.87);
+  world.run_for(seconds(60));  // several clean passes above the level
+  make_disk_used_ratio(world, 0.50);
+  world.run_for(seconds(20));
+  make_disk_used_ratio(world, 0.88);
+  world.run_for(seconds(20));
+  set_log_sink(nullptr);
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_NE(warnings[0].find("87% used, above diskSpaceCleanForciblyRatio 0.85"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[1].find("88% used"), std::string::npos) << warnings[1];
+}
+
 // Above diskSpaceWarningLevelRatio the store refuses puts. The flag is set
 // and cleared only by a clean run, so it lags: puts stay refused for up to
 // one cleanResourceInterval after usage dropped.
