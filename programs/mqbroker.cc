@@ -24,7 +24,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <cstring>
 #include <functional>
@@ -40,15 +39,16 @@
 #include "broker/env/posix_env.h"
 #include "broker/http/http_servers.h"
 #include "broker/processor/broker_controller.h"
+#include "programs/program_startup.h"
 
 namespace {
 
 namespace po = boost::program_options;
 using namespace mqlab;
 
-constexpr int kExitOk = 0;
-constexpr int kExitFailure = 1;
-constexpr int kExitConfig = 2;
+using programs::kExitConfig;
+using programs::kExitFailure;
+using programs::kExitOk;
 constexpr const char* kLog = "BrokerStartup";
 
 struct CommandLine {
@@ -89,39 +89,15 @@ std::string home_dir() {
   return "/";
 }
 
-std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return text.str();
-}
-
 std::variant<config::BrokerStartupConfig, int> load_config(const CommandLine& line) {
-  std::string text;
-  std::string file_name = "(defaults)";
-  if (line.config_file) {
-    std::optional<std::string> read = read_file(*line.config_file);
-    if (!read) {
-      std::cerr << "mqbroker: cannot read " << *line.config_file << ": " << std::strerror(errno) << "\n";
-      return kExitConfig;
-    }
-    text = std::move(*read);
-    file_name = *line.config_file;
-  }
+  std::variant<programs::ConfigText, int> read = programs::read_config_text("mqbroker", line.config_file);
+  if (const int* status = std::get_if<int>(&read)) return *status;
+  const programs::ConfigText& file = std::get<programs::ConfigText>(read);
   const char* namesrv_env = std::getenv("NAMESRV_ADDR");
   const config::BrokerStartupEnvironment environment{home_dir(), std::filesystem::current_path().string(),
                                                      namesrv_env ? namesrv_env : ""};
-  Result<config::LoadedBrokerConfig> loaded =
-      config::load_broker_config(text, file_name, environment, line.namesrv_addr);
-  if (!loaded.ok()) {
-    std::istringstream errors(loaded.status().message());
-    for (std::string error; std::getline(errors, error);) std::cerr << "mqbroker: error: " << error << "\n";
-    return kExitConfig;
-  }
-  for (const std::string& warning : loaded->warnings) std::cerr << "mqbroker: warning: " << warning << "\n";
-  return std::move(loaded->config);
+  return programs::report_loaded_config(
+      "mqbroker", config::load_broker_config(file.text, file.file_name, environment, line.namesrv_addr));
 }
 
 // {storePathRootDir}/lock, held (flock) for the life of the process; the
@@ -237,10 +213,7 @@ int run_broker(const config::BrokerStartupConfig& config) {
     } else {
       MQ_LOG(kError, kLog, "no HTTP console: " << http_server.status().to_string());
     }
-    const std::string line = boot_line(config.broker);
-    MQ_LOG(kInfo, kLog, line);
-    std::printf("%s\n", line.c_str());
-    std::fflush(stdout);
+    programs::announce_boot(kLog, boot_line(config.broker));
     if (stop_requested) shut_down();
   });
   io.run();

@@ -12,7 +12,6 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -27,15 +26,16 @@
 #include "broker/env/posix_env.h"
 #include "broker/http/http_servers.h"
 #include "broker/namesrv/namesrv_controller.h"
+#include "programs/program_startup.h"
 
 namespace {
 
 namespace po = boost::program_options;
 using namespace mqlab;
 
-constexpr int kExitOk = 0;
-constexpr int kExitFailure = 1;
-constexpr int kExitConfig = 2;
+using programs::kExitConfig;
+using programs::kExitFailure;
+using programs::kExitOk;
 constexpr const char* kLog = "NamesrvStartup";
 
 struct CommandLine {
@@ -67,27 +67,10 @@ std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
 }
 
 std::variant<config::NamesrvStartupConfig, int> load_config(const CommandLine& line) {
-  std::string text;
-  std::string file_name = "(defaults)";
-  if (line.config_file) {
-    std::ifstream in(*line.config_file, std::ios::binary);
-    std::ostringstream read;
-    if (in) read << in.rdbuf();
-    if (!in || in.bad()) {
-      std::cerr << "mqnamesrv: cannot read " << *line.config_file << ": " << std::strerror(errno) << "\n";
-      return kExitConfig;
-    }
-    text = read.str();
-    file_name = *line.config_file;
-  }
-  Result<config::LoadedNamesrvConfig> loaded = config::load_namesrv_config(text, file_name);
-  if (!loaded.ok()) {
-    std::istringstream errors(loaded.status().message());
-    for (std::string error; std::getline(errors, error);) std::cerr << "mqnamesrv: error: " << error << "\n";
-    return kExitConfig;
-  }
-  for (const std::string& warning : loaded->warnings) std::cerr << "mqnamesrv: warning: " << warning << "\n";
-  return std::move(loaded->config);
+  std::variant<programs::ConfigText, int> read = programs::read_config_text("mqnamesrv", line.config_file);
+  if (const int* status = std::get_if<int>(&read)) return *status;
+  const programs::ConfigText& file = std::get<programs::ConfigText>(read);
+  return programs::report_loaded_config("mqnamesrv", config::load_namesrv_config(file.text, file.file_name));
 }
 
 int run_namesrv(const config::NamesrvStartupConfig& config) {
@@ -123,10 +106,8 @@ int run_namesrv(const config::NamesrvStartupConfig& config) {
     } else {
       MQ_LOG(kError, kLog, "no HTTP console: " << http_server.status().to_string());
     }
-    const std::string line = "The Name Server boot success. serializeType=JSON";
-    MQ_LOG(kInfo, kLog, line << " (listening on " << controller.address() << ")");
-    std::printf("%s\n", line.c_str());
-    std::fflush(stdout);
+    programs::announce_boot(kLog, "The Name Server boot success. serializeType=JSON",
+                            " (listening on " + controller.address() + ")");
   });
   io.run();
   signals.cancel();
