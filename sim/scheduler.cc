@@ -134,6 +134,18 @@ bool Scheduler::run_one() {
   return true;
 }
 
+bool Scheduler::run_until_true(const std::function<bool()>& done, Nanos limit) {
+  const Nanos deadline = now_ + limit;
+  while (!done()) {
+    if (pending_count() == 0 || next_due() > deadline) {
+      run_until(std::max(deadline, now_));
+      return done();
+    }
+    run_one();
+  }
+  return true;
+}
+
 void Scheduler::run_until(Nanos t) {
   MQ_ASSERT_MSG(t >= now_, "run_until " + std::to_string(t) + " is before now " + std::to_string(now_));
   while (now_live_ > 0 || (!heap_.empty() && heap_.front().due <= t)) run_one();

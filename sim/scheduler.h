@@ -40,6 +40,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -95,6 +96,10 @@ class Scheduler {
   // Requires: t >= now().
   void run_until(Nanos t);
   void run_for(Nanos duration) { run_until(now_ + duration); }
+  // Runs events one at a time until done() holds or limit of virtual time
+  // has passed (then now() is at the deadline, even when idle); returns
+  // done(). The tests' "run the world until X" loop.
+  bool run_until_true(const std::function<bool()>& done, Nanos limit);
   // Runs events until none is pending or max_events have run; returns how many
   // ran. A caller that must reach idle checks pending_count() == 0 after.
   size_t run_until_idle(size_t max_events = std::numeric_limits<size_t>::max());

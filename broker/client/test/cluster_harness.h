@@ -361,15 +361,7 @@ class ClusterHarness {
   // --- time
   // Runs events until pred() holds or limit of virtual time passed; returns pred().
   bool run_until(const std::function<bool()>& pred, Nanos limit = seconds(120)) {
-    const Nanos deadline = scheduler_.now() + limit;
-    while (!pred()) {
-      if (scheduler_.pending_count() == 0 || scheduler_.next_due() > deadline) {
-        scheduler_.run_until(std::max(deadline, scheduler_.now()));
-        return pred();
-      }
-      scheduler_.run_one();
-    }
-    return true;
+    return scheduler_.run_until_true(pred, limit);
   }
   void run_for(Nanos duration) { scheduler_.run_for(duration); }
   Nanos now() const { return scheduler_.now(); }

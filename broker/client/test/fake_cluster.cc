@@ -31,15 +31,7 @@ sim::SimEnv& SimWorld::start_process(const std::string& name, const std::string&
 }
 
 bool SimWorld::run_until(const std::function<bool()>& pred, Nanos limit) {
-  const Nanos deadline = scheduler_.now() + limit;
-  while (!pred()) {
-    if (scheduler_.pending_count() == 0 || scheduler_.next_due() > deadline) {
-      scheduler_.run_until(std::max(deadline, scheduler_.now()));
-      return pred();
-    }
-    scheduler_.run_one();
-  }
-  return true;
+  return scheduler_.run_until_true(pred, limit);
 }
 
 // --- FakeServer ---------------------------------------------------------------------------
