@@ -1,5 +1,6 @@
 #include "broker/admin_cli/admin_requests.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "broker/client/countdown.h"
@@ -73,6 +74,49 @@ Result<std::vector<std::string>> parse_topic_list(const RemotingCommand& respons
     if (!topic.is_string()) return Status::InvalidArgument(std::string(kWhat) + ".topicList: expected strings");
     out.push_back(topic.get<std::string>());
   }
+  return out;
+}
+
+RemotingCommand build_query_topic_consume_by_who(const std::string& topic) {
+  return RemotingCommand::make_request(RequestCode::QUERY_TOPIC_CONSUME_BY_WHO, {{"topic", topic}});
+}
+
+Result<std::vector<std::string>> parse_group_list(const RemotingCommand& response) {
+  constexpr std::string_view kWhat = "QUERY_TOPIC_CONSUME_BY_WHO";
+  MQ_RETURN_IF_ERROR(client::api::response_status(response, kWhat));
+  MQ_ASSIGN_OR_RETURN(const json root, parse_body(response, kWhat));
+  MQ_ASSIGN_OR_RETURN(const json groups, array_field(root, "groupList", kWhat));
+  std::vector<std::string> out;
+  for (const json& group : groups) {
+    if (!group.is_string()) return Status::InvalidArgument(std::string(kWhat) + ".groupList: expected strings");
+    out.push_back(group.get<std::string>());
+  }
+  return out;
+}
+
+RemotingCommand build_get_consumer_connection_list(const std::string& group) {
+  return RemotingCommand::make_request(RequestCode::GET_CONSUMER_CONNECTION_LIST, {{"consumerGroup", group}});
+}
+
+Result<ConsumerConnection> parse_consumer_connection(const RemotingCommand& response) {
+  constexpr std::string_view kWhat = "GET_CONSUMER_CONNECTION_LIST";
+  if (response.code == ResponseCode::CONSUMER_NOT_ONLINE) {
+    return Status::NotFound(response.remark.empty() ? std::string("consumer group not online") : response.remark);
+  }
+  MQ_RETURN_IF_ERROR(client::api::response_status(response, kWhat));
+  MQ_ASSIGN_OR_RETURN(const json root, parse_body(response, kWhat));
+  MQ_ASSIGN_OR_RETURN(const json connections, array_field(root, "connectionSet", kWhat));
+  ConsumerConnection out;
+  out.connections = connections.size();
+  for (size_t i = 0; i < connections.size(); ++i) {
+    const std::string where = std::string(kWhat) + ".connectionSet[" + std::to_string(i) + "]";
+    if (!connections[i].is_object()) return Status::InvalidArgument(where + ": expected an object");
+    int32_t version = 0;
+    MQ_RETURN_IF_ERROR(remoting::read_json_field(connections[i], "version", &version, where));
+    out.min_version = i == 0 ? version : std::min(out.min_version, version);
+  }
+  MQ_RETURN_IF_ERROR(remoting::read_json_field(root, "consumeType", &out.consumeType, std::string(kWhat)));
+  MQ_RETURN_IF_ERROR(remoting::read_json_field(root, "messageModel", &out.messageModel, std::string(kWhat)));
   return out;
 }
 

@@ -17,6 +17,9 @@
 //   QUERY_MESSAGE (12)             ext topic, key, maxNum, beginTimestamp,
 //                                  endTimestamp, _UNIQUE_KEY_QUERY; body records
 //   VIEW_MESSAGE_BY_ID (33)        ext offset; body one record
+//   QUERY_TOPIC_CONSUME_BY_WHO (300) ext topic; body {"groupList":[...]}
+//   GET_CONSUMER_CONNECTION_LIST (203) ext consumerGroup; body
+//                                  ConsumerConnection, or CONSUMER_NOT_ONLINE
 // Parsers read untrusted bytes: a bad answer is a Status naming the request
 // and the field, never an assertion.
 #pragma once
@@ -75,6 +78,20 @@ Result<std::vector<client::MessageExt>> parse_query_message(const RemotingComman
 
 RemotingCommand build_view_message_by_id(int64_t commit_log_offset);
 Result<client::MessageExt> parse_view_message(const RemotingCommand& response);
+
+RemotingCommand build_query_topic_consume_by_who(const std::string& topic);
+Result<std::vector<std::string>> parse_group_list(const RemotingCommand& response);
+
+// What consumerProgress shows of a group's live clients.
+struct ConsumerConnection {
+  size_t connections = 0;
+  int32_t min_version = 0;  // the oldest client's MQVersion ordinal
+  std::string consumeType;  // CONSUME_ACTIVELY | CONSUME_PASSIVELY
+  std::string messageModel;
+};
+RemotingCommand build_get_consumer_connection_list(const std::string& group);
+// NotFound when the broker answers CONSUMER_NOT_ONLINE (no live client).
+Result<ConsumerConnection> parse_consumer_connection(const RemotingCommand& response);
 
 // The address requests about a broker group go to: its master, else its
 // lowest-id slave (DefaultMQAdminExt's BrokerData.selectBrokerAddr, minus the

@@ -101,15 +101,89 @@ void execute_update_topic(Invocation& inv) {
   }));
 }
 
+// One line of `topicList -c`: a topic, its cluster, one consuming group.
+struct TopicClusterRow {
+  std::string topic;
+  std::string cluster;
+  std::vector<std::string> groups;  // empty: printed as one line with no group
+};
+
+// The cluster whose broker groups include brokerName ("" when none does).
+std::string cluster_of(const client::api::ClusterInfo& info, const std::string& broker_name) {
+  for (const auto& [cluster, names] : info.clusterAddrTable) {
+    if (names.contains(broker_name)) return cluster;
+  }
+  return "";
+}
+
+void print_cluster_rows(Invocation& inv, const std::vector<TopicClusterRow>& rows) {
+  constexpr const char* kFormat = "%-20s  %-48s  %-48s\n";
+  inv.out() << strprintf(kFormat, "#Cluster Name", "#Topic", "#Consumer Group");
+  for (const TopicClusterRow& row : rows) {
+    if (row.groups.empty()) inv.out() << strprintf(kFormat, row.cluster.c_str(), row.topic.c_str(), "");
+    for (const std::string& group : row.groups) {
+      inv.out() << strprintf(kFormat, row.cluster.c_str(), row.topic.c_str(), group.c_str());
+    }
+  }
+}
+
+// Fills rows[index] (its cluster from the topic's route, its groups from
+// QUERY_TOPIC_CONSUME_BY_WHO to the route's first broker group), then the
+// next. As RocketMQ's TopicListSubCommand, a topic whose route or groups
+// cannot be read still gets its line, with those columns empty.
+void examine_topic(Invocation& inv, std::shared_ptr<std::vector<TopicClusterRow>> rows, size_t index,
+                   std::shared_ptr<const client::api::ClusterInfo> cluster) {
+  if (index == rows->size()) {
+    print_cluster_rows(inv, *rows);
+    return inv.succeed();
+  }
+  const std::string topic = (*rows)[index].topic;
+  fetch_topic_route(inv.instance(), topic,
+                    inv.guard([&inv, rows, index, cluster, topic](Result<remoting::TopicRouteData> route) {
+    std::vector<std::pair<std::string, RemotingCommand>> requests;
+    if (route.ok() && !route->brokerDatas.empty()) {
+      const remoting::BrokerData& first = route->brokerDatas.front();
+      (*rows)[index].cluster = first.cluster.empty() ? cluster_of(*cluster, first.brokerName) : first.cluster;
+      const std::string address = select_broker_addr(first);
+      if (!address.empty()) requests.emplace_back(address, build_query_topic_consume_by_who(topic));
+    }
+    fan_out(inv.instance(), std::move(requests), inv.guard([&inv, rows, index, cluster](Answers answers) {
+      if (!answers.empty() && answers.front().ok()) {
+        Result<std::vector<std::string>> groups = parse_group_list(*answers.front());
+        if (groups.ok()) (*rows)[index].groups = std::move(*groups);
+      }
+      examine_topic(inv, rows, index + 1, cluster);
+    }));
+  }));
+}
+
 void execute_topic_list(Invocation& inv) {
-  inv.instance().invoke_namesrv(build_get_all_topic_list(), inv.instance().api_timeout(),
-                                inv.guard([&inv](Result<RemotingCommand> response) {
-                                  if (!response.ok()) return inv.fail(response.status());
-                                  Result<std::vector<std::string>> topics = parse_topic_list(*response);
-                                  if (!topics.ok()) return inv.fail(topics.status());
-                                  for (const std::string& topic : *topics) inv.out() << topic << "\n";
-                                  inv.succeed();
-                                }));
+  const bool cluster_model = inv.options().has("clusterModel");
+  inv.instance().invoke_namesrv(
+      build_get_all_topic_list(), inv.instance().api_timeout(),
+      inv.guard([&inv, cluster_model](Result<RemotingCommand> response) {
+        if (!response.ok()) return inv.fail(response.status());
+        Result<std::vector<std::string>> topics = parse_topic_list(*response);
+        if (!topics.ok()) return inv.fail(topics.status());
+        if (!cluster_model) {
+          for (const std::string& topic : *topics) inv.out() << topic << "\n";
+          return inv.succeed();
+        }
+        // Retry and dead-letter topics belong to groups, not to users: RocketMQ skips them here.
+        auto rows = std::make_shared<std::vector<TopicClusterRow>>();
+        std::vector<std::string> sorted = std::move(*topics);
+        std::sort(sorted.begin(), sorted.end());
+        for (std::string& topic : sorted) {
+          if (topic.starts_with(client::kRetryGroupTopicPrefix) || topic.starts_with(client::kDlqGroupTopicPrefix)) {
+            continue;
+          }
+          rows->push_back({.topic = std::move(topic)});
+        }
+        fetch_cluster_info(inv.instance(), inv.guard([&inv, rows](Result<client::api::ClusterInfo> info) {
+          if (!info.ok()) return inv.fail(info.status());
+          examine_topic(inv, rows, 0, std::make_shared<const client::api::ClusterInfo>(std::move(*info)));
+        }));
+      }));
 }
 
 void execute_topic_route(Invocation& inv) {
@@ -181,7 +255,11 @@ Command update_topic_command() {
 }
 
 Command topic_list_command() {
-  return {"topicList", "Fetch all topic list from name server", {}, execute_topic_list, default_time_limit};
+  return {"topicList",
+          "Fetch all topic list from name server",
+          {{'c', "clusterModel", "", "one line per topic and consumer group, with the topic's cluster"}},
+          execute_topic_list,
+          default_time_limit};
 }
 
 Command topic_route_command() {

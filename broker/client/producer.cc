@@ -33,6 +33,8 @@ struct Producer::SendContext {
   std::optional<SendResult> stored;  // a non-SEND_OK store kept while trying another broker
   std::string last_error;
   bool delivered = false;
+  // send(message, queue): this queue only, one attempt, no fault avoidance.
+  std::optional<MessageQueue> target;
 };
 
 Producer::Producer(MQClientInstance& instance, ProducerConfig config)
@@ -107,6 +109,33 @@ void Producer::send(Message message, SendCallback done) {
     return;
   }
   send_with_route(prepare(std::move(message), std::move(done)));
+}
+
+// DefaultMQProducerImpl.send(msg, mq): the caller picked the queue, so a
+// failure is final (no retry on another queue: the caller chose this one).
+void Producer::send(Message message, MessageQueue queue, SendCallback done) {
+  MQ_ASSERT(done != nullptr);
+  Status status = running_ && instance_.running()
+                      ? validate(message)
+                      : Status::Unavailable("producer " + config_.producerGroup + " is not running");
+  if (status.ok() && queue.topic != message.topic) {
+    status = Status::InvalidArgument("message's topic " + message.topic + " not equal mq's topic " + queue.topic);
+  }
+  if (status.ok() && (queue.brokerName.empty() || queue.queueId < 0)) {
+    status = Status::InvalidArgument("message queue needs a broker name and a queue id >= 0: " + queue.to_string());
+  }
+  if (!status.ok()) {
+    SendResult result;
+    result.status = SendStatus::FAILED;
+    result.messageQueue = queue;
+    result.remark = status.to_string();
+    instance_.env().executor().post([done = std::move(done), result = std::move(result)] { done(result); });
+    return;
+  }
+  std::shared_ptr<SendContext> context = prepare(std::move(message), std::move(done));
+  context->times_total = 1;
+  context->target = std::move(queue);
+  send_with_route(std::move(context));
 }
 
 // Builds the request header (sendKernelImpl): UNIQ_KEY, properties, retry
@@ -186,13 +215,18 @@ void Producer::attempt(std::shared_ptr<SendContext> context) {
     context->last_error = "sendDefaultImpl call timeout after " + std::to_string(elapsed / kNanosPerMilli) + " ms";
     return finish(context);
   }
-  TopicPublishInfo* info = publish_info(context->topic);
-  if (info == nullptr || !info->ok()) {
-    context->last_error = "No writable queue of topic " + context->topic + " in its route";
-    return finish(context);
+  MessageQueue queue;
+  if (context->target) {
+    queue = *context->target;
+  } else {
+    TopicPublishInfo* info = publish_info(context->topic);
+    if (info == nullptr || !info->ok()) {
+      context->last_error = "No writable queue of topic " + context->topic + " in its route";
+      return finish(context);
+    }
+    queue = info->select_one_message_queue(context->last_broker, config_.sendLatencyFaultEnable ? &faults_ : nullptr,
+                                           now_ms());
   }
-  const MessageQueue queue =
-      info->select_one_message_queue(context->last_broker, config_.sendLatencyFaultEnable ? &faults_ : nullptr, now_ms());
   ++context->attempts;
   context->last_broker = queue.brokerName;
   context->last_queue = queue;

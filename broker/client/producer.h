@@ -80,6 +80,9 @@ class Producer {
   bool running() const { return running_; }
 
   void send(Message message, SendCallback done);
+  // To this queue only (RocketMQ's send(msg, mq)): one attempt, no retry
+  // elsewhere; FAILED at once when queue.topic is not the message's topic.
+  void send(Message message, MessageQueue queue, SendCallback done);
 
   const ProducerConfig& config() const { return config_; }
   const LatencyFaultTolerance& fault_tolerance() const { return faults_; }

@@ -9,6 +9,7 @@
 #include "broker/ha/slave_synchronize.h"
 #include "broker/processor/admin_broker_processor.h"
 #include "broker/processor/client_manage_processor.h"
+#include "broker/processor/consumer_info_processor.h"
 #include "broker/processor/consumer_send_msg_back_processor.h"
 #include "broker/processor/host_address.h"
 #include "broker/processor/pull_message_processor.h"
@@ -65,6 +66,7 @@ BrokerController::BrokerController(env::Env& env, BrokerConfig config, store::Me
   send_processor_ = std::make_unique<SendMessageProcessor>(*this);
   pull_processor_ = std::make_unique<PullMessageProcessor>(*this);
   client_processor_ = std::make_unique<ClientManageProcessor>(*this);
+  consumer_info_processor_ = std::make_unique<ConsumerInfoProcessor>(*this);
   send_back_processor_ = std::make_unique<ConsumerSendMsgBackProcessor>(*this);
   admin_processor_ = std::make_unique<AdminBrokerProcessor>(*this);
   query_processor_ = std::make_unique<QueryMessageProcessor>(*this);
@@ -109,6 +111,10 @@ void BrokerController::register_processors() {
   route(RequestCode::GET_CONSUMER_LIST_BY_GROUP, bind(client, &ClientManageProcessor::get_consumer_list_by_group));
   route(RequestCode::QUERY_CONSUMER_OFFSET, bind(client, &ClientManageProcessor::query_consumer_offset));
   route(RequestCode::UPDATE_CONSUMER_OFFSET, bind(client, &ClientManageProcessor::update_consumer_offset));
+  ConsumerInfoProcessor* consumer_info = consumer_info_processor_.get();
+  route(RequestCode::QUERY_TOPIC_CONSUME_BY_WHO, bind(consumer_info, &ConsumerInfoProcessor::query_topic_consume_by_who));
+  route(RequestCode::GET_CONSUMER_CONNECTION_LIST,
+        bind(consumer_info, &ConsumerInfoProcessor::get_consumer_connection_list));
   QueryMessageProcessor* query = query_processor_.get();
   route(RequestCode::QUERY_MESSAGE, bind(query, &QueryMessageProcessor::query_message));
   route(RequestCode::VIEW_MESSAGE_BY_ID, bind(query, &QueryMessageProcessor::view_message_by_id));

@@ -64,6 +64,7 @@ namespace mqlab::broker {
 class SendMessageProcessor;
 class PullMessageProcessor;
 class ClientManageProcessor;
+class ConsumerInfoProcessor;
 class ConsumerSendMsgBackProcessor;
 class AdminBrokerProcessor;
 class QueryMessageProcessor;
@@ -159,6 +160,7 @@ class BrokerController {
   std::unique_ptr<SendMessageProcessor> send_processor_;
   std::unique_ptr<PullMessageProcessor> pull_processor_;
   std::unique_ptr<ClientManageProcessor> client_processor_;
+  std::unique_ptr<ConsumerInfoProcessor> consumer_info_processor_;
   std::unique_ptr<ConsumerSendMsgBackProcessor> send_back_processor_;
   std::unique_ptr<AdminBrokerProcessor> admin_processor_;
   std::unique_ptr<QueryMessageProcessor> query_processor_;

@@ -257,6 +257,77 @@ TEST_F(MqadminTest, ConsumerProgressShowsCommittedOffsetsAndDiff) {
   EXPECT_NE(unknown.err.find("no consume stats for group NoSuchGroup"), std::string::npos) << unknown.err;
 }
 
+TEST_F(MqadminTest, ConsumerProgressWithoutGroupListsEveryGroupOnlineOrNot) {
+  create_topic("Orders");
+  for (int i = 0; i < 20; ++i) send("Orders", "m" + std::to_string(i), "", "");
+  // G1 consumes everything, then leaves: OFFLINE, with the 5 later messages as its diff.
+  CliRun consumed = run({"perf", "consume", "-t", "Orders", "-g", "G1", "-p", "false", "--fromFirst", "-q", "20"});
+  ASSERT_EQ(consumed.code, kExitOk) << consumed.err;
+  for (int i = 0; i < 5; ++i) send("Orders", "late" + std::to_string(i), "", "");
+  // G2 stays: two live push consumers.
+  for (int i = 0; i < 2; ++i) {
+    client::testing::ClientNode& node = harness_.add_client("live" + std::to_string(i), "10.0.1.2" + std::to_string(i));
+    node.start();
+    client::PushConsumerConfig config;
+    config.consumerGroup = "G2";
+    client::PushConsumer& consumer = node.add_consumer(config);
+    ASSERT_TRUE(consumer.subscribe("Orders", "*").ok());
+    consumer.register_message_listener(
+        [](const client::MessageExt&, client::ConsumeCallback done) { done(client::ConsumeResult::SUCCESS); });
+    consumer.start([](Status) {});
+  }
+  harness_.run_for(seconds(30));
+
+  CliRun all = run({"consumerProgress"});
+  ASSERT_EQ(all.code, kExitOk) << all.err;
+  const std::vector<std::string> rows = lines(all.out);
+  ASSERT_EQ(rows.size(), 3u) << all.out;
+  EXPECT_EQ(words(rows[0]), (std::vector<std::string>{"#Group", "#Count", "#Version", "#Type", "#Model", "#TPS",
+                                                       "#Diff", "Total"}));
+  // Sorted by live clients first: G2 (2 clients, caught up), then G1 (offline).
+  EXPECT_EQ(words(rows[1]), (std::vector<std::string>{"G2", "2", "V4_9_7", "PUSH", "CLUSTERING", "0", "0"}))
+      << all.out;
+  EXPECT_EQ(words(rows[2]), (std::vector<std::string>{"G1", "0", "OFFLINE", "0", "5"})) << all.out;
+
+  CliRun topic_alone = run({"consumerProgress", "-t", "Orders"});
+  EXPECT_EQ(topic_alone.code, kExitUsage);
+  EXPECT_NE(topic_alone.err.find("-t,--topic needs -g,--groupName"), std::string::npos) << topic_alone.err;
+
+  // topicList -c: the topic's cluster and every group that consumed it, live or not.
+  CliRun listed = run({"topicList", "-c"});
+  ASSERT_EQ(listed.code, kExitOk) << listed.err;
+  const std::vector<std::string> topics = lines(listed.out);
+  EXPECT_EQ(words(topics[0]), (std::vector<std::string>{"#Cluster", "Name", "#Topic", "#Consumer", "Group"}));
+  std::vector<std::vector<std::string>> orders;
+  for (size_t i = 1; i < topics.size(); ++i) {
+    EXPECT_FALSE(topics[i].find("%RETRY%") != std::string::npos) << "retry topics are not listed: " << listed.out;
+    if (words(topics[i]).size() > 1 && words(topics[i])[1] == "Orders") orders.push_back(words(topics[i]));
+  }
+  EXPECT_EQ(orders, (std::vector<std::vector<std::string>>{{"DefaultCluster", "Orders", "G1"},
+                                                          {"DefaultCluster", "Orders", "G2"}}))
+      << listed.out;
+}
+
+TEST_F(MqadminTest, SendMessageToOneQueueWithBrokerAndQueueId) {
+  create_topic("Orders");
+  for (int round = 0; round < 3; ++round) {
+    CliRun sent = run({"sendMessage", "-t", "Orders", "-p", "pinned", "-b", "broker-b", "-i", "2"});
+    ASSERT_EQ(sent.code, kExitOk) << sent.err;
+    const std::vector<std::string> row = words(lines(sent.out)[1]);
+    EXPECT_EQ(row[0], "broker-b");
+    EXPECT_EQ(row[1], "2");
+  }
+  EXPECT_EQ(harness_.broker(1).message_store().max_offset_in_queue("Orders", 2).value(), 3);
+  EXPECT_EQ(stored_count("Orders"), 3);
+
+  CliRun half = run({"sendMessage", "-t", "Orders", "-p", "x", "-b", "broker-b"});
+  EXPECT_EQ(half.code, kExitUsage);
+  EXPECT_NE(half.err.find("-b,--broker and -i,--qid go together"), std::string::npos) << half.err;
+  CliRun no_such = run({"sendMessage", "-t", "Orders", "-p", "x", "-b", "broker-z", "-i", "0"});
+  EXPECT_EQ(no_such.code, kExitFailed);
+  EXPECT_NE(no_such.err.find("broker-z"), std::string::npos) << no_such.err;
+}
+
 TEST_F(MqadminTest, SendToATopicWithoutRouteFailsWithExitOne) {
   CliRun sent = run({"sendMessage", "-t", "Nowhere", "-p", "x"});
   EXPECT_EQ(sent.code, kExitFailed);
