@@ -112,6 +112,13 @@ size_t Inode::read(uint64_t offset, std::span<uint8_t> out) const {
   return static_cast<size_t>(length);
 }
 
+std::vector<uint64_t> Inode::cached_page_indexes() const {
+  std::vector<uint64_t> indexes;
+  indexes.reserve(cache_.size());
+  for (const auto& [index, page] : cache_) indexes.push_back(index);
+  return indexes;
+}
+
 void Inode::truncate(uint64_t size, uint64_t version, Nanos now) {
   MQ_ASSERT(size <= kMaxFileSizeBytes);
   const bool was_dirty = dirty();

@@ -91,6 +91,9 @@ class Inode {
   void write(uint64_t offset, std::span<const uint8_t> data, uint64_t version, Nanos now);
   // Copies up to out.size() bytes at offset; fewer only at end of file.
   size_t read(uint64_t offset, std::span<uint8_t> out) const;
+  // The indexes of the pages the cache holds (ascending): every byte outside
+  // them reads as zero. What a sparse-aware copy reads.
+  std::vector<uint64_t> cached_page_indexes() const;
   void truncate(uint64_t size, uint64_t version, Nanos now);
   // Reserves blocks for [0, size) and extends the size to it (zeros).
   void allocate(uint64_t size, Nanos now);

@@ -110,7 +110,7 @@ class Bounder {
         for (const BrokerStoreState& state : instant_->brokers) lose_page_cache(state.machine, verdict);
         break;
       case FaultKind::kDestroyMachine:
-        lose_store(event.target, verdict);
+        lose_store(event.target, verdict, /*returns_empty=*/false);
         break;
       case FaultKind::kFailDisk:
         fail_disk(event, verdict);
@@ -205,8 +205,9 @@ class Bounder {
              mib_text(offsets->max_phy_offset - offsets->flushed_phy_offset) + " unflushed)");
   }
 
-  // The machine's store is gone for good.
-  void lose_store(const std::string& machine, Verdict& verdict) {
+  // The machine's store is gone for good. returns_empty: the broker comes
+  // back on a new, empty disk under its own brokerId (a replaced disk).
+  void lose_store(const std::string& machine, Verdict& verdict, bool returns_empty) {
     const BrokerStoreState* state = now(machine);
     if (!state || state->destroyed) return;
     const std::string& group = state->broker_group;
@@ -220,20 +221,33 @@ class Bounder {
     }
     const BrokerStoreState* slave = first_live_slave(group, machine);
     const BrokerStoreState* slave_offsets = slave ? offsets_of(slave->machine) : nullptr;
-    // Without a promotion nothing takes the master's place: RocketMQ 4.x
-    // never promotes on its own, and the NameServer routes consumers to the
-    // lost master until its registration expires (120 s), so within a run
-    // its slave's copy may never be read.
-    if (!slave_offsets || !promotion_follows(group)) {
+    if (!slave_offsets) {
       const std::set<uint64_t> seqs = stored_from(group, 0);
       take(verdict, group, seqs,
            std::to_string(seqs.size()) + " on " + machine + ": everything " + group +
-               " acknowledged; no slave is promoted in its place");
+               " acknowledged; no slave holds a copy");
+      return;
+    }
+    // A master lost for good leaves its slave as the group's only broker:
+    // consumers read from it (findBrokerAddressInSubscribe once the route
+    // drops the master, or at once after a pull to the master timed out),
+    // with or without a promotion. A master whose plain disk is replaced is
+    // rebuilt from its slave's store (SimWorld::rebuild_from_slave). A RAID10
+    // volume that lost a whole mirror is not: the master returns without
+    // the data under brokerId 0, takes the reads back, and its slave's copy
+    // goes unread (its HAClient refuses the shorter log), unless a
+    // promotion swapped the roles first.
+    if (returns_empty && !promotion_follows(group)) {
+      const std::set<uint64_t> seqs = stored_from(group, 0);
+      take(verdict, group, seqs,
+           std::to_string(seqs.size()) + " on " + machine + ": everything " + group +
+               " acknowledged; the master comes back without its data as brokerId 0, so " + slave->machine +
+               "'s copy is not read");
       return;
     }
     if (sync_master_) {
       verdict.reasons.push_back("0 on " + machine + ": SYNC_MASTER acknowledged only what " + slave->machine +
-                                " had");
+                                " had, and it serves the reads");
       return;
     }
     lose_unreplicated(machine, *slave_offsets, verdict);
@@ -274,8 +288,9 @@ class Bounder {
         return;
       }
     }
-    // The store is gone; a new, empty disk comes back as the same broker.
-    lose_store(event.target, verdict);
+    // The store is gone. A new plain disk is rebuilt from the slave; a RAID10
+    // volume comes back without the data.
+    lose_store(event.target, verdict, /*returns_empty=*/scenario_.topology.raid10);
   }
 
   void promote(const std::string& group, Verdict& verdict) {

@@ -14,16 +14,26 @@
 //                       at or past the CommitLog's flushed offset at that
 //                       instant (about flushIntervalCommitLog of traffic,
 //                       less what kernel writeback saved)
-//   destroy_machine, or a failed disk that takes the store (a plain disk;
-//   both members of a RAID10 mirror), of a master
-//                       when a promote_slave of its group follows: SYNC_MASTER
-//                       nothing; ASYNC_MASTER the acknowledged messages at or
-//                       past the promoted slave's last complete replicated
-//                       record at that instant (the measured replication
-//                       lag). Otherwise everything the group acknowledged:
-//                       nothing takes the master's place, and consumers are
-//                       routed to the lost master until the NameServer
-//                       expires it (120 s), so the slave's copy may go unread.
+//   destroy_machine of a master
+//                       with a live slave: SYNC_MASTER nothing; ASYNC_MASTER
+//                       the acknowledged messages at or past the slave's
+//                       last complete replicated record at that instant (the
+//                       measured replication lag). Consumers read the rest
+//                       from the slave, promoted or not (the client moves to
+//                       it once the master times out, or the route drops
+//                       the master). Without a live slave, everything the
+//                       group acknowledged.
+//   a failed plain disk of a master
+//                       as destroy_machine: at the disk's replacement the
+//                       master is rebuilt from its slave's store
+//                       (SimWorld::rebuild_from_slave), so it serves what
+//                       the slave held.
+//   both members of a RAID10 mirror of a master
+//                       as destroy_machine when a promote_slave of its group
+//                       follows. Otherwise everything the group acknowledged:
+//                       the master comes back without the data as brokerId
+//                       0, consumers follow it, and the slave (which refuses
+//                       to follow the shorter log) is not read.
 //   fail_disk of one RAID10 member whose mirror partner is healthy: nothing
 //   promote_slave       SYNC_MASTER nothing; ASYNC_MASTER the old master's
 //                       unreplicated tail, measured as for destroy_machine

@@ -11,6 +11,8 @@
 #include <sstream>
 #include <variant>
 
+#include "broker/client/client_config.h"
+#include "broker/namesrv/namesrv_config.h"
 #include "sim/yaml_reader.h"
 
 namespace mqlab::sim {
@@ -27,6 +29,9 @@ template <typename... Ts>
 struct Overloaded : Ts... {
   using Ts::operator()...;
 };
+// Spelled out for clang 14 (the fuzz build), which cannot deduce an aggregate's arguments.
+template <typename... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
 
 // ---------------------------------------------------------------- vocabulary
 
@@ -409,7 +414,7 @@ void parse_broker(const YamlNode& node, BrokerSpec& broker) {
   if (!node.expect_keys(known_broker_conf_keys())) return;
   for (const auto& [key, value] : node.entries()) {
     const auto row =
-        std::find_if(conf_keys().begin(), conf_keys().end(), [&](const ConfKey& k) { return k.name == key; });
+        std::find_if(conf_keys().begin(), conf_keys().end(), [&key = key](const ConfKey& k) { return k.name == key; });
     MQ_ASSERT(row != conf_keys().end());  // expect_keys checked it
     apply_conf_value(value, *row, broker);
   }
@@ -1193,12 +1198,29 @@ std::string scenario_hash(std::string_view text) {
   return hex;
 }
 
+Nanos replicated_liveness_floor() {
+  const namesrv::NamesrvConfig namesrv;
+  const client::ClientConfig client;
+  return millis(namesrv.brokerChannelExpiredTime + namesrv.scanNotActiveBrokerInterval +
+                client.pollNameServerInterval) +
+         seconds(20);
+}
+
+Nanos effective_liveness_bound(const Scenario& scenario) {
+  if (scenario.topology.slaves_per_group == 0) return scenario.liveness_bound;
+  return std::max(scenario.liveness_bound, replicated_liveness_floor());
+}
+
 std::string describe(const Scenario& s) {
   std::ostringstream out;
   out << "scenario " << s.name << (s.description.empty() ? "" : ": " + s.description) << "\n";
   out << "source: " << s.source << " (hash " << s.hash << ")\n";
   out << "duration " << duration_text(s.duration) << ", seeds " << s.seeds.first << ".." << s.seeds.last
-      << ", liveness bound " << duration_text(s.liveness_bound) << "\n";
+      << ", liveness bound " << duration_text(s.liveness_bound);
+  if (effective_liveness_bound(s) != s.liveness_bound) {
+    out << " (" << duration_text(effective_liveness_bound(s)) << " with slaves: the NameServers' route expiry)";
+  }
+  out << "\n";
   describe_topology(s, out);
   describe_broker_and_network(s, out);
   describe_workload(s, out);

@@ -199,6 +199,18 @@ std::vector<faults::NemesisTarget> nemesis_targets(const Scenario& scenario);
 // in machines; and whether it starts before duration.
 Status validate_fault_target(const faults::FaultEvent& event, const std::vector<MachineSpec>& machines, Nanos duration);
 
+// The liveness phase's actual length: liveness_bound, raised for a topology
+// with slaves to kReplicatedLivenessFloor. A consumer of a master lost for
+// good learns it from the route only once the NameServers drop the master:
+// brokerChannelExpiredTime (120 s) after its last registration, at the next
+// scan (10 s), then at the client's next route poll (pollNameServerInterval,
+// 30 s); the floor adds 20 s to drain the slave. Clients that saw the master
+// time out move to its slave sooner (MQClientInstance's unreachable
+// back-off), and a run that converges ends the phase at once, so the floor
+// costs only runs that never converge.
+Nanos effective_liveness_bound(const Scenario& scenario);
+Nanos replicated_liveness_floor();
+
 // --- presets and vocabularies
 
 // single_master, multi_master, multi_master_raid10, async_replication, sync_replication.

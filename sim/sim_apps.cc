@@ -53,7 +53,8 @@ class BrokerApp final : public SimApp {
   }
 
   std::optional<bool> caught_up(const std::string& topic, const std::vector<std::string>& groups) const override {
-    if (broker_id_ != 0 || !ready_) return std::nullopt;
+    // A slave too: it keeps the offsets consumers commit while its master is lost.
+    if (!ready_) return std::nullopt;
     store::MessageStore& store = controller_->message_store();
     for (const auto& [queue_topic, queue_id] : store.queues()) {
       if (queue_topic != topic) continue;

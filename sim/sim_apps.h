@@ -28,7 +28,8 @@ class SimApp {
   virtual void start() = 0;
   // Stops issuing new work (producers, at the end of the safety phase).
   virtual void stop_producing() {}
-  // For a running master broker: whether every group has committed offsets
+  // For a running broker (master, or a slave serving reads for a lost
+  // master): whether every group has committed offsets
   // up to the end of every queue of topic (the consumers caught up with
   // what the broker holds). nullopt for other apps or a broker not ready.
   virtual std::optional<bool> caught_up(const std::string& topic, const std::vector<std::string>& groups) const {

@@ -369,6 +369,54 @@ void SimDisk::replace() {
   MQ_ASSERT(queue_.in_flight() == 0);
 }
 
+Status SimDisk::restore_from(const SimDisk& source) {
+  MQ_ASSERT(!failed_ && !source.failed_);
+  MQ_ASSERT(&source != this);
+  MQ_ASSERT(tree_.entry_count() == 1 && inodes_.empty());  // just "/"
+  const Nanos now = scheduler_.now();
+  std::vector<std::string> pending = {"/"};
+  while (!pending.empty()) {
+    const std::string dir = pending.back();
+    pending.pop_back();
+    MQ_ASSIGN_OR_RETURN(std::vector<std::string> names, source.tree_.list(dir));
+    for (const std::string& name : names) {
+      const std::string path = dir == "/" ? "/" + name : dir + "/" + name;
+      const DirEntry* entry = source.tree_.find(path);
+      MQ_ASSERT(entry != nullptr);
+      if (entry->is_directory) {
+        MQ_RETURN_IF_ERROR(tree_.mkdirs(path));
+        pending.push_back(path);
+        continue;
+      }
+      const Inode& from = *entry->inode;
+      auto inode = std::make_shared<Inode>(next_inode_id_++);
+      MQ_RETURN_IF_ERROR(tree_.add_file(path, inode));
+      inodes_.emplace(inode->id(), inode);
+      PageData page{};
+      for (uint64_t index : from.cached_page_indexes()) {
+        const uint64_t offset = index * kPageSizeBytes;
+        const size_t length = from.read(offset, std::span<uint8_t>(page.data(), page.size()));
+        const Usage before = usage_of(*inode);
+        if (Status room = reserve_blocks(inode->new_blocks_for_write(offset, length), path, "restore", offset);
+            !room.ok()) {
+          forget_contents();
+          return room;
+        }
+        inode->write(offset, std::span<const uint8_t>(page.data(), length), ++write_version_, now);
+        track(*inode, before);
+      }
+      const Usage before = usage_of(*inode);
+      if (inode->size_bytes() < from.size_bytes()) inode->truncate(from.size_bytes(), ++write_version_, now);
+      // The operator's sync: the copy is on the medium.
+      if (inode->dirty()) inode->apply(inode->snapshot(now));
+      track(*inode, before);
+    }
+  }
+  tree_.commit_all();
+  check_invariants();
+  return Status::Ok();
+}
+
 void SimDisk::stall(Nanos duration) {
   MQ_ASSERT(duration >= 0);
   queue_.stall(duration);

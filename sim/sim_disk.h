@@ -111,6 +111,13 @@ class SimDisk {
   void power_loss(env::Random& random);
   void fail();
   void replace();
+  // An operator's copy of source's store onto this new disk, then a sync
+  // (rsync of a live slave's store directory to rebuild its master): every
+  // directory and file source's live view shows, with the bytes its page
+  // cache holds, made durable here. Sparse: only written pages are copied.
+  // NoSpace (and this disk emptied again) when they do not fit.
+  // Requires: this disk healthy and empty (just replaced); source healthy.
+  Status restore_from(const SimDisk& source);
   void stall(Nanos duration);
   // Multiplies the service time of flushes issued from now on. Requires: > 0.
   void set_slowdown(double factor);

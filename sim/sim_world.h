@@ -145,6 +145,7 @@ class SimWorld {
   void schedule_faults();
   void apply_fault(const faults::FaultEvent& event, bool start, int index);
   void heal_everything();
+  void rebuild_from_slave(SimMachine& master);
   void promote_slave(const std::string& broker_group);
   bool all_acknowledged_received() const;
   bool converged() const;

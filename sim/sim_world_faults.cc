@@ -100,9 +100,11 @@ void SimWorld::apply_fault(const faults::FaultEvent& event, bool start, int inde
       if (start) {
         machine->data_disk()->fail();
       } else {
-        // A new, empty disk: the broker starts over with an empty store.
+        // A new, empty disk: the broker starts over with an empty store,
+        // unless it is a master with a slave to rebuild it from.
         stop_machine(*machine);
         machine->data_disk()->replace();
+        rebuild_from_slave(*machine);
         start_machine(*machine);
       }
       return;
@@ -130,6 +132,31 @@ void SimWorld::apply_fault(const faults::FaultEvent& event, bool start, int inde
       if (start) promote_slave(event.target);  // an operator's act: nothing undoes it
       return;
   }
+}
+
+// A master's new disk gets a copy of its group's first live slave's store,
+// as an operator rebuilds a RocketMQ 4.x master whose disk died (a master
+// never copies back from its slave, so coming back empty as brokerId 0
+// would hide the slave's copy from consumers and make the slave refuse the
+// shorter log). The copy is what the slave's page cache shows, made durable.
+// A slave, or a master without a live slave, starts over empty.
+void SimWorld::rebuild_from_slave(SimMachine& master) {
+  if (master.spec().role != MachineRole::kBroker || broker_id_of(master) != 0) return;
+  SimDisk* disk = master.data_disk();
+  MQ_ASSERT(disk != nullptr && !disk->failed());
+  for (const auto& machine : machines_) {
+    if (machine.get() == &master || machine->spec().role != MachineRole::kBroker ||
+        machine->spec().broker_group != master.spec().broker_group || broker_id_of(*machine) == 0) {
+      continue;
+    }
+    SimDisk* source = machine->data_disk();
+    if (machine->destroyed() || !machine->disks_survive() || source == nullptr || source->failed()) continue;
+    const Status copied = disk->restore_from(*source);
+    note(master.name(), "", copied.ok() ? "new disk rebuilt from " + machine->name() + "'s store"
+                                        : "rebuilding from " + machine->name() + " failed: " + copied.to_string());
+    return;
+  }
+  note(master.name(), "", "new disk left empty: no live slave to rebuild it from");
 }
 
 // The end of the safety phase: undo every fault still active (in schedule

@@ -1,5 +1,6 @@
 #include "broker/client/mq_client_instance.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "broker/client/countdown.h"
@@ -281,7 +282,42 @@ std::optional<MQClientInstance::FindBrokerResult> MQClientInstance::find_broker_
     if (only_this_broker) return std::nullopt;
     found = group->second.begin();  // the lowest id: the master when there is one
   }
+  if (!only_this_broker && broker_unreachable(found->second)) {
+    // A master that stopped answering: read from a slave meanwhile (the
+    // slave's answers suggest the master again; this keeps overriding that
+    // until the back-off ends).
+    for (auto it = group->second.begin(); it != group->second.end(); ++it) {
+      if (!broker_unreachable(it->second)) {
+        found = it;
+        break;
+      }
+    }
+  }
+  MQ_ASSERT(found != group->second.end());
   return FindBrokerResult{found->second, found->first, found->first != kMasterId};
+}
+
+void MQClientInstance::note_broker_unreachable(const std::string& address) {
+  MQ_ASSERT(!address.empty());
+  const Nanos until = env_.clock().now_ns() + kBrokerUnreachableBackoff;
+  Nanos& entry = unreachable_until_[address];
+  if (entry < env_.clock().now_ns()) {
+    MQ_LOG(kInfo, kLog, "broker " << address << " did not answer; reading from another address of its group for "
+                                  << kBrokerUnreachableBackoff / kNanosPerSecond << " s");
+  }
+  entry = std::max(entry, until);
+}
+
+void MQClientInstance::note_request_failure(const std::string& address, const Status& failure) {
+  MQ_ASSERT(!failure.ok());
+  if (failure.code() == StatusCode::kTimeout || failure.code() == StatusCode::kUnavailable) {
+    note_broker_unreachable(address);
+  }
+}
+
+bool MQClientInstance::broker_unreachable(const std::string& address) const {
+  const auto it = unreachable_until_.find(address);
+  return it != unreachable_until_.end() && env_.clock().now_ns() < it->second;
 }
 
 std::optional<std::string> MQClientInstance::find_broker_addr_by_topic(const std::string& topic) {

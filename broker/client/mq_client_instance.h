@@ -21,6 +21,14 @@
 // Heartbeats go to every address of every known broker group when a consumer
 // is registered, and only to masters for a producer-only client.
 // The broker address table is the union of the cached routes' brokerDatas.
+// Consumer reads fail over to a slave (findBrokerAddressInSubscribe): when
+// the route has no master for the group (the NameServer dropped it), and,
+// unlike 4.x, when the master did not answer (note_broker_unreachable): 4.x
+// keeps pulling a lost master until the NameServer expires its route, up to
+// brokerChannelExpiredTime (120 s) plus a scan and a route poll later, so for
+// about 160 s a dead master's replicated messages go unread. mqlab avoids an
+// address that broke a connection or timed out for kBrokerUnreachableBackoff
+// whenever its group has another; after that one request tries it again.
 // A route lookup that fails keeps the previous route, as Java does.
 //
 // The instance starts its own producer (CLIENT_INNER_PRODUCER), as Java's
@@ -118,8 +126,21 @@ class MQClientInstance {
   };
   // brokerAddrs[broker_id], or (unless only_this_broker) the group's lowest-id
   // address: its master when it has one (findBrokerAddressInSubscribe).
+  // Unless only_this_broker, an unreachable address (above) gives way to the
+  // group's lowest-id reachable one; when all are unreachable the choice is
+  // as if none were.
   std::optional<FindBrokerResult> find_broker_address_in_subscribe(const std::string& broker_name, int64_t broker_id,
                                                                    bool only_this_broker) const;
+  // A request to address failed in transport (connection refused, broken or
+  // timed out, not an error answer): for kBrokerUnreachableBackoff the
+  // subscribe lookup prefers the group's other addresses.
+  static constexpr Nanos kBrokerUnreachableBackoff = seconds(30);
+  void note_broker_unreachable(const std::string& address);
+  // note_broker_unreachable when failure is a transport failure (Timeout or
+  // Unavailable from the RemotingClient); anything else is ignored.
+  void note_request_failure(const std::string& address, const Status& failure);
+  // Whether address is inside its back-off now.
+  bool broker_unreachable(const std::string& address) const;
   // An address of a random broker group of topic's route, its master when it
   // has one (findBrokerAddrByTopic): where GET_CONSUMER_LIST_BY_GROUP goes.
   std::optional<std::string> find_broker_addr_by_topic(const std::string& topic);
@@ -167,6 +188,7 @@ class MQClientInstance {
   uint64_t next_route_version_ = 1;
   std::map<std::string, std::vector<StatusCallback>> route_waiters_;
   std::map<std::string, std::map<int64_t, std::string>> broker_addr_table_;
+  std::map<std::string, Nanos> unreachable_until_;  // address -> end of its back-off
   std::map<Periodic, env::TimerId> timers_;
   std::unique_ptr<Producer> inner_producer_;  // after producers_: its destructor leaves that set
   LifetimeToken lifetime_;

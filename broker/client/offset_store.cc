@@ -64,8 +64,11 @@ void OffsetStore::read_offset_from_store(const MessageQueue& queue, std::functio
   }
   instance_.remoting().invoke(
       broker->address, api::build_query_consumer_offset(group_, queue.topic, queue.queueId), instance_.api_timeout(),
-      lifetime_.guard([this, queue, done = std::move(done)](Result<RemotingCommand> response) {
-        if (!response.ok()) return done(response.status().with_context("QUERY_CONSUMER_OFFSET " + queue.to_string()));
+      lifetime_.guard([this, queue, address = broker->address, done = std::move(done)](Result<RemotingCommand> response) {
+        if (!response.ok()) {
+          instance_.note_request_failure(address, response.status());  // the retry asks another address
+          return done(response.status().with_context("QUERY_CONSUMER_OFFSET " + queue.to_string()));
+        }
         Result<int64_t> offset = api::parse_offset(*response, "QUERY_CONSUMER_OFFSET");
         if (!offset.ok() || *offset < 0) return done(int64_t{-1});  // Java: an MQBrokerException reads as "none"
         update_offset(queue, *offset, false);

@@ -282,8 +282,13 @@ void PushConsumer::query_broker_offset(const MessageQueue& queue, RemotingComman
   }
   const std::string what = remoting::describe_request_code(request.code);
   instance_.remoting().invoke(broker->address, std::move(request), instance_.api_timeout(),
-                              [done = std::move(done), what](Result<RemotingCommand> response) {
-                                if (!response.ok()) return done(response.status().with_context(what));
+                              [instance = &instance_, done = std::move(done), what,
+                               address = broker->address](Result<RemotingCommand> response) {
+                                if (!response.ok()) {
+                                  // The retry asks another address of the group.
+                                  instance->note_request_failure(address, response.status());
+                                  return done(response.status().with_context(what));
+                                }
                                 done(api::parse_offset(*response, what));
                               });
 }

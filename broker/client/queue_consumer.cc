@@ -102,11 +102,15 @@ void QueueConsumer::send_pull(const MQClientInstance::FindBrokerResult& broker,
   header.expressionType = subscription.expressionType;
   pull_pending_ = true;
   const int64_t request_offset = next_offset_;
-  context_.instance.remoting().invoke(broker.address, api::build_pull_message(header),
-                                      millis(config.consumerTimeoutMillisWhenSuspend),
-                                      [weak = weak_from_this(), request_offset](Result<RemotingCommand> response) {
-                                        if (auto self = weak.lock()) self->on_pull(std::move(response), request_offset);
-                                      });
+  context_.instance.remoting().invoke(
+      broker.address, api::build_pull_message(header), millis(config.consumerTimeoutMillisWhenSuspend),
+      [weak = weak_from_this(), request_offset, address = broker.address](Result<RemotingCommand> response) {
+        auto self = weak.lock();
+        if (!self) return;
+        // A broker that does not answer: the next pulls go to another of its group.
+        if (!response.ok()) self->context_.instance.note_request_failure(address, response.status());
+        self->on_pull(std::move(response), request_offset);
+      });
 }
 
 void QueueConsumer::on_pull(Result<RemotingCommand> response, int64_t request_offset) {

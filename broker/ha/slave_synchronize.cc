@@ -1,6 +1,8 @@
 #include "broker/ha/slave_synchronize.h"
 
+#include <charconv>
 #include <memory>
+#include <system_error>
 #include <utility>
 
 #include "broker/common/log.h"
@@ -14,8 +16,35 @@ constexpr const char* kLog = "ha";
 constexpr Nanos kFirstSync = seconds(3);
 constexpr Nanos kSyncInterval = seconds(10);
 constexpr Nanos kRequestTimeout = seconds(3);
-constexpr int32_t kCodes[] = {remoting::RequestCode::GET_ALL_TOPIC_CONFIG, remoting::RequestCode::GET_ALL_CONSUMER_OFFSET,
-                              remoting::RequestCode::GET_ALL_SUBSCRIPTIONGROUP_CONFIG};
+
+// delayOffset.json's shape ({"offsetTable":{"1":0,"2":5}}), checked before it
+// is written where a promoted slave's ScheduleMessageService will load it:
+// the canonical text, or Corruption saying what is wrong.
+Result<std::string> validated_delay_offsets(std::string_view body) {
+  MQ_ASSIGN_OR_RETURN(nlohmann::json root, meta::parse_json(body, "delay offsets"));
+  if (!root.is_object()) return Status::Corruption("delay offsets: expected a JSON object");
+  nlohmann::json table = nlohmann::json::object();
+  const auto found = root.find("offsetTable");
+  if (found != root.end() && !found->is_null()) {
+    if (!found->is_object()) return Status::Corruption("delay offsets: offsetTable is not an object");
+    for (const auto& item : found->items()) {
+      const std::string& key = item.key();
+      const std::string where = "delay offsets: level \"" + key + "\"";
+      int32_t level = 0;
+      const auto [end, error] = std::from_chars(key.data(), key.data() + key.size(), level);
+      if (error != std::errc() || end != key.data() + key.size() || level < 1) {
+        return Status::Corruption(where + ": not a level (an integer >= 1)");
+      }
+      int64_t offset = -1;
+      MQ_RETURN_IF_ERROR(meta::read_json_field(*found, key.c_str(), &offset, where));
+      if (offset < 0) return Status::Corruption(where + ": offset " + std::to_string(offset) + " is negative");
+      table[std::to_string(level)] = offset;
+    }
+  }
+  nlohmann::json canonical = nlohmann::json::object();
+  canonical["offsetTable"] = std::move(table);
+  return meta::dump_json(canonical);
+}
 }  // namespace
 
 struct SlaveSynchronize::Round {
@@ -26,13 +55,15 @@ struct SlaveSynchronize::Round {
 
 SlaveSynchronize::SlaveSynchronize(env::Env& env, meta::TopicConfigManager& topics,
                                    meta::ConsumerOffsetManager& offsets, meta::SubscriptionGroupManager& groups,
-                                   std::function<void()> on_topics_changed)
+                                   std::function<void()> on_topics_changed, std::string delay_offset_path)
     : env_(env),
       topics_(topics),
       offsets_(offsets),
       groups_(groups),
       on_topics_changed_(std::move(on_topics_changed)),
-      client_(env) {}
+      client_(env) {
+  if (!delay_offset_path.empty()) delay_offsets_ = std::make_unique<meta::ConfigFile>(env, std::move(delay_offset_path));
+}
 
 SlaveSynchronize::~SlaveSynchronize() {
   if (timer_ != env::kNoTimer) env_.executor().cancel(timer_);
@@ -41,6 +72,13 @@ SlaveSynchronize::~SlaveSynchronize() {
 void SlaveSynchronize::start() {
   MQ_ASSERT(!running_);
   running_ = true;
+  if (delay_offsets_) {
+    // ConfigFile learns what the file holds before its first persist (a bad
+    // file is then not copied to .bak). Either way the master's copy replaces it.
+    const Result<meta::LoadSource> loaded =
+        delay_offsets_->load([](const std::string& content) { return validated_delay_offsets(content).status(); });
+    if (!loaded.ok()) MQ_LOG(kWarn, kLog, "slave's " << delay_offsets_->path() << ": " << loaded.status().to_string());
+  }
   timer_ = env_.executor().run_after(kFirstSync, lifetime_.guard([this] { sync_periodically(); }));
 }
 
@@ -68,8 +106,17 @@ void SlaveSynchronize::sync_all(std::function<void(Status)> done) {
   }
   round_in_flight_ = true;
   ++stats_.rounds;
-  round->remaining = static_cast<int>(std::size(kCodes));
-  for (int32_t code : kCodes) fetch(code, round);
+  const std::vector<int32_t> codes = request_codes();
+  round->remaining = static_cast<int>(codes.size());
+  for (int32_t code : codes) fetch(code, round);
+}
+
+std::vector<int32_t> SlaveSynchronize::request_codes() const {
+  std::vector<int32_t> codes = {remoting::RequestCode::GET_ALL_TOPIC_CONFIG,
+                                remoting::RequestCode::GET_ALL_CONSUMER_OFFSET,
+                                remoting::RequestCode::GET_ALL_SUBSCRIPTIONGROUP_CONFIG};
+  if (delay_offsets_) codes.push_back(remoting::RequestCode::GET_ALL_DELAY_OFFSET);
+  return codes;
 }
 
 void SlaveSynchronize::fetch(int32_t code, std::shared_ptr<Round> round) {
@@ -122,9 +169,21 @@ Status SlaveSynchronize::apply(int32_t code, std::string_view body) {
       MQ_RETURN_IF_ERROR(groups_.replace_from_json(body));
       groups_.persist(log_persist("subscription groups"));
       break;
+    case remoting::RequestCode::GET_ALL_DELAY_OFFSET:
+      MQ_RETURN_IF_ERROR(apply_delay_offsets(body));
+      break;
     default: MQ_UNREACHABLE("slave sync of request code " + std::to_string(code));
   }
   ++stats_.tables_synced;
+  return Status::Ok();
+}
+
+Status SlaveSynchronize::apply_delay_offsets(std::string_view body) {
+  MQ_ASSERT(delay_offsets_ != nullptr);
+  MQ_ASSIGN_OR_RETURN(std::string content, validated_delay_offsets(body));
+  delay_offsets_->persist(std::move(content), [path = delay_offsets_->path()](Status status) {
+    if (!status.ok()) MQ_LOG(kWarn, kLog, "persisting synced " << path << " failed: " << status.to_string());
+  });
   return Status::Ok();
 }
 

@@ -10,6 +10,7 @@
 #include "broker/processor/broker_controller.h"
 #include "broker/remoting/response_code.h"
 #include "broker/remoting/wire_text.h"
+#include "broker/store/schedule_message_service.h"
 
 namespace mqlab::broker {
 namespace {
@@ -167,6 +168,10 @@ void AdminBrokerProcessor::get_all_consumer_offset(const RemotingCommand& reques
 void AdminBrokerProcessor::get_all_subscription_group_config(const RemotingCommand& request,
                                                              remoting::ResponseChannel channel) {
   reply_with_body(request, channel, remoting::dump_json_text(controller_.subscription_group_manager().to_json()));
+}
+
+void AdminBrokerProcessor::get_all_delay_offset(const RemotingCommand& request, remoting::ResponseChannel channel) {
+  reply_with_body(request, channel, controller_.message_store().schedule_message_service().offsets_json());
 }
 
 void AdminBrokerProcessor::get_broker_runtime_info(const RemotingCommand& request, remoting::ResponseChannel channel) {

@@ -16,6 +16,11 @@
 //   GET_ALL_TOPIC_CONFIG (21)  body TopicConfigSerializeWrapper JSON.
 //   GET_ALL_CONSUMER_OFFSET (43)  body consumerOffset.json's JSON.
 //   GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201)  body subscriptionGroup.json's JSON.
+//   GET_ALL_DELAY_OFFSET (45)  body delayOffset.json's JSON
+//     ({"offsetTable":{"1":0,...}}): the ScheduleMessageService's offsets as
+//     they are in memory (RocketMQ reads the file; ours may be newer by up to
+//     flushDelayOffsetInterval, never claiming a delivery whose copy is not
+//     in the CommitLog). A slave's answer is its synced copy.
 //   GET_BROKER_RUNTIME_INFO (28)  body KVTable {"table":{"key":"value",...}},
 //     string values: versions, boot time, commitlog offsets and disk ratio,
 //     put/get totals since boot, dispatch lag, client counts.
@@ -63,6 +68,7 @@ class AdminBrokerProcessor {
   void get_all_topic_config(const remoting::RemotingCommand& request, remoting::ResponseChannel channel);
   void get_all_consumer_offset(const remoting::RemotingCommand& request, remoting::ResponseChannel channel);
   void get_all_subscription_group_config(const remoting::RemotingCommand& request, remoting::ResponseChannel channel);
+  void get_all_delay_offset(const remoting::RemotingCommand& request, remoting::ResponseChannel channel);
   void get_broker_runtime_info(const remoting::RemotingCommand& request, remoting::ResponseChannel channel);
   void get_topic_stats_info(const remoting::RemotingCommand& request, remoting::ResponseChannel channel);
   void get_consume_stats(const remoting::RemotingCommand& request, remoting::ResponseChannel channel);

@@ -16,6 +16,7 @@
 #include "broker/ha/ha_service.h"
 #include "broker/ha/slave_synchronize.h"
 #include "broker/processor/broker_controller.h"
+#include "broker/store/schedule_message_service.h"
 
 namespace mqlab::broker {
 namespace {
@@ -39,8 +40,9 @@ Status BrokerController::start_ha() {
     ha_client_->update_master_address(store_config_.haMasterAddress);
   }
   ha_client_->start();
-  slave_synchronize_ = std::make_unique<ha::SlaveSynchronize>(env_, topics_, offsets_, groups_,
-                                                              lifetime_.guard([this] { register_broker_all_soon(); }));
+  slave_synchronize_ = std::make_unique<ha::SlaveSynchronize>(
+      env_, topics_, offsets_, groups_, lifetime_.guard([this] { register_broker_all_soon(); }),
+      store_->schedule_message_service().path());
   slave_synchronize_->start();
   MQ_ASSERT(ha_client_ && slave_synchronize_);
   return Status::Ok();

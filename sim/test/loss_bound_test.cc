@@ -117,11 +117,45 @@ TEST(LossBound, AsyncMasterLossWithPromotionMayLoseWhatTheSlaveLacked) {
   const LossBound sync = compute_loss_bound(
       scenario(store::FlushDiskType::SYNC_FLUSH, store::BrokerRole::SYNC_MASTER), schedule, {at_destroy}, history);
   EXPECT_EQ(sync.messages, 0);
-  // Without a promotion nothing takes the master's place: all of it.
-  faults::FaultSchedule alone{{schedule.events[0]}};
-  const LossBound unpromoted = compute_loss_bound(
-      scenario(store::FlushDiskType::SYNC_FLUSH, store::BrokerRole::SYNC_MASTER), alone, {at_destroy}, history);
-  EXPECT_EQ(unpromoted.messages, 50);
+}
+
+// A master lost for good, no promotion: the slave serves the reads anyway
+// (the client moves to it), so the bound is the replication lag, as with a
+// promotion. A replaced plain disk is rebuilt from the slave: the same. A
+// RAID10 volume that lost a mirror brings the master back without the data
+// as brokerId 0: consumers follow it and the slave's copy is not read, so
+// all of it unless a promotion came first.
+TEST(LossBound, MasterLostForGoodWithoutPromotionIsReadFromItsSlave) {
+  History history;
+  for (int i = 0; i < 50; ++i) acked(history, i);
+  const faults::FaultSchedule destroyed{{fault(faults::FaultKind::kDestroyMachine, millis(100), "broker-a-0")}};
+  BrokerStoreState slave = broker("broker-a-1", 1, 45 * kRecordBytes, 0);
+  slave.replica_complete_end = 45 * kRecordBytes;
+  const FaultInstant at_fault{0, millis(100), {broker("broker-a-0", 0, 50 * kRecordBytes, 0), slave}};
+  const Scenario sync = scenario(store::FlushDiskType::SYNC_FLUSH, store::BrokerRole::SYNC_MASTER);
+  const Scenario async = scenario(store::FlushDiskType::ASYNC_FLUSH, store::BrokerRole::ASYNC_MASTER);
+  EXPECT_EQ(compute_loss_bound(sync, destroyed, {at_fault}, history).messages, 0);
+  const LossBound lag = compute_loss_bound(async, destroyed, {at_fault}, history);
+  EXPECT_EQ(lag.messages, 5);
+  EXPECT_EQ(lag.faults.at(0).lag_messages, 5);
+
+  const faults::FaultSchedule disk{{fault(faults::FaultKind::kFailDisk, millis(100), "broker-a-0")}};
+  EXPECT_EQ(compute_loss_bound(sync, disk, {at_fault}, history).messages, 0);
+  EXPECT_EQ(compute_loss_bound(async, disk, {at_fault}, history).messages, 5);
+  faults::FaultEvent mirror = disk.events[0];
+  mirror.disk_index = 0;
+  BrokerStoreState raid_master = broker("broker-a-0", 0, 50 * kRecordBytes, 0);
+  raid_master.raid_member_healthy[1] = false;  // member 0's partner is already gone
+  const FaultInstant raid_fault{0, millis(100), {raid_master, slave}};
+  const Scenario sync_raid = scenario(store::FlushDiskType::SYNC_FLUSH, store::BrokerRole::SYNC_MASTER, true);
+  EXPECT_EQ(compute_loss_bound(sync_raid, {{mirror}}, {raid_fault}, history).messages, 50);
+  const faults::FaultSchedule mirror_then_promote{
+      {mirror, fault(faults::FaultKind::kPromoteSlave, millis(300), "broker-a")}};
+  EXPECT_EQ(compute_loss_bound(sync_raid, mirror_then_promote, {raid_fault}, history).messages, 0);
+
+  // No slave holds a copy: everything.
+  const FaultInstant alone{0, millis(100), {broker("broker-a-0", 0, 50 * kRecordBytes, 0)}};
+  EXPECT_EQ(compute_loss_bound(sync, destroyed, {alone}, history).messages, 50);
 }
 
 TEST(LossBound, Raid10LosesNothingWhileTheMirrorPartnerIsHealthy) {

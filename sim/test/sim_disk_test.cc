@@ -495,6 +495,45 @@ TEST(SimDisk, AFailedDiskLosesEverythingAndAReplacementIsEmpty) {
   EXPECT_EQ(world.disk.used_bytes(), kPageSizeBytes);
 }
 
+// rebuild_from_slave's copy: the source's live view (page cache included,
+// unsynced names too), sparse, and durable on the new disk at once.
+TEST(SimDisk, ARestoredDiskHoldsTheSourcesLiveFilesDurably) {
+  World source;
+  ASSERT_TRUE(source.env.files().mkdirs("/store/commitlog").ok());
+  auto segment = source.create_durable("/store/commitlog/00000000000000000000");
+  ASSERT_TRUE(write(*segment, 0, "durable").ok());
+  ASSERT_TRUE(source.sync(*segment).ok());
+  ASSERT_TRUE(write(*segment, 7, "+cached").ok());           // only in the page cache
+  ASSERT_TRUE(write(*segment, 1ull << 30, "far").ok());      // a sparse gap of 1 GiB
+  auto config = source.open("/store/config.json");           // its name not synced either
+  ASSERT_TRUE(write(*config, 0, "{}").ok());
+
+  World target;
+  target.disk.fail();
+  target.disk.replace();
+  ASSERT_TRUE(target.disk.restore_from(source.disk).ok());
+  EXPECT_EQ(target.env.files().list("/store").value(), (std::vector<std::string>{"commitlog", "config.json"}));
+  EXPECT_EQ(target.read("/store/config.json"), "{}");
+  auto copy = target.open("/store/commitlog/00000000000000000000", {});
+  ASSERT_NE(copy, nullptr);
+  EXPECT_EQ(copy->size().value(), (1ull << 30) + 3);
+  std::vector<uint8_t> head(14);
+  ASSERT_EQ(copy->pread(0, head).value(), head.size());
+  EXPECT_EQ(std::string(head.begin(), head.end()), "durable+cached");
+  EXPECT_EQ(target.disk.used_bytes(), source.disk.used_bytes());  // two pages each, not a GiB
+  EXPECT_EQ(target.disk.dirty_bytes(), 0u);
+  // Durable: a power cut right after keeps all of it.
+  target.power_loss();
+  EXPECT_EQ(target.read("/store/config.json"), "{}");
+  auto after = target.open("/store/commitlog/00000000000000000000", {});
+  ASSERT_NE(after, nullptr);
+  ASSERT_EQ(after->pread(0, head).value(), head.size());
+  EXPECT_EQ(std::string(head.begin(), head.end()), "durable+cached");
+  // The source is untouched.
+  EXPECT_EQ(source.read("/store/config.json"), "{}");
+  EXPECT_GT(source.disk.dirty_bytes(), 0u);
+}
+
 TEST(SimDisk, NoSpaceIsAllOrNothingAndWritesResumeWhenSpaceReturns) {
   World world(slow_sync_profile(), options_with(0.0, /*capacity_bytes=*/4 * kPageSizeBytes));
   auto a = world.open("/a");
