@@ -270,3 +270,46 @@ class Cluster:
         wait_until(lambda: all(g in self.admin.run("topicRoute", "-t", topic).stdout for g in groups),
                    f"route of {topic} naming {sorted(groups)}")
         return out
+
+
+# ------------------------------------------------------------ history files (mqadmin perf --history)
+
+
+def history_records(path):
+    """The records of a history file written by mqadmin perf ... --history
+    (JSON lines; broker/admin_cli/perf_history.h), as dicts. A file still
+    being written may end in a partial line: it is left out."""
+    import json
+    records = []
+    if not path.exists():
+        return records
+    for line in path.read_text().splitlines():
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            break
+    return records
+
+
+def acknowledged_in_history(path):
+    return sum(1 for r in history_records(path) if r.get("type") == "send_result" and r.get("outcome") == "SEND_OK")
+
+
+def mqsim_check(bin_dir, *args, cwd=None):
+    """mqsim check ARGS...: (exit code, stdout, stderr)."""
+    result = subprocess.run([str(bin_dir / "mqsim"), "check", *map(str, args)], capture_output=True, text=True,
+                            timeout=300, cwd=cwd)
+    return result.returncode, result.stdout, result.stderr
+
+
+def drain_group(admin, group, deadline_s=120):
+    """Waits until consumerProgress shows group with nothing left to read
+    (Diff Total 0: every queue's committed offset at its max)."""
+    import re
+
+    def drained():
+        out = admin.run("consumerProgress", "-g", group)
+        match = re.search(r"Diff Total: (-?\d+)", out.stdout)
+        return out.returncode == 0 and match is not None and int(match.group(1)) == 0
+
+    wait_until(drained, f"consumer group {group} drained", deadline_s=deadline_s, interval_s=1)

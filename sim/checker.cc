@@ -168,7 +168,10 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
       continue;
     }
     auto& highest = highest_offset[{r.group, r.broker_name, r.queue_id}];
-    if (r.queue_offset < highest) ++report.reordered;
+    if (r.queue_offset < highest) {
+      ++report.reordered;
+      ++report.reordered_by_queue[r.broker_name.str() + ":" + std::to_string(r.queue_id)];
+    }
     highest = std::max(highest, r.queue_offset);
     if (r.seq < first_any.size() && (first_any[r.seq] < 0 || r.at < first_any[r.seq])) first_any[r.seq] = r.at;
   }

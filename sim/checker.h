@@ -13,8 +13,10 @@
 //   latency     send round trip and end to end (send to first receipt)
 // and attributes each lost message to the fault that destroyed it.
 //
-// It reads only the History and the fault schedule, so real runs (later
-// issues) get the same figures from the same code.
+// It reads only the History and the fault schedule, so real runs get the
+// same figures from the same code: `mqsim check` loads the history files
+// that mqadmin perf --history writes (sim/history_file.h) and calls
+// check_history as mqsim run does.
 #pragma once
 
 #include <cstdint>
@@ -82,6 +84,7 @@ struct CheckerReport {
   int64_t failed_delivered = 0;    // FAILED yet received: a client or broker bug
   int64_t duplicates = 0;
   int64_t reordered = 0;
+  std::map<std::string, int64_t> reordered_by_queue;  // "broker-a:3" -> reordered receipts from that queue
   int64_t corrupted = 0;
   std::vector<Window> write_unavailable;
   std::vector<Window> read_unavailable;

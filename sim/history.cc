@@ -20,6 +20,15 @@ const char* send_outcome_name(SendOutcome outcome) {
   return "?";
 }
 
+std::optional<SendOutcome> parse_send_outcome(std::string_view name) {
+  for (SendOutcome outcome : {SendOutcome::kPending, SendOutcome::kOk, SendOutcome::kFlushDiskTimeout,
+                              SendOutcome::kFlushSlaveTimeout, SendOutcome::kSlaveNotAvailable, SendOutcome::kFailed,
+                              SendOutcome::kUnknown}) {
+    if (name == send_outcome_name(outcome)) return outcome;
+  }
+  return std::nullopt;
+}
+
 void MessageIdText::assign(std::string_view text) {
   if (text.size() > kInlineBytes) {
     long_ = InternedName(text);

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,8 @@ enum class SendOutcome : uint8_t {
   kUnknown,             // may or may not be stored (timeout, broken connection)
 };
 const char* send_outcome_name(SendOutcome outcome);
+// The inverse of send_outcome_name ("SEND_OK" -> kOk), for history files.
+std::optional<SendOutcome> parse_send_outcome(std::string_view name);
 
 // A message id as the broker returned it (offsetMsgId: 32 hex digits for an
 // IPv4 broker), inline; a longer one (IPv6: 56) is interned instead, which

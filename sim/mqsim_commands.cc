@@ -15,6 +15,9 @@
 #include "sim/compare_merge.h"
 #include "sim/compare_progress.h"
 #include "sim/compare_render.h"
+#include "sim/history_check.h"
+#include "sim/history_file.h"
+#include "sim/real_run_plan.h"
 #include "sim/run_report.h"
 #include "sim/scenario.h"
 #include "sim/seed_run.h"
@@ -38,6 +41,8 @@ const char* const kUsage =
     "       mqsim compare [FILE] [--seeds A-B] [--jobs J] [--shard i/n] [--out DIR] [--no-render]\n"
     "       mqsim merge OUT IN...\n"
     "       mqsim shrink FILE [--seed N] [--jobs J]\n"
+    "       mqsim check HISTORY... [--scenario FILE [--seed N]] [--group G]... [--json OUT]\n"
+    "       mqsim plan FILE [--seed N]\n"
     "  run     one seed (default: the scenario's first); the summary, a JSON report, the trace;\n"
     "          --cell topology/flush/fault runs that cell of a matrix file\n"
     "  replay  the same, insisting on a seed and a trace: a run reproduces event for event\n"
@@ -49,8 +54,15 @@ const char* const kUsage =
     "  merge   combines sweep reports (the shards of one sweep) into OUT; given compare report.json\n"
     "          files (the shards of one compare), OUT is a report folder, rendered\n"
     "  shrink  reduces a failing seed's fault schedule to a minimal one that still fails, as YAML\n"
-    "exit status: 0 every run passed; 1 a run failed (a shrunk seed fails; a merge misses seeds);\n"
-    "             2 bad arguments, a bad scenario file, reports that do not merge\n";
+    "  check   judges a real run: merges the history files of mqadmin perf produce|consume --history\n"
+    "          (and a driver's events) and prints the figures mqsim run prints; --scenario attributes\n"
+    "          losses to its faults (those of --seed, default its first) and checks its expect: section;\n"
+    "          --group limits the checked groups\n"
+    "  plan    the scenario's topology, broker.conf keys, workload and the seed's faults as JSON, for\n"
+    "          running it on real processes (tools/mqrealrun.py)\n"
+    "exit status: 0 every run passed; 1 a run failed (a shrunk seed fails; a merge misses seeds;\n"
+    "             a checked history lost an acknowledged message or missed an expectation);\n"
+    "             2 bad arguments, a bad scenario file, reports that do not merge, a bad history file\n";
 
 // The command's options parsed into vm, and its positional arguments.
 // nullopt (after printing why) on a bad command line.
@@ -415,6 +427,65 @@ int command_shrink(const std::vector<std::string>& args) {
   return kExitFailed;
 }
 
+int command_check(const std::vector<std::string>& args) {
+  po::options_description options("mqsim check");
+  std::string json_path, scenario_path;
+  std::vector<std::string> groups;
+  uint64_t seed = 0;
+  options.add_options()("json", po::value(&json_path), "write the JSON report here")(
+      "seed", po::value(&seed), "the seed whose faults the run injected (default: the scenario's first)")(
+      "scenario", po::value(&scenario_path), "the scenario the run carried out")(
+      "group", po::value(&groups)->composing(), "a consumer group that must receive everything (repeatable)");
+  po::variables_map vm;
+  const std::optional<std::vector<std::string>> positional = parse_args(args, options, vm);
+  if (!positional) return kExitUsage;
+  if (positional->empty()) {
+    std::cerr << "mqsim check: expected one or more HISTORY files\n" << kUsage;
+    return kExitUsage;
+  }
+  std::optional<Scenario> scenario;
+  if (!scenario_path.empty()) {
+    scenario = load_one_scenario({scenario_path}, /*allow_matrix=*/false);
+    if (!scenario) return kExitUsage;
+  }
+  Result<LoadedHistory> loaded = load_history_files(*positional);
+  if (!loaded.ok()) {
+    std::cerr << "mqsim check: " << loaded.status().message() << "\n";
+    return kExitUsage;
+  }
+  for (const std::string& group : groups) {
+    if (std::find(loaded->consumer_groups.begin(), loaded->consumer_groups.end(), group) == loaded->consumer_groups.end()) {
+      std::cerr << "mqsim check: --group " << group << ": no receipt of that group in the history (groups:";
+      for (const std::string& g : loaded->consumer_groups) std::cerr << " " << g;
+      std::cerr << "); every acknowledged message would count as lost\n";
+      return kExitUsage;
+    }
+  }
+  HistoryCheckOptions check;
+  check.consumer_groups = groups;
+  check.scenario = scenario ? &*scenario : nullptr;
+  if (scenario) check.schedule = seed_schedule(*scenario, vm.count("seed") ? seed : scenario->seeds.first);
+  const RunResult result = check_loaded_history(*loaded, check);
+  std::cout << "mqsim " << MQLAB_VERSION << " check\n";
+  print_history_check(std::cout, result, *loaded);
+  if (!json_path.empty() && !write_json(json_path, history_check_to_json(result, *loaded))) return kExitUsage;
+  return result.passed ? kExitPassed : kExitFailed;
+}
+
+int command_plan(const std::vector<std::string>& args) {
+  po::options_description options("mqsim plan");
+  uint64_t seed = 0;
+  options.add_options()("seed", po::value(&seed), "seed (default: the scenario's first)");
+  po::variables_map vm;
+  const std::optional<std::vector<std::string>> positional = parse_args(args, options, vm);
+  if (!positional) return kExitUsage;
+  const std::optional<Scenario> scenario = load_one_scenario(*positional, /*allow_matrix=*/false);
+  if (!scenario) return kExitUsage;
+  if (!vm.count("seed")) seed = scenario->seeds.first;
+  std::cout << real_run_plan(*scenario, seed, seed_schedule(*scenario, seed)).dump(2) << "\n";
+  return kExitPassed;
+}
+
 }  // namespace
 
 int mqsim_main(int argc, char** argv) {
@@ -430,6 +501,8 @@ int mqsim_main(int argc, char** argv) {
   if (command == "compare") return command_compare(args);
   if (command == "merge") return command_merge(args);
   if (command == "shrink") return command_shrink(args);
+  if (command == "check") return command_check(args);
+  if (command == "plan") return command_plan(args);
   if (command == "--help" || command == "-h" || command == "help") {
     std::cout << kUsage;
     return kExitPassed;

@@ -4,25 +4,10 @@
 #include <cstdio>
 
 #include "faults/fault.h"
+#include "sim/checker_report.h"
 
 namespace mqlab::sim {
 namespace {
-
-nlohmann::json latency_json(const LatencySummary& s) {
-  auto ms = [](Nanos ns) { return static_cast<double>(ns) / kNanosPerMilli; };
-  return {{"count", s.count}, {"p50_ms", ms(s.p50)}, {"p90_ms", ms(s.p90)}, {"p99_ms", ms(s.p99)},
-          {"p999_ms", ms(s.p999)}, {"max_ms", ms(s.max)}};
-}
-
-nlohmann::json windows_json(const std::vector<Window>& windows) {
-  nlohmann::json list = nlohmann::json::array();
-  for (const Window& w : windows) {
-    list.push_back({{"broker", w.broker_name},
-                    {"from_s", static_cast<double>(w.from) / kNanosPerSecond},
-                    {"to_s", static_cast<double>(w.to) / kNanosPerSecond}});
-  }
-  return list;
-}
 
 // Each fault with its active window; one not undone by the schedule lasts
 // until the end-of-run healing, shown as the run's end.
@@ -63,12 +48,6 @@ nlohmann::json loss_bound_json(const LossBound& bound, const CheckerReport& repo
           {"reason", bound.reason},
           {"lost_outside", report.lost_outside_bound},
           {"faults", faults}};
-}
-
-std::string ms_text(Nanos ns) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.2f", static_cast<double>(ns) / kNanosPerMilli);
-  return text;
 }
 
 }  // namespace
@@ -116,26 +95,8 @@ nlohmann::json run_to_json(const RunResult& r) {
       {"converged", r.converged},
       {"liveness_failure", r.liveness_failure},
       {"faults", faults},
-      {"figures",
-       {{"sent", c.sent},
-        {"acknowledged", c.acknowledged},
-        {"stored_unconfirmed", c.stored_unconfirmed},
-        {"failed", c.failed},
-        {"unknown_outcome", c.unknown_outcome},
-        {"lost", c.lost},
-        {"lost_per_million", c.acknowledged > 0 ? 1e6 * static_cast<double>(c.lost) / static_cast<double>(c.acknowledged) : 0.0},
-        {"lost_unconfirmed", c.lost_unconfirmed},
-        {"unknown", c.unknown},
-        {"unknown_delivered", c.unknown_delivered},
-        {"failed_delivered", c.failed_delivered},
-        {"duplicates", c.duplicates},
-        {"reordered", c.reordered},
-        {"corrupted", c.corrupted},
-        {"unavailable_write_s", c.write_unavailable_s},
-        {"unavailable_read_s", c.read_unavailable_s},
-        {"throughput_msgs_per_s", c.throughput_msgs_per_s},
-        {"send_latency", latency_json(c.send_latency)},
-        {"e2e_latency", latency_json(c.e2e_latency)}}},
+      {"figures", checker_figures_json(c)},
+      {"reordered_by_queue", c.reordered_by_queue},
       {"unavailable_write_windows", windows_json(c.write_unavailable)},
       {"unavailable_read_windows", windows_json(c.read_unavailable)},
       {"lost_by_fault", by_fault},
@@ -158,30 +119,11 @@ void print_run_summary(std::ostream& out, const RunResult& r, const std::string&
   const CheckerReport& c = r.report;
   char line[256];
   out << "scenario " << r.scenario << "  seed " << r.seed << "  replay key " << r.replay_key << "\n";
-  std::snprintf(line, sizeof(line), "%-22s %10s\n", "figure", "value");
-  out << line;
+  print_checker_figures(out, c);
   auto row = [&](const char* name, const std::string& value) {
     std::snprintf(line, sizeof(line), "%-22s %10s\n", name, value.c_str());
     out << line;
   };
-  row("sent", std::to_string(c.sent));
-  row("acknowledged", std::to_string(c.acknowledged));
-  row("lost", std::to_string(c.lost));
-  row("unknown", std::to_string(c.unknown));
-  row("failed", std::to_string(c.failed));
-  row("duplicates", std::to_string(c.duplicates));
-  row("reordered", std::to_string(c.reordered));
-  row("corrupted", std::to_string(c.corrupted));
-  std::snprintf(line, sizeof(line), "%.2f", c.write_unavailable_s);
-  row("unavailable write s", line);
-  std::snprintf(line, sizeof(line), "%.2f", c.read_unavailable_s);
-  row("unavailable read s", line);
-  row("send p50 ms", ms_text(c.send_latency.p50));
-  row("send p99 ms", ms_text(c.send_latency.p99));
-  row("send p999 ms", ms_text(c.send_latency.p999));
-  row("e2e p99 ms", ms_text(c.e2e_latency.p99));
-  std::snprintf(line, sizeof(line), "%.1f", c.throughput_msgs_per_s);
-  row("throughput msgs/s", line);
   row("loss bound", std::to_string(r.loss_bound.messages));
   for (const auto& [index, count] : c.lost_by_fault) {
     out << "  lost " << count << " to "

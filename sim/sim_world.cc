@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "broker/common/log.h"
+#include "sim/run_metrics.h"
 #include "sim/sim_apps.h"
 #include "sim/sim_machine.h"
 
@@ -33,35 +34,6 @@ std::string group_of_consumer(const std::string& process) {
   const size_t dash = process.rfind('-');
   MQ_ASSERT(process.rfind(prefix, 0) == 0 && dash != std::string::npos && dash > prefix.size());
   return process.substr(prefix.size(), dash - prefix.size());
-}
-
-double metric_value(const std::string& metric, const RunResult& r) {
-  const CheckerReport& c = r.report;
-  auto ms = [](Nanos ns) { return static_cast<double>(ns) / kNanosPerMilli; };
-  if (metric == "lost") return static_cast<double>(c.lost);
-  if (metric == "unknown") return static_cast<double>(c.unknown);
-  if (metric == "duplicates") return static_cast<double>(c.duplicates);
-  if (metric == "reordered") return static_cast<double>(c.reordered);
-  if (metric == "corrupted") return static_cast<double>(c.corrupted);
-  if (metric == "unavailable_write_s") return c.write_unavailable_s;
-  if (metric == "unavailable_read_s") return c.read_unavailable_s;
-  if (metric == "p50_send_ms") return ms(c.send_latency.p50);
-  if (metric == "p90_send_ms") return ms(c.send_latency.p90);
-  if (metric == "p99_send_ms") return ms(c.send_latency.p99);
-  if (metric == "p999_send_ms") return ms(c.send_latency.p999);
-  if (metric == "max_send_ms") return ms(c.send_latency.max);
-  if (metric == "p50_e2e_ms") return ms(c.e2e_latency.p50);
-  if (metric == "p99_e2e_ms") return ms(c.e2e_latency.p99);
-  if (metric == "p999_e2e_ms") return ms(c.e2e_latency.p999);
-  if (metric == "throughput_msgs_per_s") return c.throughput_msgs_per_s;
-  if (metric == "max_recovery_s") {
-    double worst = 0;
-    for (const RecoveryRecord& rec : r.recoveries) {
-      if (rec.ready_at >= 0) worst = std::max(worst, static_cast<double>(rec.ready_at - rec.started_at) / kNanosPerSecond);
-    }
-    return worst;
-  }
-  MQ_UNREACHABLE("metric " + metric + " passed scenario validation but has no value");
 }
 
 }  // namespace
@@ -222,24 +194,42 @@ bool SimWorld::all_acknowledged_received() const {
   return history_.all_acknowledged_received_by(checked_groups());
 }
 
-// Converged: every acknowledged message was received, or else every master
-// that survives is up and every clustering group has committed offsets to
-// the end of each of its queues (whatever is missing is then gone from the
-// brokers: loss, which the checker counts, not a liveness failure).
+// Converged: every acknowledged message was received, or else every broker
+// group is drained: every clustering group has committed offsets to the end
+// of each of its queues on the group's master, or, when the master is lost
+// (machine destroyed, store gone), on one of its live slaves, which serves
+// those reads in its place (whatever is missing is then gone from the
+// brokers: loss, which the checker counts, not a liveness failure). A group
+// with no surviving copy has nothing left to read.
 bool SimWorld::converged() const {
   if (all_acknowledged_received()) return true;
   std::vector<std::string> groups = {kAuditGroup};
   for (const ConsumerGroupSpec& group : scenario_.workload.consumer_groups) {
     if (group.mode == ConsumeMode::kClustering) groups.push_back(group.name);
   }
-  for (const auto& machine : machines_) {
-    if (machine->spec().role != MachineRole::kBroker || broker_id_of(*machine) != 0) continue;
-    if (machine->destroyed() || !machine->disks_survive()) continue;
-    const std::string& name = machine->spec().processes.front();
-    auto app = apps_.find(name);
+  const auto drained = [&](const SimMachine& machine) {
+    const auto app = apps_.find(machine.spec().processes.front());
     if (app == apps_.end()) return false;
     const std::optional<bool> caught_up = app->second->caught_up(scenario_.workload.topic, groups);
-    if (!caught_up || !*caught_up) return false;
+    return caught_up.value_or(false);
+  };
+  for (const auto& machine : machines_) {
+    if (machine->spec().role != MachineRole::kBroker || broker_id_of(*machine) != 0) continue;
+    if (!machine->destroyed() && machine->disks_survive()) {
+      if (!drained(*machine)) return false;
+      continue;
+    }
+    bool has_slave = false;
+    bool slave_drained = false;
+    for (const auto& other : machines_) {
+      if (other->spec().role != MachineRole::kBroker || other->spec().broker_group != machine->spec().broker_group ||
+          broker_id_of(*other) == 0 || other->destroyed() || !other->disks_survive()) {
+        continue;
+      }
+      has_slave = true;
+      slave_drained = slave_drained || drained(*other);
+    }
+    if (has_slave && !slave_drained) return false;
   }
   return true;
 }
@@ -288,7 +278,8 @@ RunResult SimWorld::run() {
   start_audit_consumer();
 
   // Liveness phase: converge within the bound.
-  const Nanos deadline = scenario_.duration + scenario_.liveness_bound;
+  const Nanos liveness_bound = effective_liveness_bound(scenario_);
+  const Nanos deadline = scenario_.duration + liveness_bound;
   while (scheduler_.now() < deadline) {
     scheduler_.run_until(std::min(deadline, scheduler_.now() + seconds(1)));
     if (converged()) break;
@@ -296,7 +287,7 @@ RunResult SimWorld::run() {
   result.converged = converged();
   if (!result.converged) {
     result.liveness_failure = "acknowledged messages still unread " +
-                              std::to_string((scenario_.liveness_bound) / kNanosPerSecond) +
+                              std::to_string(liveness_bound / kNanosPerSecond) +
                               " s after every fault was healed";
   }
   note("", "", std::string("liveness_phase_end: ") + (result.converged ? "converged" : result.liveness_failure));
@@ -359,18 +350,7 @@ void SimWorld::sample_replication_lag() {
 }
 
 std::vector<ExpectationResult> SimWorld::evaluate_expectations(const RunResult& result) const {
-  std::vector<ExpectationResult> results;
-  for (const auto& [metric, expectation] : scenario_.expect) {
-    ExpectationResult r;
-    r.metric = metric;
-    r.measured = metric_value(metric, result);
-    r.held = expectation.holds(r.measured);
-    std::ostringstream text;
-    text << expectation.describe() << " (measured " << r.measured << ")";
-    r.describe = text.str();
-    results.push_back(r);
-  }
-  return results;
+  return evaluate_run_expectations(scenario_.expect, result);  // shared with the checks of real runs
 }
 
 }  // namespace mqlab::sim

@@ -29,6 +29,9 @@ Result<Nanos> perf_time_limit(const ParsedOptions& options) {
 
 OptionSpec topic_option() { return {'t', "topic", "topic", "Topic name, Default: BenchmarkTest"}; }
 OptionSpec quantity_option(const char* what) { return {'q', "messageQuantity", "n", what}; }
+OptionSpec history_option(const char* what) {
+  return {'\0', "history", "file", std::string("Write a history file (JSON lines, for mqsim check): ") + what};
+}
 OptionSpec duration_option() { return {'\0', "duration", "seconds", "Run this long, Default: 0, no limit"}; }
 
 Result<PerfProduceOptions> produce_options(const ParsedOptions& options) {
@@ -41,6 +44,11 @@ Result<PerfProduceOptions> produce_options(const ParsedOptions& options) {
   MQ_ASSIGN_OR_RETURN(out.duration_s, options.integer("duration", 0, 0, int64_t{365} * 24 * 3600));
   MQ_ASSIGN_OR_RETURN(out.rate, options.integer("rate", 0, 0, 100'000'000));
   out.ack_log = options.value_or("ack-log", "");
+  out.history = options.value_or("history", "");
+  out.producer_id = options.value_or("producer-id", "");
+  if (out.producer_id.find_first_of(" \t\n") != std::string::npos) {
+    return Status::InvalidArgument("--producer-id '" + out.producer_id + "': expected a name without blanks");
+  }
   out.senders = static_cast<int32_t>(senders);
   out.message_size = static_cast<int32_t>(size);
   return out;
@@ -76,6 +84,7 @@ Result<PerfConsumeOptions> consume_options(Invocation& inv) {
   MQ_ASSIGN_OR_RETURN(out.message_quantity, options.integer("messageQuantity", 0, 0, INT64_MAX));
   MQ_ASSIGN_OR_RETURN(out.duration_s, options.integer("duration", 0, 0, int64_t{365} * 24 * 3600));
   out.from_first = options.has("fromFirst");
+  out.history = options.value_or("history", "");
   out.consume_concurrency = static_cast<int32_t>(concurrency);
   // Consumer.java appends "_" + (currentTimeMillis % 100); a draw from the
   // Env's random serves the same purpose (runs do not share a group).
@@ -110,6 +119,8 @@ Command perf_produce_command() {
                       duration_option(),
                       {'\0', "rate", "msgs/s", "Start at most this many sends per second, Default: 0, no limit"},
                       {'\0', "ack-log", "file", "Write '<msgId> <brokerName> <queueId> <queueOffset> <key>' per stored send; keys become sequence numbers"},
+                      history_option("every send and its outcome"),
+                      {'\0', "producer-id", "name", "The producer's name in the history and the PRODUCER property, Default: the client id"},
                   },
                   execute_perf_produce,
                   perf_time_limit};
@@ -128,6 +139,7 @@ Command perf_consume_command() {
                       quantity_option("Stop after this many messages, Default: 0, no limit"),
                       duration_option(),
                       {'\0', "fromFirst", "", "A new group starts at the first offset (default: the last)"},
+                      history_option("every message received"),
                   },
                   execute_perf_consume,
                   perf_time_limit};

@@ -5,6 +5,7 @@
 
 #include "broker/admin_cli/perf_producer.h"
 #include "broker/admin_cli/text_format.h"
+#include "broker/common/crc32.h"
 
 namespace mqlab::admin_cli {
 namespace {
@@ -44,9 +45,16 @@ void PerfConsumer::start(std::function<void(Status)> done) {
                     options_.topic.c_str(), options_.consume_concurrency, options_.group.c_str(),
                     static_cast<long long>(options_.message_quantity), static_cast<long long>(options_.duration_s),
                     options_.from_first ? "first offset" : "last offset");
-  if (Status subscribed = consumer_.subscribe(options_.topic, "*"); !subscribed.ok()) {
+  Status ready = consumer_.subscribe(options_.topic, "*");
+  if (ready.ok() && !options_.history.empty()) {
+    Result<std::unique_ptr<PerfHistory>> opened =
+        PerfHistory::open(instance_.env(), options_.history, instance_.client_id(), "consumer");
+    if (opened.ok()) history_ = std::move(opened).value();
+    ready = opened.status();
+  }
+  if (!ready.ok()) {
     finished_ = true;
-    instance_.env().executor().post(lifetime_.guard([this, subscribed] { done_(subscribed); }));
+    instance_.env().executor().post(lifetime_.guard([this, ready] { done_(ready); }));
     return;
   }
   consumer_.register_message_listener([this](const client::MessageExt& message, client::ConsumeCallback consumed) {
@@ -66,6 +74,9 @@ void PerfConsumer::start(std::function<void(Status)> done) {
 }
 
 void PerfConsumer::on_message(const client::MessageExt& message) {
+  // Whatever the handler acknowledges is in the history, even after the
+  // end: its offset is committed, so no one else will see it.
+  if (history_ != nullptr) record_receipt(message);
   if (stopping_) return;  // handed over after the end: consumed, not counted
   const int64_t now_ms = instance_.env().clock().wall_ms();
   // Clocks of two machines may disagree; a negative latency counts as 0.
@@ -85,6 +96,34 @@ void PerfConsumer::on_message(const client::MessageExt& message) {
   }
 }
 
+void PerfConsumer::record_receipt(const client::MessageExt& message) {
+  const std::optional<std::string> producer = message.property(kPropertyProducer);
+  const std::optional<std::string> seq_text = message.property(kPropertySeq);
+  uint64_t seq = 0;
+  const bool numbered = seq_text.has_value() && !seq_text->empty() &&
+                        seq_text->find_first_not_of("0123456789") == std::string::npos && seq_text->size() < 20;
+  if (numbered) seq = std::stoull(*seq_text);
+  if (!producer || producer->empty() || !numbered) {
+    ++totals_.without_seq;  // another producer's message: not ours to judge
+    return;
+  }
+  history_->receipt(ReceiptLine{.producer = *producer,
+                                .seq = seq,
+                                .at = instance_.env().clock().wall_ns(),
+                                .group = options_.group,
+                                .consumer = instance_.client_id(),
+                                .broker_name = message.brokerName,
+                                .queue_id = message.queueId,
+                                .queue_offset = message.queueOffset,
+                                .body_crc = crc32_ieee(0, message.body),
+                                .reconsume_times = message.reconsumeTimes});
+}
+
+void PerfConsumer::flush_history() {
+  if (history_ == nullptr) return;
+  if (Status flushed = history_->flush(); !flushed.ok() && history_error_.ok()) history_error_ = flushed;
+}
+
 void PerfConsumer::tick() {
   tick_timer_ = env::kNoTimer;
   if (stopping_) return;
@@ -100,6 +139,8 @@ void PerfConsumer::tick() {
   out_.flush();
   interval_ = Interval{};
   last_tick_ = at;
+  flush_history();
+  if (!history_error_.ok()) return stop();
   const bool out_of_time = options_.duration_s > 0 && at - start_ >= seconds(options_.duration_s);
   if (out_of_time || (options_.interrupted && options_.interrupted())) return stop();
   tick_timer_ = instance_.env().executor().run_after(kStatsInterval, lifetime_.guard([this] { tick(); }));
@@ -118,8 +159,9 @@ void PerfConsumer::finish() {
   MQ_ASSERT(stopping_);
   MQ_ASSERT(!finished_);
   finished_ = true;
+  flush_history();
   print_summary();
-  done_(Status::Ok());
+  done_(history_error_);
 }
 
 void PerfConsumer::print_summary() {
@@ -130,6 +172,11 @@ void PerfConsumer::print_summary() {
                     static_cast<long long>(elapsed_s > 0 ? static_cast<double>(totals_.received) / elapsed_s : 0),
                     born.mean() / kNanosPerMilli, static_cast<long long>(born.max() / kNanosPerMilli));
   out_ << "B2C RT(ms) " << percentiles_ms_text(born) << "\n";
+  if (history_ != nullptr) {
+    out_ << strprintf("History: %llu lines, %llu messages without PRODUCER/SEQ\n",
+                      static_cast<unsigned long long>(history_->lines()),
+                      static_cast<unsigned long long>(totals_.without_seq));
+  }
   out_.flush();
 }
 

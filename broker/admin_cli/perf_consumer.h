@@ -19,6 +19,7 @@
 #include <string>
 
 #include "broker/admin_cli/latency_histogram.h"
+#include "broker/admin_cli/perf_history.h"
 #include "broker/client/push_consumer.h"
 #include "broker/common/lifetime.h"
 
@@ -31,12 +32,17 @@ struct PerfConsumeOptions {
   int64_t message_quantity = 0;               // -q: stop after this many; 0 = no limit
   int64_t duration_s = 0;                     // --duration; 0 = no limit
   bool from_first = false;                    // a new group starts at the first offset, not the last
+  // --history: a history file (perf_history.h) with a receipt per message
+  // handed to the handler that carries PRODUCER and SEQ (perf produce
+  // --history sets them), including those handed over while stopping.
+  std::string history;
   // Polled every second: true stops the run as stop() does (SIGINT). May be empty.
   std::function<bool()> interrupted;
 };
 
 struct PerfConsumeTotals {
   uint64_t received = 0;
+  uint64_t without_seq = 0;  // with --history: messages no history-writing producer sent
   LatencyHistogram born_to_consumed;    // ms resolution, stored as Nanos
   LatencyHistogram stored_to_consumed;
   Nanos elapsed = 0;  // from start to the end
@@ -66,6 +72,8 @@ class PerfConsumer {
   };
 
   void on_message(const client::MessageExt& message);
+  void record_receipt(const client::MessageExt& message);
+  void flush_history();
   void tick();
   void finish();
   void print_summary();
@@ -82,6 +90,8 @@ class PerfConsumer {
   env::TimerId tick_timer_ = env::kNoTimer;
   Interval interval_;
   PerfConsumeTotals totals_;
+  std::unique_ptr<PerfHistory> history_;  // --history, when given
+  Status history_error_;                  // the first failed history write, which ends the run
   LifetimeToken lifetime_;
 };
 

@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "broker/admin_cli/text_format.h"
+#include "broker/common/crc32.h"
 
 namespace mqlab::admin_cli {
 namespace {
@@ -54,7 +55,9 @@ PerfProducer::PerfProducer(client::MQClientInstance& instance, PerfProduceOption
       options_(std::move(options)),
       out_(out),
       producer_(instance, producer_config(options_)),
-      body_(random_alphanumerics(instance.env().random(), options_.message_size)) {
+      body_(random_alphanumerics(instance.env().random(), options_.message_size)),
+      producer_id_(options_.producer_id.empty() ? instance.client_id() : options_.producer_id),
+      body_crc_(crc32_ieee(0, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(body_.data()), body_.size()))) {
   MQ_ASSERT(options_.senders > 0);
   MQ_ASSERT(options_.message_size > 0);
   MQ_ASSERT(options_.message_quantity >= 0 && options_.duration_s >= 0 && options_.rate >= 0);
@@ -75,7 +78,8 @@ void PerfProducer::start(std::function<void(Status)> done) {
                     options_.topic.c_str(), options_.senders, options_.message_size, options_.keys ? "true" : "false",
                     static_cast<long long>(options_.message_quantity), static_cast<long long>(options_.duration_s),
                     static_cast<long long>(options_.rate));
-  if (Status opened = open_ack_log(); !opened.ok()) {
+  for (Status opened : {open_ack_log(), open_history()}) {
+    if (opened.ok()) continue;
     finished_ = true;
     return done_(opened);
   }
@@ -88,6 +92,12 @@ void PerfProducer::start(std::function<void(Status)> done) {
 Status PerfProducer::open_ack_log() {
   if (options_.ack_log.empty()) return Status::Ok();
   MQ_ASSIGN_OR_RETURN(ack_log_, instance_.env().files().open(options_.ack_log, {.create = true, .truncate = true}));
+  return Status::Ok();
+}
+
+Status PerfProducer::open_history() {
+  if (options_.history.empty()) return Status::Ok();
+  MQ_ASSIGN_OR_RETURN(history_, PerfHistory::open(instance_.env(), options_.history, producer_id_, "producer"));
   return Status::Ok();
 }
 
@@ -120,10 +130,16 @@ void PerfProducer::stop() {
   maybe_finish();
 }
 
-client::Message PerfProducer::build_message() {
+client::Message PerfProducer::build_message(uint64_t seq) {
   client::Message message;
   message.topic = options_.topic;
   message.body.assign(body_.begin(), body_.end());
+  if (history_ != nullptr) {
+    // The history names a message by (producer, seq); the consumer's history
+    // reads both back from the properties.
+    message.properties[kPropertyProducer] = producer_id_;
+    message.properties[kPropertySeq] = std::to_string(seq);
+  }
   if (ack_log_ != nullptr) {
     message.keys = std::to_string(issued_);  // unique in the run: the ack log names messages by it
   } else if (options_.keys) {
@@ -144,20 +160,37 @@ void PerfProducer::send_next() {
       return;
     }
   }
+  const uint64_t seq = static_cast<uint64_t>(issued_);
   ++issued_;
   ++in_flight_;
+  client::Message message = build_message(seq);
   const Nanos begin = now();
-  client::Message message = build_message();
   std::string key = message.keys;
-  producer_.send(std::move(message), lifetime_.guard([this, begin, key = std::move(key)](client::SendResult result) {
-    on_sent(result, now() - begin, key);
-  }));
+  if (history_ != nullptr) {
+    history_->send(producer_id_, seq, instance_.env().clock().wall_ns(), key, body_crc_, options_.topic);
+  }
+  producer_.send(std::move(message),
+                 lifetime_.guard([this, begin, seq, key = std::move(key)](client::SendResult result) {
+                   on_sent(result, now() - begin, key, seq);
+                 }));
 }
 
-void PerfProducer::on_sent(const client::SendResult& result, Nanos latency, const std::string& key) {
+void PerfProducer::on_sent(const client::SendResult& result, Nanos latency, const std::string& key, uint64_t seq) {
   MQ_ASSERT(in_flight_ > 0);
   MQ_ASSERT(latency >= 0);
+  MQ_ASSERT(seq < static_cast<uint64_t>(issued_));
   --in_flight_;
+  if (history_ != nullptr) {
+    history_->send_result(SendResultLine{.producer = producer_id_,
+                                         .seq = seq,
+                                         .at = instance_.env().clock().wall_ns(),
+                                         .outcome = client::send_status_name(result.status),
+                                         .broker_name = result.messageQueue.brokerName,
+                                         .queue_id = result.messageQueue.queueId,
+                                         .queue_offset = result.queueOffset,
+                                         .msg_id = result.offsetMsgId,
+                                         .attempts = result.attempts});
+  }
   ++totals_.by_status[static_cast<size_t>(result.status)];
   const bool stored = client::is_stored(result.status);
   if (stored) {
@@ -188,6 +221,7 @@ void PerfProducer::tick() {
   out_.flush();
   interval_ = Interval{};
   last_tick_ = at;
+  flush_history();
   if (options_.duration_s > 0 && at - start_ >= seconds(options_.duration_s)) stopping_ = true;
   if (options_.interrupted && options_.interrupted()) stopping_ = true;
   maybe_finish();
@@ -202,9 +236,20 @@ void PerfProducer::maybe_finish() {
   totals_.elapsed = now() - start_;
   if (tick_timer_ != env::kNoTimer) instance_.env().executor().cancel(tick_timer_);
   tick_timer_ = env::kNoTimer;
+  flush_history();
   print_summary();
   // Posted: the caller may destroy this producer from done.
-  instance_.env().executor().post(lifetime_.guard([this] { done_(Status::Ok()); }));
+  instance_.env().executor().post(lifetime_.guard([this] { done_(history_error_); }));
+}
+
+void PerfProducer::flush_history() {
+  if (history_ == nullptr) return;
+  // An incomplete history would make mqsim check report losses that did
+  // not happen: the run stops and fails with the reason.
+  if (Status flushed = history_->flush(); !flushed.ok() && history_error_.ok()) {
+    history_error_ = flushed;
+    stopping_ = true;
+  }
 }
 
 void PerfProducer::print_summary() {

@@ -24,6 +24,10 @@
 //   Send RT(ms) p50: .. p99: .. p999: .. max: ..
 //   Send Status: SEND_OK a FLUSH_DISK_TIMEOUT b FLUSH_SLAVE_TIMEOUT c SLAVE_NOT_AVAILABLE d FAILED e UNKNOWN f
 // Latency percentiles cover the stored sends.
+//
+// With --history FILE every send and its outcome go to a history file
+// (perf_history.h) that `mqsim check` judges, and each message carries the
+// PRODUCER and SEQ properties that name it there.
 #pragma once
 
 #include <array>
@@ -34,6 +38,7 @@
 #include <string>
 
 #include "broker/admin_cli/latency_histogram.h"
+#include "broker/admin_cli/perf_history.h"
 #include "broker/client/producer.h"
 #include "broker/common/lifetime.h"
 
@@ -53,6 +58,12 @@ struct PerfProduceOptions {
   // test can check that every acknowledged message survives. With it each
   // message's KEYS is its sequence number in the run (unique), not the time.
   std::string ack_log;
+  // --history: a history file (perf_history.h) with every send and its
+  // outcome; each message then carries PRODUCER and SEQ properties.
+  std::string history;
+  // --producer-id: the PRODUCER property and the history's producer name
+  // ("" = the client id, unique per process).
+  std::string producer_id;
   // Polled every second: true stops the run as stop() does (SIGINT). May be empty.
   std::function<bool()> interrupted;
 };
@@ -94,13 +105,15 @@ class PerfProducer {
 
   void on_route(Status status);
   void send_next();
-  void on_sent(const client::SendResult& result, Nanos latency, const std::string& key);
+  void on_sent(const client::SendResult& result, Nanos latency, const std::string& key, uint64_t seq);
   Status open_ack_log();
+  Status open_history();
   void log_ack(const client::SendResult& result, const std::string& key);
   void tick();
+  void flush_history();
   void maybe_finish();
   void print_summary();
-  client::Message build_message();
+  client::Message build_message(uint64_t seq);  // seq: the send's number in the run, from 0
   Nanos now() const;
 
   client::MQClientInstance& instance_;
@@ -120,6 +133,10 @@ class PerfProducer {
   PerfProduceTotals totals_;
   std::shared_ptr<env::File> ack_log_;  // --ack-log, when given
   uint64_t ack_log_size_ = 0;
+  std::unique_ptr<PerfHistory> history_;  // --history, when given
+  std::string producer_id_;
+  Status history_error_;  // the first failed history write, which ends the run
+  uint32_t body_crc_ = 0;
   LifetimeToken lifetime_;
 };
 

@@ -5,6 +5,7 @@
 //   mqsim compare [FILE] [--seeds A-B] [--jobs J] [--shard i/n] [--out DIR] [--no-render]
 //   mqsim merge OUT IN...   (sweep reports; or compare report.json files, OUT a folder)
 //   mqsim shrink FILE --seed N
+//   mqsim check HISTORY... [--scenario FILE] [--group G]... [--json OUT]
 // Exit status: 0 when every run passed (converged, expectations held), 1 when
 // one failed, 2 for bad arguments or a bad scenario file.
 #include "sim/mqsim_commands.h"

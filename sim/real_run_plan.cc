@@ -1,0 +1,98 @@
+#include "sim/real_run_plan.h"
+
+#include <string>
+
+#include "sim/sim_world.h"
+
+namespace mqlab::sim {
+namespace {
+
+double seconds_of(Nanos ns) { return static_cast<double>(ns) / kNanosPerSecond; }
+
+const char* role_name(MachineRole role) {
+  switch (role) {
+    case MachineRole::kBroker: return "broker";
+    case MachineRole::kNameServer: return "namesrv";
+    case MachineRole::kClient: return "client";
+  }
+  return "?";
+}
+
+// The store settings a real broker needs to behave as the simulated one:
+// role, flush policy and the timings behind them. Paths, ports and segment
+// sizes are the driver's business (temporary directories, free ports).
+nlohmann::json broker_conf(const Scenario& scenario) {
+  const store::MessageStoreConfig& s = scenario.broker.store;
+  nlohmann::json conf = {
+      {"brokerRole", broker_role_name(s.brokerRole)},
+      {"flushDiskType", flush_disk_type_name(s.flushDiskType)},
+      {"flushIntervalCommitLog", std::to_string(s.flushIntervalCommitLog)},
+      {"flushCommitLogLeastPages", std::to_string(s.flushCommitLogLeastPages)},
+      {"syncFlushTimeout", std::to_string(s.syncFlushTimeout)},
+      {"slaveTimeout", std::to_string(s.slaveTimeout)},
+      {"haSlaveFallbehindMax", std::to_string(s.haSlaveFallbehindMax)},
+      {"maxMessageSize", std::to_string(s.maxMessageSize)},
+  };
+  for (const auto& [key, value] : scenario.broker.broker_conf) conf[key] = value;
+  return conf;
+}
+
+nlohmann::json fault_json(const faults::FaultEvent& e, size_t index) {
+  return {{"index", index},
+          {"kind", std::string(faults::fault_kind_name(e.kind))},
+          {"target", e.target},
+          {"at_s", seconds_of(e.at)},
+          {"duration_s", seconds_of(e.duration)},
+          {"side_a", e.side_a},
+          {"side_b", e.side_b},
+          {"one_way", e.one_way},
+          {"describe", e.describe()}};
+}
+
+}  // namespace
+
+faults::FaultSchedule seed_schedule(const Scenario& scenario, uint64_t seed) {
+  const SimWorld world(scenario, seed);
+  return world.schedule();
+}
+
+nlohmann::json real_run_plan(const Scenario& scenario, uint64_t seed, const faults::FaultSchedule& schedule) {
+  nlohmann::json machines = nlohmann::json::array();
+  for (const MachineSpec& m : scenario_machines(scenario)) {
+    machines.push_back({{"name", m.name},
+                        {"role", role_name(m.role)},
+                        {"broker_group", m.broker_group},
+                        {"broker_id", m.broker_id},
+                        {"processes", m.processes}});
+  }
+  const WorkloadSpec& w = scenario.workload;
+  nlohmann::json groups = nlohmann::json::array();
+  for (const ConsumerGroupSpec& g : w.consumer_groups) groups.push_back({{"name", g.name}, {"consumers", g.consumers}});
+  nlohmann::json faults = nlohmann::json::array();
+  for (size_t i = 0; i < schedule.events.size(); ++i) faults.push_back(fault_json(schedule.events[i], i));
+  nlohmann::json timeline = nlohmann::json::array();
+  for (const faults::FaultAction& a : faults::timeline(schedule)) {
+    timeline.push_back({{"at_s", seconds_of(a.at)}, {"start", a.start}, {"fault_index", a.event}});
+  }
+  return {{"scenario", scenario.name},
+          {"seed", seed},
+          {"duration_s", seconds_of(scenario.duration)},
+          {"liveness_bound_s", seconds_of(scenario.liveness_bound)},
+          {"machines", machines},
+          {"broker_conf", broker_conf(scenario)},
+          {"workload",
+           {{"topic", w.topic},
+            {"queues_per_broker", w.queues_per_broker},
+            {"producers",
+             {{"count", w.producers.count},
+              {"rate_per_sec", w.producers.rate_per_sec},
+              // A real producer sends one size; a distribution is run at its mean.
+              {"message_size_bytes", (w.producers.size_min_bytes + w.producers.size_max_bytes) / 2},
+              {"send_timeout_ms", w.producers.send_timeout / kNanosPerMilli},
+              {"retries", w.producers.retries}}},
+            {"consumer_groups", groups}}},
+          {"faults", faults},
+          {"timeline", timeline}};
+}
+
+}  // namespace mqlab::sim
