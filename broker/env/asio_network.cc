@@ -2,6 +2,9 @@
 
 #include <signal.h>
 #include <sys/sendfile.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <algorithm>
@@ -71,6 +74,9 @@ struct AsioNetwork::State : std::enable_shared_from_this<State> {
   Executor& executor;
   bool alive = true;
   uint64_t next_id = 1;
+  // Every stream reads into this one buffer (see Stream::on_readable).
+  std::vector<uint8_t> read_buffer = std::vector<uint8_t>(kReadChunkBytes);
+  bool read_buffer_in_use = false;
   // What the destructor must close. Entries leave when their object dies.
   std::map<uint64_t, std::weak_ptr<Stream>> streams;
   std::map<uint64_t, std::weak_ptr<Acceptor>> acceptors;
@@ -97,8 +103,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
         socket_(std::move(socket)),
         drain_timer_(network_->io),
         local_address_(std::move(local)),
-        remote_address_(std::move(remote)),
-        read_buffer_(kReadChunkBytes) {
+        remote_address_(std::move(remote)) {
     MQ_ASSERT(socket_.is_open());
     MQ_ASSERT(id_ != 0);
   }
@@ -131,8 +136,10 @@ class Stream : public std::enable_shared_from_this<Stream> {
   enum class Progress { kDone, kWaiting, kFailed };
 
   void start_reading();
-  void on_read(const ErrorCode& error, size_t size);
+  void on_readable(const ErrorCode& error);
   void pump();
+  bool has_file_region() const;
+  void set_cork(bool cork);
   void write_chunks();
   void on_chunks_written(const ErrorCode& error, size_t count, size_t size);
   Progress sendfile_region(Output& region);
@@ -157,15 +164,15 @@ class Stream : public std::enable_shared_from_this<Stream> {
   std::shared_ptr<const Handlers> handlers_;
   std::optional<Status> close_reason_;  // why it broke, until reported
   std::deque<Output> output_;
-  std::vector<uint8_t> read_buffer_;
   std::vector<uint8_t> copy_buffer_;
   uint64_t pending_output_bytes_ = 0;
   bool open_ = true;         // neither closed by the owner nor broken
   bool silenced_ = false;    // closed by the owner, or on_close ran
   bool socket_open_ = true;  // false once the socket is closed
   bool closing_ = false;     // closed by the owner, output still draining
-  bool reading_ = false;     // an async read is in flight (or delivering)
+  bool reading_ = false;     // a readability wait is in flight (or delivering)
   bool writing_ = false;     // an async write or writability wait is in flight
+  bool corked_ = false;      // TCP_CORK set while a response's pieces are queued
 };
 
 void Stream::set_handlers(BytesCallback on_bytes, CloseCallback on_close) {
@@ -227,15 +234,17 @@ void Stream::abort() {
   close_socket(/*graceful=*/false);
 }
 
+// Waits for readability, then reads what is there into the network's one
+// shared buffer: an idle connection holds no read buffer of its own, so
+// thousands of them cost kilobytes, not 64 KiB each.
 void Stream::start_reading() {
   if (reading_ || !open_ || !handlers_) return;
   reading_ = true;
-  socket_.async_read_some(
-      boost::asio::buffer(read_buffer_),
-      [self = shared_from_this()](const ErrorCode& error, size_t size) { self->on_read(error, size); });
+  socket_.async_wait(tcp::socket::wait_read,
+                     [self = shared_from_this()](const ErrorCode& error) { self->on_readable(error); });
 }
 
-void Stream::on_read(const ErrorCode& error, size_t size) {
+void Stream::on_readable(const ErrorCode& error) {
   MQ_ASSERT(reading_);
   if (!network_->alive || !open_) {
     reading_ = false;
@@ -246,12 +255,33 @@ void Stream::on_read(const ErrorCode& error, size_t size) {
     if (error != boost::asio::error::operation_aborted) fail(socket_status(error));
     return;
   }
-  MQ_ASSERT(size > 0 && size <= read_buffer_.size());
   MQ_ASSERT(handlers_ != nullptr);  // reading starts only with handlers; only close() drops them
-  // reading_ stays set during the callback: Asio may read speculatively inside
-  // async_read_some, which must not overwrite the span the owner holds.
+  std::vector<uint8_t>& buffer = network_->read_buffer;
+  MQ_ASSERT(buffer.size() == kReadChunkBytes);
+  const ssize_t size = ::recv(socket_.native_handle(), buffer.data(), buffer.size(), MSG_DONTWAIT);
+  if (size < 0) {
+    reading_ = false;
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+      start_reading();  // a spurious wakeup: wait again
+    } else {
+      fail(socket_status(ErrorCode(errno, boost::system::system_category())));
+    }
+    return;
+  }
+  if (size == 0) {
+    reading_ = false;
+    fail(socket_status(boost::asio::error::eof));
+    return;
+  }
+  MQ_ASSERT(static_cast<size_t>(size) <= buffer.size());
+  // The span lives in the shared buffer only during on_bytes: nothing reads
+  // into it before the callback returns (every read runs on this thread, from
+  // the io_context, never inside a callback).
+  MQ_ASSERT_MSG(!network_->read_buffer_in_use, "a nested read into the shared buffer");
+  network_->read_buffer_in_use = true;
   const std::shared_ptr<const Handlers> handlers = handlers_;
-  handlers->on_bytes(std::span<const uint8_t>(read_buffer_.data(), size));
+  handlers->on_bytes(std::span<const uint8_t>(buffer.data(), static_cast<size_t>(size)));
+  network_->read_buffer_in_use = false;
   reading_ = false;
   start_reading();
 }
@@ -259,6 +289,10 @@ void Stream::on_read(const ErrorCode& error, size_t size) {
 // Starts the next write unless one is in flight; closes the socket when a
 // closing stream has drained.
 void Stream::pump() {
+  // A response of a header and many small file regions would otherwise go
+  // out as one TCP segment per region (TCP_NODELAY): cork while more than one
+  // piece is queued, uncork when the queue drains, which flushes the tail.
+  if (!corked_ && socket_open_ && output_.size() > 1 && has_file_region()) set_cork(true);
   while (!writing_ && socket_open_ && !output_.empty()) {
     Output& front = output_.front();
     if (!front.file) {
@@ -270,7 +304,19 @@ void Stream::pump() {
     MQ_ASSERT(front.remaining == 0);
     output_.pop_front();
   }
+  if (corked_ && socket_open_ && output_.empty()) set_cork(false);
   if (closing_ && socket_open_ && output_.empty()) close_socket(/*graceful=*/true);
+}
+
+bool Stream::has_file_region() const {
+  return std::any_of(output_.begin(), output_.end(), [](const Output& item) { return item.file != nullptr; });
+}
+
+void Stream::set_cork(bool cork) {
+  const int value = cork ? 1 : 0;
+  // A failure only costs packets; the stream stays correct either way.
+  ::setsockopt(socket_.native_handle(), IPPROTO_TCP, TCP_CORK, &value, sizeof(value));
+  corked_ = cork;
 }
 
 // One gathered write of the byte chunks at the head of the queue.

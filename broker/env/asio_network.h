@@ -3,8 +3,9 @@
 // thread.
 //
 // How the contract of network.h is kept:
-//   - Reading: one async_read_some at a time into a 64 KiB buffer, started by
-//     the first set_handlers(); each completion is one on_bytes.
+//   - Reading: one readability wait at a time per socket, started by the
+//     first set_handlers(); each wakeup is one recv into a 64 KiB buffer that
+//     all sockets share (an idle connection costs no buffer) and one on_bytes.
 //   - Writing: one queue per connection of byte chunks and file regions,
 //     written strictly in order. Consecutive chunks go out in one gathered
 //     write. A file region of a PosixFile goes out with sendfile(2) straight

@@ -46,6 +46,11 @@ void render_counters(const BrokerSnapshot& s, PrometheusText& out) {
          c.msg_get_total);
   single(out, "mqlab_pulls_suspended_total", MetricType::kCounter,
          "Pulls that found nothing and were held for long polling.", c.pulls_suspended);
+  out.family("mqlab_pull_bodies_total", MetricType::kCounter,
+             "Pull answers with messages, by how the body went: file regions by sendfile (zero_copy) or copied "
+             "(transferMsgByHeap, or a record that could not go as a region).");
+  out.sample("mqlab_pull_bodies_total", {{"transfer", "zero_copy"}}, c.pulls_zero_copy);
+  out.sample("mqlab_pull_bodies_total", {{"transfer", "copy"}}, c.pulls_copied);
   single(out, "mqlab_store_put_bytes_total", MetricType::kCounter, "Bytes appended to the CommitLog by puts.",
          c.store_bytes_appended);
   single(out, "mqlab_store_flush_timeouts_total", MetricType::kCounter,

@@ -6,6 +6,7 @@
 //   mqlab_broker_running, mqlab_broker_writable, mqlab_broker_boot_timestamp_seconds
 //   mqlab_put_messages_total{result="stored"|"failed"}       counter (rate() = put TPS)
 //   mqlab_get_messages_total, mqlab_pulls_suspended_total     counters
+//   mqlab_pull_bodies_total{transfer="zero_copy"|"copy"}     counter (how FOUND bodies went)
 //   mqlab_store_put_bytes_total, mqlab_store_flush_timeouts_total,
 //   mqlab_store_slave_timeouts_total, mqlab_store_slave_not_available_total,
 //   mqlab_commitlog_flushes_total, mqlab_commitlog_segments_deleted_total,

@@ -128,7 +128,10 @@ NamesrvController::NamesrvController(env::Env& env, NamesrvConfig config)
     : env_(env),
       config_(std::move(config)),
       routes_(millis(config_.brokerChannelExpiredTime)),
-      server_(env, "namesrv") {
+      // No idle close: a silent broker is expired by the route scan after
+      // brokerChannelExpiredTime, which counts and logs it (RocketMQ would
+      // also close the idle channel at 120 s; the scan's verdict comes first).
+      server_(env, "namesrv", remoting::RemotingServerOptions{.channel_max_idle = 0}) {
   MQ_ASSERT(config_.scanNotActiveBrokerInterval > 0);
   MQ_ASSERT(config_.scanNotActiveBrokerFirstDelay >= 0);
   MQ_ASSERT(config_.brokerChannelExpiredTime > 0);

@@ -6,6 +6,7 @@
 
 #include "broker/env/network.h"
 #include "broker/processor/host_address.h"
+#include "broker/remoting/remoting_server.h"
 
 namespace mqlab::broker {
 namespace {
@@ -86,6 +87,25 @@ Status BrokerConfig::validate() const {
     return bad("flushConsumerOffsetInterval", std::to_string(flushConsumerOffsetInterval), "must be > 0 ms");
   if (shortPollingTimeMills <= 0)
     return bad("shortPollingTimeMills", std::to_string(shortPollingTimeMills), "must be > 0 ms");
+  if (zeroCopyMinRegionBytes < 0) {
+    return bad("zeroCopyMinRegionBytes", std::to_string(zeroCopyMinRegionBytes), "must be >= 0 (0 = always)");
+  }
+  if (serverChannelMaxIdleTimeSeconds < 0) {
+    return bad("serverChannelMaxIdleTimeSeconds", std::to_string(serverChannelMaxIdleTimeSeconds),
+               "must be >= 0 (0 = never)");
+  }
+  // Room for the two length fields and a header; a real frame is far larger.
+  if (frameMaxLength < 1024) return bad("frameMaxLength", std::to_string(frameMaxLength), "must be >= 1024");
+  if (serverMaxConnections < 1)
+    return bad("serverMaxConnections", std::to_string(serverMaxConnections), "must be >= 1");
+  if (serverChannelMaxPendingOutputBytes < 1) {
+    return bad("serverChannelMaxPendingOutputBytes", std::to_string(serverChannelMaxPendingOutputBytes),
+               "must be >= 1");
+  }
+  if (serverFrameReadTimeoutMillis < 0) {
+    return bad("serverFrameReadTimeoutMillis", std::to_string(serverFrameReadTimeoutMillis),
+               "must be >= 0 ms (0 = never)");
+  }
   return Status::Ok();
 }
 
@@ -130,6 +150,13 @@ Result<bool> BrokerConfig::set_property(std::string_view key, std::string_view r
       {"shortPollingTimeMills", [&] { return set_int64(&shortPollingTimeMills); }},
       {"slaveReadEnable", [&] { return set_bool(&slaveReadEnable); }},
       {"offsetCheckInSlave", [&] { return set_bool(&offsetCheckInSlave); }},
+      {"transferMsgByHeap", [&] { return set_bool(&transferMsgByHeap); }},
+      {"zeroCopyMinRegionBytes", [&] { return set_int32(&zeroCopyMinRegionBytes); }},
+      {"serverChannelMaxIdleTimeSeconds", [&] { return set_int32(&serverChannelMaxIdleTimeSeconds); }},
+      {"frameMaxLength", [&] { return set_int32(&frameMaxLength); }},
+      {"serverMaxConnections", [&] { return set_int32(&serverMaxConnections); }},
+      {"serverChannelMaxPendingOutputBytes", [&] { return set_int64(&serverChannelMaxPendingOutputBytes); }},
+      {"serverFrameReadTimeoutMillis", [&] { return set_int64(&serverFrameReadTimeoutMillis); }},
   };
   auto it = setters.find(key);
   if (it == setters.end()) return false;
@@ -160,6 +187,13 @@ std::map<std::string, std::string> BrokerConfig::to_properties() const {
       {"shortPollingTimeMills", std::to_string(shortPollingTimeMills)},
       {"slaveReadEnable", text(slaveReadEnable)},
       {"offsetCheckInSlave", text(offsetCheckInSlave)},
+      {"transferMsgByHeap", text(transferMsgByHeap)},
+      {"zeroCopyMinRegionBytes", std::to_string(zeroCopyMinRegionBytes)},
+      {"serverChannelMaxIdleTimeSeconds", std::to_string(serverChannelMaxIdleTimeSeconds)},
+      {"frameMaxLength", std::to_string(frameMaxLength)},
+      {"serverMaxConnections", std::to_string(serverMaxConnections)},
+      {"serverChannelMaxPendingOutputBytes", std::to_string(serverChannelMaxPendingOutputBytes)},
+      {"serverFrameReadTimeoutMillis", std::to_string(serverFrameReadTimeoutMillis)},
   };
 }
 
@@ -184,6 +218,17 @@ std::vector<std::string> BrokerConfig::namesrv_addrs() const {
     rest.remove_prefix(std::min(semi + 1, rest.size()));
   }
   return addrs;
+}
+
+remoting::RemotingServerOptions BrokerConfig::remoting_server_options() const {
+  MQ_ASSERT(frameMaxLength > 0 && serverMaxConnections > 0);  // validate() passed
+  remoting::RemotingServerOptions options;
+  options.max_frame_bytes = static_cast<size_t>(frameMaxLength);
+  options.max_pending_output_bytes = static_cast<uint64_t>(serverChannelMaxPendingOutputBytes);
+  options.max_connections = static_cast<size_t>(serverMaxConnections);
+  options.channel_max_idle = seconds(serverChannelMaxIdleTimeSeconds);
+  options.frame_read_timeout = millis(serverFrameReadTimeoutMillis);
+  return options;
 }
 
 Nanos BrokerConfig::register_period() const {

@@ -61,7 +61,7 @@ BrokerController::BrokerController(env::Env& env, BrokerConfig config, store::Me
       offsets_(env, store_config_.config_dir()),
       groups_(env, store_config_.config_dir(),
               meta::SubscriptionGroupManagerOptions{config_.autoCreateSubscriptionGroup}),
-      server_(env, "broker " + config_.brokerName),
+      server_(env, "broker " + config_.brokerName, config_.remoting_server_options()),
       outer_api_(env, config_) {
   send_processor_ = std::make_unique<SendMessageProcessor>(*this);
   pull_processor_ = std::make_unique<PullMessageProcessor>(*this);
@@ -128,6 +128,7 @@ void BrokerController::register_processors() {
   route(RequestCode::GET_ALL_CONSUMER_OFFSET, bind(admin, &AdminBrokerProcessor::get_all_consumer_offset));
   route(RequestCode::GET_ALL_SUBSCRIPTIONGROUP_CONFIG,
         bind(admin, &AdminBrokerProcessor::get_all_subscription_group_config));
+  route(RequestCode::GET_ALL_DELAY_OFFSET, bind(admin, &AdminBrokerProcessor::get_all_delay_offset));
   route(RequestCode::GET_BROKER_RUNTIME_INFO, bind(admin, &AdminBrokerProcessor::get_broker_runtime_info));
   route(RequestCode::GET_TOPIC_STATS_INFO, bind(admin, &AdminBrokerProcessor::get_topic_stats_info));
   route(RequestCode::GET_CONSUME_STATS, bind(admin, &AdminBrokerProcessor::get_consume_stats));

@@ -75,6 +75,8 @@ struct BrokerStats {
   uint64_t msg_put_failed = 0;
   uint64_t msg_get_total = 0;    // messages returned by PULL_MESSAGE
   uint64_t pulls_suspended = 0;  // PULL_NOT_FOUND parked for long polling
+  uint64_t pulls_zero_copy = 0;  // FOUND bodies sent as file regions (sendfile)
+  uint64_t pulls_copied = 0;     // FOUND bodies copied (transferMsgByHeap, or a region not sendable)
   uint64_t registrations_requested = 0;
   // SEND_MESSAGE(_V2) puts that reached the store, request to reply
   // (send_message_processor.cc); /metrics' put latency.

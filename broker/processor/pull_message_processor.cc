@@ -74,7 +74,8 @@ void PullMessageProcessor::process_request(const RemotingCommand& request, remot
   response.set_ext_int("minOffset", result.min_offset.value());
   response.set_ext_int("maxOffset", result.max_offset.value());
   response.set_ext_int("suggestWhichBrokerId", suggest);
-  if (code == ResponseCode::SUCCESS) fill_body(result, response);
+  std::vector<remoting::BodyFileRegion> regions;
+  if (code == ResponseCode::SUCCESS) regions = fill_body(result, response);
   commit_offset_if_asked(header, broker_allow_suspend);
   if (code == ResponseCode::PULL_NOT_FOUND && broker_allow_suspend && has_flag(header.sysFlag, kPullFlagSuspend)) {
     const int64_t hold_ms = controller_.config().longPollingEnable ? header.suspendTimeoutMillis
@@ -88,7 +89,7 @@ void PullMessageProcessor::process_request(const RemotingCommand& request, remot
       return;
     }
   }
-  channel.reply(std::move(response));
+  channel.reply(std::move(response), std::move(regions));
 }
 
 std::optional<PullMessageProcessor::Refusal> PullMessageProcessor::check_access(
@@ -173,8 +174,59 @@ int32_t PullMessageProcessor::code_for(GetMessageStatus status, int64_t requeste
   MQ_UNREACHABLE("unknown GetMessageStatus");
 }
 
-bool PullMessageProcessor::fill_body(const store::GetMessageResult& result, RemotingCommand& response) {
+std::vector<remoting::BodyFileRegion> PullMessageProcessor::fill_body(const store::GetMessageResult& result,
+                                                                     RemotingCommand& response) {
   MQ_ASSERT(!result.messages.empty());  // FOUND means at least one region
+  MQ_ASSERT(response.body.empty());
+  if (!controller_.config().transferMsgByHeap) {
+    std::optional<std::vector<remoting::BodyFileRegion>> regions = sendable_regions(result);
+    // Many small regions cost more than one copy (a sendfile per record).
+    const auto min_average = static_cast<uint64_t>(controller_.config().zeroCopyMinRegionBytes);
+    if (regions && static_cast<uint64_t>(result.total_bytes) >= min_average * regions->size()) {
+      MQ_ASSERT(!regions->empty());
+      ++controller_.stats().pulls_zero_copy;
+      controller_.stats().msg_get_total += result.messages.size();
+      return std::move(*regions);
+    }
+  }
+  ++controller_.stats().pulls_copied;
+  copy_body(result, response);
+  return {};
+}
+
+std::optional<std::vector<remoting::BodyFileRegion>> PullMessageProcessor::sendable_regions(
+    const store::GetMessageResult& result) {
+  std::vector<remoting::BodyFileRegion> regions;
+  const env::File* checked_file = nullptr;
+  uint64_t file_size = 0;
+  for (const store::FileRegion& region : result.messages) {
+    // A length past INT32_MAX is a negative size read from a damaged queue.
+    if (region.file == nullptr || region.length == 0 || region.length > INT32_MAX) return std::nullopt;
+    if (region.file.get() != checked_file) {
+      // One size per segment, not per record: a record past the file's end
+      // would break the stream at send time, so it goes by the copy path,
+      // which reports it and answers with what it could read.
+      Result<uint64_t> size = region.file->size();
+      if (!size.ok()) return std::nullopt;
+      checked_file = region.file.get();
+      file_size = *size;
+    }
+    if (region.position + region.length > file_size) return std::nullopt;
+    remoting::BodyFileRegion* last = regions.empty() ? nullptr : &regions.back();
+    const bool adjacent = last != nullptr && last->file == region.file &&
+                          last->offset + last->length == region.position &&
+                          uint64_t{last->length} + region.length <= UINT32_MAX;
+    if (adjacent) {
+      last->length += region.length;  // consecutive records: one sendfile, not one each
+    } else {
+      regions.push_back(remoting::BodyFileRegion{region.file, region.position, region.length});
+    }
+  }
+  MQ_ASSERT(remoting::body_file_region_bytes(regions) == static_cast<uint64_t>(result.total_bytes));
+  return regions;
+}
+
+bool PullMessageProcessor::copy_body(const store::GetMessageResult& result, RemotingCommand& response) {
   std::vector<uint8_t> body;
   body.reserve(static_cast<size_t>(std::max<int64_t>(result.total_bytes, 0)));
   size_t records = 0;

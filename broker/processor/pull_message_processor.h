@@ -28,9 +28,18 @@
 // PULL_RETRY_IMMEDIATELY with nextBeginOffset = the requested offset.
 // Every store-backed answer carries nextBeginOffset, minOffset, maxOffset and
 // suggestWhichBrokerId as strings, and its remark is the store status name.
-// A SUCCESS body is never empty: if no record can be read the answer is
-// SYSTEM_ERROR (the client retries after 3 s); if only a prefix can, that
-// prefix goes and nextBeginOffset follows its last record.
+// A SUCCESS body is the records as they lie in the CommitLog, sent as file
+// regions straight from the segment files (sendfile: zero copy, as RocketMQ
+// with transferMsgByHeap=false), adjacent records merged into one region.
+// The records are read and copied instead with transferMsgByHeap=true, when
+// one cannot go as a region (its region past its file's end), or when the
+// regions average under zeroCopyMinRegionBytes (records of one queue
+// interleaved with others': a sendfile per small record costs more CPU than
+// the copy). A copied body is never empty: if no record can
+// be read the answer is SYSTEM_ERROR (the client retries after 3 s); if only
+// a prefix can, that prefix goes and nextBeginOffset follows its last record.
+// A region that fails when sent breaks the connection (the client
+// reconnects and pulls again from its offset).
 //
 // PULL_NOT_FOUND with the SUSPEND flag (on the first run) is parked in the
 // PullRequestHoldService instead of answered; its re-run may not suspend.
@@ -41,6 +50,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "broker/common/status.h"
 #include "broker/processor/subscription_filter.h"
@@ -95,9 +105,17 @@ class PullMessageProcessor {
   std::optional<Refusal> resolve_filter(const PullMessageRequestHeader& header, SubscriptionFilter& filter);
   // The response code for a store result, before suspension and slave rules.
   static int32_t code_for(store::GetMessageStatus status, int64_t requested_offset);
-  // Fills the body from the result's regions; false (response turned into
+  // The body of a FOUND answer: file regions to send after the response
+  // (zero copy), or, with transferMsgByHeap or when a region cannot be sent
+  // as one, nothing, the records having been copied into response.body.
+  std::vector<remoting::BodyFileRegion> fill_body(const store::GetMessageResult& result,
+                                                  remoting::RemotingCommand& response);
+  // The result's records as regions, adjacent ones merged; nullopt when one
+  // of them cannot be sent from its file.
+  static std::optional<std::vector<remoting::BodyFileRegion>> sendable_regions(const store::GetMessageResult& result);
+  // Copies the records into response.body; false (response turned into
   // SYSTEM_ERROR) when not one record could be read.
-  bool fill_body(const store::GetMessageResult& result, remoting::RemotingCommand& response);
+  bool copy_body(const store::GetMessageResult& result, remoting::RemotingCommand& response);
   void commit_offset_if_asked(const PullMessageRequestHeader& header, bool broker_allow_suspend);
 
   BrokerController& controller_;

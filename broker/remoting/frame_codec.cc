@@ -85,7 +85,9 @@ size_t estimated_header_bytes(const RemotingCommand& command) {
 
 }  // namespace
 
-std::vector<uint8_t> encode_frame(const RemotingCommand& command) {
+std::vector<uint8_t> encode_frame(const RemotingCommand& command) { return encode_frame_prefix(command, 0); }
+
+std::vector<uint8_t> encode_frame_prefix(const RemotingCommand& command, uint64_t trailing_body_bytes) {
   MQ_ASSERT(command.serialize_type == SerializeType::JSON || command.serialize_type == SerializeType::ROCKETMQ);
   std::vector<uint8_t> frame(kFramePrefixBytes, 0);  // the two lengths, patched below
   frame.reserve(kFramePrefixBytes + estimated_header_bytes(command) + command.body.size());
@@ -97,8 +99,9 @@ std::vector<uint8_t> encode_frame(const RemotingCommand& command) {
   const size_t header_length = frame.size() - kFramePrefixBytes;
   MQ_ASSERT(header_length <= kMaxHeaderLength);
   frame.insert(frame.end(), command.body.begin(), command.body.end());
-  const size_t total_length = frame.size() - 4;
-  MQ_ASSERT(total_length <= static_cast<size_t>(std::numeric_limits<int32_t>::max()));
+  const uint64_t total_length = frame.size() - 4 + trailing_body_bytes;
+  MQ_ASSERT(trailing_body_bytes <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max()));
+  MQ_ASSERT(total_length <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max()));
   put_u32_be(frame.data(), static_cast<uint32_t>(total_length));
   put_u32_be(frame.data() + 4,
              (static_cast<uint32_t>(command.serialize_type) << 24) | static_cast<uint32_t>(header_length));

@@ -46,6 +46,13 @@ inline constexpr size_t kFramePrefixBytes = 8;
 // ROCKETMQ header, code, version and every ext key fit a short.
 std::vector<uint8_t> encode_frame(const RemotingCommand& command);
 
+// The head of a frame whose body continues past command.body with
+// trailing_body_bytes more bytes that the caller sends itself (file regions,
+// RocketMQ's ManyMessageTransfer): totalLength counts them, the returned
+// bytes do not hold them. encode_frame(c) == encode_frame_prefix(c, 0).
+// Requires: as encode_frame, and the whole frame's length fits an int.
+std::vector<uint8_t> encode_frame_prefix(const RemotingCommand& command, uint64_t trailing_body_bytes);
+
 // Decodes exactly one whole frame, length field included; trailing or
 // missing bytes are errors. The decoded command's serialize_type says which
 // header it had, so make_response answers in kind.

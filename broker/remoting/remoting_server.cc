@@ -10,6 +10,8 @@
 // at shutdown, which detaches them without calling the close listener.
 #include "broker/remoting/remoting_server.h"
 
+#include <algorithm>
+#include <optional>
 #include <span>
 #include <utility>
 
@@ -36,7 +38,8 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
     MQ_ASSERT(connection_ != nullptr);
   }
 
-  // Starts reading. Handlers hold the connection weakly: the server owns it.
+  // Starts reading. Handlers and timers hold the connection weakly: the
+  // server owns it.
   void start() {
     const std::weak_ptr<ServerConnection> weak = weak_from_this();
     connection_->set_handlers(
@@ -46,26 +49,41 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
         [weak](Status reason) {
           if (const std::shared_ptr<ServerConnection> self = weak.lock()) self->on_transport_closed(reason);
         });
+    last_activity_ns_ = now();
+    arm_idle_timer();
   }
 
-  // Queues one response frame, or closes the connection when the frame would
-  // take its unsent output past the limit (a client that does not read).
-  void send_response(const RemotingCommand& response) {
+  // Queues one response frame, its body continued by regions, or closes the
+  // connection when the frame would take its unsent output past the limit (a
+  // client that does not read).
+  void send_response(const RemotingCommand& response, std::span<const BodyFileRegion> regions) {
     MQ_ASSERT(response.is_response());
     if (!open()) return;
-    std::vector<uint8_t> frame = encode_frame(response);
+    const uint64_t region_bytes = body_file_region_bytes(regions);
+    std::vector<uint8_t> prefix = encode_frame_prefix(response, region_bytes);
+    const uint64_t frame_bytes = prefix.size() + region_bytes;
     const uint64_t pending = connection_->pending_output_bytes();
     const uint64_t limit = server_.options_.max_pending_output_bytes;
-    if (pending + frame.size() > limit) {
-      close(Status::Unavailable("unsent output would reach " + std::to_string(pending + frame.size()) +
-                                " bytes, over the limit of " + std::to_string(limit) +
-                                " (the client is not reading its responses)"));
+    if (pending + frame_bytes > limit) {
+      ++server_.stats_.connections_closed_for_output_limit;
+      const Status reason = Status::Unavailable(
+          "unsent output would reach " + std::to_string(pending + frame_bytes) + " bytes, over the limit of " +
+          std::to_string(limit) + " (the client is not reading its responses)");
+      MQ_LOG(kWarn, kComponent, server_.name_ << ": closing the connection from " << remote_address_ << ": "
+                                              << reason.message());
+      close(reason);
       return;
     }
-    connection_->send(std::move(frame));
+    last_activity_ns_ = now();
+    connection_->send(std::move(prefix));
+    for (const BodyFileRegion& region : regions) connection_->send_file_region(region.file, region.offset, region.length);
+    if (!regions.empty()) {
+      ++server_.stats_.file_region_responses;
+      server_.stats_.file_region_bytes += region_bytes;
+    }
   }
 
-  // Our decision to close (bad input, output limit): the server forgets the
+  // Our decision to close (bad input, a limit): the server forgets the
   // connection and tells its close listener.
   void close(const Status& reason) {
     MQ_ASSERT(!reason.ok());
@@ -87,9 +105,12 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
   const std::string& remote_address() const { return remote_address_; }
 
  private:
+  Nanos now() const { return server_.env_.clock().now_ns(); }
+
   void on_bytes(std::span<const uint8_t> bytes) {
     MQ_ASSERT(!closed_);
     const std::shared_ptr<ServerConnection> self = shared_from_this();  // a processor may close us
+    last_activity_ns_ = now();
     decoder_.feed(bytes);
     // Drain every whole frame before the next feed, as the decoder asks.
     while (!closed_) {
@@ -102,9 +123,70 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
         close(next.status());
         return;
       }
-      if (!next->has_value()) return;
+      if (!next->has_value()) break;
       server_.dispatch(self, std::move(**next));
     }
+    if (!closed_) note_partial_frame();
+  }
+
+  // Starts the frame clock when a new frame has begun and is not complete.
+  void note_partial_frame() {
+    if (decoder_.buffered_bytes() == 0) {
+      partial_frame_since_ns_.reset();
+      return;
+    }
+    if (partial_frame_since_ns_ && partial_frame_offset_ == decoder_.stream_offset()) return;  // same frame
+    partial_frame_since_ns_ = now();
+    partial_frame_offset_ = decoder_.stream_offset();
+    arm_frame_timer();
+  }
+
+  void arm_frame_timer() {
+    const Nanos timeout = server_.options_.frame_read_timeout;
+    if (timeout <= 0 || frame_timer_armed_ || !partial_frame_since_ns_) return;
+    frame_timer_armed_ = true;
+    const Nanos delay = std::max<Nanos>(0, *partial_frame_since_ns_ + timeout - now());
+    server_.env_.executor().run_after(delay, [weak = weak_from_this()] {
+      if (const std::shared_ptr<ServerConnection> self = weak.lock()) self->on_frame_timer();
+    });
+  }
+
+  void on_frame_timer() {
+    MQ_ASSERT(frame_timer_armed_);
+    frame_timer_armed_ = false;
+    if (closed_ || !partial_frame_since_ns_) return;
+    const Nanos timeout = server_.options_.frame_read_timeout;
+    if (now() - *partial_frame_since_ns_ < timeout) return arm_frame_timer();  // a later frame began meanwhile
+    ++server_.stats_.connections_closed_for_slow_frame;
+    const Status reason = Status::Timeout("a frame begun " + std::to_string(timeout / kNanosPerMilli) +
+                                          " ms ago is still incomplete (" +
+                                          std::to_string(decoder_.buffered_bytes()) + " bytes of it arrived)");
+    MQ_LOG(kWarn, kComponent,
+           server_.name_ << ": closing the connection from " << remote_address_ << ": " << reason.message());
+    close(reason);
+  }
+
+  void arm_idle_timer() {
+    const Nanos idle = server_.options_.channel_max_idle;
+    if (idle <= 0) return;
+    const Nanos delay = std::max<Nanos>(0, last_activity_ns_ + idle - now());
+    server_.env_.executor().run_after(delay, [weak = weak_from_this()] {
+      if (const std::shared_ptr<ServerConnection> self = weak.lock()) self->on_idle_timer();
+    });
+  }
+
+  // Re-armed from the last activity rather than on every byte: one timer
+  // event per idle period, however busy the connection.
+  void on_idle_timer() {
+    if (closed_) return;
+    const Nanos idle = server_.options_.channel_max_idle;
+    if (now() - last_activity_ns_ < idle) return arm_idle_timer();
+    ++server_.stats_.connections_closed_idle;
+    const Status reason = Status::Timeout("no traffic for " + std::to_string(idle / kNanosPerSecond) +
+                                          " s (serverChannelMaxIdleTimeSeconds)");
+    MQ_LOG(kInfo, kComponent,
+           server_.name_ << ": closing the idle connection from " << remote_address_ << ": " << reason.message());
+    close(reason);
   }
 
   void on_transport_closed(const Status& reason) {
@@ -126,6 +208,10 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
   const std::string remote_address_;
   FrameDecoder decoder_;
   bool closed_ = false;
+  Nanos last_activity_ns_ = 0;                  // the last byte in, or response out
+  std::optional<Nanos> partial_frame_since_ns_;  // when the incomplete frame began
+  uint64_t partial_frame_offset_ = 0;           // its stream offset
+  bool frame_timer_armed_ = false;
 };
 
 // --- ResponseChannel --------------------------------------------------------------
@@ -140,7 +226,9 @@ ResponseChannel::ResponseChannel(std::weak_ptr<ServerConnection> connection, con
   if (const std::shared_ptr<ServerConnection> open = connection_.lock()) remote_address_ = open->remote_address();
 }
 
-void ResponseChannel::reply(RemotingCommand response) {
+void ResponseChannel::reply(RemotingCommand response) { reply(std::move(response), {}); }
+
+void ResponseChannel::reply(RemotingCommand response, std::vector<BodyFileRegion> regions) {
   MQ_ASSERT_MSG(!*answered_, "request opaque=" + std::to_string(opaque_) + " from " + remote_address_ +
                                  " answered twice; the second is " + response.describe());
   *answered_ = true;
@@ -150,7 +238,7 @@ void ResponseChannel::reply(RemotingCommand response) {
   response.serialize_type = serialize_type_;
   const std::shared_ptr<ServerConnection> connection = connection_.lock();
   if (connection == nullptr) return;  // the client left while we worked: nobody to tell
-  connection->send_response(response);
+  connection->send_response(response, regions);
 }
 
 void ResponseChannel::reply(int32_t code, std::string remark) {
@@ -171,6 +259,9 @@ RemotingServer::RemotingServer(env::Env& env, std::string name, RemotingServerOp
     : env_(env), name_(std::move(name)), options_(options) {
   MQ_ASSERT(options_.max_frame_bytes > kFramePrefixBytes);
   MQ_ASSERT(options_.max_pending_output_bytes > 0);
+  MQ_ASSERT(options_.max_connections > 0);
+  MQ_ASSERT(options_.channel_max_idle >= 0);
+  MQ_ASSERT(options_.frame_read_timeout >= 0);
 }
 
 RemotingServer::~RemotingServer() { shutdown(); }
@@ -209,6 +300,10 @@ void RemotingServer::shutdown() {
 void RemotingServer::on_accept(std::shared_ptr<env::Connection> connection) {
   MQ_ASSERT(connection != nullptr);
   MQ_ASSERT(listener_ != nullptr);  // a closed listener accepts nothing more
+  if (connections_.size() >= options_.max_connections) {
+    refuse_over_limit(*connection);
+    return;
+  }
   const uint64_t id = next_connection_id_++;
   auto server_connection = std::make_shared<ServerConnection>(*this, id, std::move(connection));
   const bool inserted = connections_.emplace(id, server_connection).second;
@@ -216,6 +311,20 @@ void RemotingServer::on_accept(std::shared_ptr<env::Connection> connection) {
   ++stats_.connections_accepted;
   MQ_LOG(kDebug, kComponent, name_ << ": accepted a connection from " << server_connection->remote_address());
   server_connection->start();
+}
+
+// Thousands of connects a second must not become thousands of log lines:
+// the first refusal is logged, then every 1000th with the running count.
+void RemotingServer::refuse_over_limit(env::Connection& connection) {
+  ++stats_.connections_refused_over_limit;
+  const uint64_t refused = stats_.connections_refused_over_limit;
+  if (refused == 1 || refused % 1000 == 0) {
+    MQ_LOG(kWarn, kComponent,
+           name_ << ": refusing the connection from " << connection.remote_address() << ": " << connections_.size()
+                 << " connections open, the limit (serverMaxConnections) is " << options_.max_connections << "; "
+                 << refused << " refused so far");
+  }
+  connection.close();
 }
 
 void RemotingServer::dispatch(const std::shared_ptr<ServerConnection>& connection, RemotingCommand request) {

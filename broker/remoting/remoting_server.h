@@ -7,6 +7,8 @@
 // now or later (a parked long-poll pull, a SYNC_FLUSH put waiting for its
 // group commit). Responses echo the request's opaque, carry the response flag
 // and use the request's serialize type. A oneway request gets no response.
+// A response may continue its body with file regions (body_file_region.h):
+// the pull path sends CommitLog records that way, without copying them.
 //
 // Bad input closes only the connection it came on, with a logged reason: a
 // frame over max_frame_bytes, a header length past the frame, invalid JSON,
@@ -14,6 +16,17 @@
 // REQUEST_CODE_NOT_SUPPORTED ("request type N not supported"). A processor
 // that reports InvalidArgument (a missing or malformed header field) is
 // answered with SYSTEM_ERROR and the reason in the remark, never a crash.
+//
+// Hostile or broken clients are bounded (RemotingServerOptions), each limit
+// closing only the offending connection with a logged reason and a counter:
+//   - output: a client that does not read its responses is closed once its
+//     unsent output would pass max_pending_output_bytes;
+//   - slow frames (slowloris): a frame begun but not completed within
+//     frame_read_timeout closes the connection;
+//   - idle: no byte in or out for channel_max_idle (RocketMQ's
+//     serverChannelMaxIdleTimeSeconds, an IdleStateHandler ALL_IDLE) closes it;
+//   - count: beyond max_connections, new connections are closed as accepted.
+// Each timed limit costs one timer per connection, armed lazily.
 //
 // Invariants: every callback runs on the Env's executor; a ResponseChannel
 // whose connection has closed swallows the reply; each request is answered at
@@ -25,10 +38,12 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "broker/common/lifetime.h"
 #include "broker/common/status.h"
 #include "broker/env/env.h"
+#include "broker/remoting/body_file_region.h"
 #include "broker/remoting/frame_codec.h"
 #include "broker/remoting/remoting_command.h"
 
@@ -43,6 +58,10 @@ class ResponseChannel {
   // Sends response (its opaque, flag and serialize type are set here).
   // Requires: not answered yet.
   void reply(RemotingCommand response);
+  // Sends response with its body continued by regions, in order, as one
+  // frame (zero copy on real TCP). Requires: not answered yet; each region
+  // non-empty with a file.
+  void reply(RemotingCommand response, std::vector<BodyFileRegion> regions);
   // reply(request.make_response(code, remark)).
   void reply(int32_t code, std::string remark = {});
   bool answered() const { return *answered_; }
@@ -68,13 +87,28 @@ struct RemotingServerOptions {
   // Beyond this much unsent output a connection is closed: a client that never
   // reads its responses must not grow the broker's memory without bound.
   uint64_t max_pending_output_bytes = 64ull << 20;
+  // Connections beyond this many are closed as soon as they are accepted.
+  size_t max_connections = 10'000;
+  // A connection with no traffic either way for this long is closed
+  // (RocketMQ's serverChannelMaxIdleTimeSeconds, 120 s). 0 = never.
+  Nanos channel_max_idle = seconds(120);
+  // A frame begun must be complete within this long, or the connection is
+  // closed (a slowloris client dribbling half frames). 0 = never.
+  Nanos frame_read_timeout = seconds(60);
 };
 
 struct RemotingServerStats {
   uint64_t connections_accepted = 0;
   uint64_t connections_closed_for_bad_input = 0;
+  uint64_t connections_closed_for_output_limit = 0;
+  uint64_t connections_closed_for_slow_frame = 0;
+  uint64_t connections_closed_idle = 0;
+  uint64_t connections_refused_over_limit = 0;
   uint64_t requests = 0;
   uint64_t unsupported_requests = 0;
+  // Responses whose body went (partly) as file regions, and those bytes.
+  uint64_t file_region_responses = 0;
+  uint64_t file_region_bytes = 0;
 };
 
 class RemotingServer {
@@ -89,6 +123,7 @@ class RemotingServer {
 
   const std::string& address() const { return address_; }
   const RemotingServerStats& stats() const { return stats_; }
+  const RemotingServerOptions& options() const { return options_; }
   size_t connection_count() const { return connections_.size(); }
 
   // Called when a client connection closes (the broker drops that client's
@@ -100,6 +135,7 @@ class RemotingServer {
  private:
   friend class ServerConnection;
   void on_accept(std::shared_ptr<env::Connection> connection);
+  void refuse_over_limit(env::Connection& connection);
   void dispatch(const std::shared_ptr<ServerConnection>& connection, RemotingCommand request);
   void on_closed(ServerConnection* connection, const Status& reason);
 

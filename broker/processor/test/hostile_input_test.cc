@@ -467,6 +467,38 @@ TEST_F(BrokerHostileInputTest, ManyBadRequestsOnOneConnectionAreEachAnswered) {
   expect_still_serving();
 }
 
+// extFields values of the wrong JSON type (numbers, booleans, floats where
+// Java sends strings): read as their text, as fastjson reads them, then
+// checked like any value; the answer is an error naming the field, on a
+// connection that stays open.
+TEST_F(BrokerHostileInputTest, ExtFieldsOfTheWrongJsonTypeAreAnsweredNotFatal) {
+  const std::unique_ptr<RawConnection> raw = connect();
+  const std::string ext = R"("consumerGroup":"G","topic":")" + std::string(kTopic) +
+                          R"(","queueOffset":0,"maxMsgNums":1,"sysFlag":4,"commitOffset":0,)"
+                          R"("suspendTimeoutMillis":0,"subscription":"*","subVersion":0)";
+  const std::vector<std::pair<std::string, std::string>> queue_ids = {
+      {"a boolean", "true"}, {"a float", "1.5"}, {"a huge number", "1e300"}, {"null", "null"}};
+  for (size_t i = 0; i < queue_ids.size(); ++i) {
+    raw->send(frame_with_header(R"({"code":11,"opaque":)" + std::to_string(100 + i) + R"(,"flag":0,"extFields":{)" +
+                                ext + R"(,"queueId":)" + queue_ids[i].second + "}}"));
+  }
+  // A number where a string is expected is read as its text: a valid queue id.
+  raw->send(frame_with_header(R"({"code":11,"opaque":200,"flag":0,"extFields":{)" + ext + R"(,"queueId":0}})"));
+  ASSERT_TRUE(cluster_.run_until([&] { return raw->responses().size() == queue_ids.size() + 1; }, seconds(5)))
+      << raw->responses().size() << " answered";
+  for (const RemotingCommand& response : raw->responses()) {
+    if (response.opaque == 200) {
+      EXPECT_NE(response.code, ResponseCode::SYSTEM_ERROR) << response.remark;
+      continue;
+    }
+    const std::string& kind = queue_ids[static_cast<size_t>(response.opaque - 100)].first;
+    EXPECT_EQ(response.code, ResponseCode::SYSTEM_ERROR) << kind;
+    EXPECT_NE(response.remark.find("queueId"), std::string::npos) << kind << ": " << response.remark;
+  }
+  EXPECT_FALSE(raw->closed_by_server());
+  expect_still_serving();
+}
+
 // --- requests made of the right names with wrong values ----------------------------------
 
 // A heartbeat a consumer of group G might send, with what the fuzzer picked

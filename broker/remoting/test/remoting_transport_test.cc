@@ -5,8 +5,10 @@
 // one loopback network, virtual time), plus one exchange over real TCP on
 // 127.0.0.1 through PosixEnv.
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -459,6 +461,49 @@ TEST(RemotingTransportPosix, RequestsAndResponsesOverLoopbackTcp) {
   EXPECT_EQ(server.stats().connections_accepted, 1u);
   client.shutdown();
   server.shutdown();
+}
+
+// A file region queued behind a full socket is sent by sendfile after its
+// file was removed (as retention removes a CommitLog segment while a pull
+// response is still going out): the shared File keeps the inode alive, so the
+// client gets every byte and nothing crashes.
+TEST(RemotingTransportPosix, FileRegionOfARemovedFileIsStillSent) {
+  env::PosixEnv env(43);
+  char pattern[] = "/tmp/mqlab_remoting_region_test_XXXXXX";
+  ASSERT_NE(::mkdtemp(pattern), nullptr);
+  const std::string path = std::string(pattern) + "/00000000000000000000";
+  Result<std::shared_ptr<env::File>> file = env.files().open(path, env::OpenOptions{.create = true});
+  ASSERT_TRUE(file.ok()) << file.status().to_string();
+  // 8 MiB: more than a loopback socket buffers, so most of it waits in the queue.
+  Bytes content(8 << 20);
+  for (size_t i = 0; i < content.size(); ++i) content[i] = static_cast<uint8_t>(i * 131 + (i >> 16));
+  ASSERT_TRUE((*file)->pwrite(0, content).ok());
+
+  RemotingServer server(env, "posix-server");
+  server.register_processor(kBig, [&](const RemotingCommand& request, ResponseChannel channel) {
+    RemotingCommand response = request.make_response(ResponseCode::SUCCESS);
+    response.body = to_bytes("head");
+    channel.reply(std::move(response), {BodyFileRegion{*file, 0, static_cast<uint32_t>(content.size() / 2)},
+                                        BodyFileRegion{*file, content.size() / 2,
+                                                       static_cast<uint32_t>(content.size() / 2)}});
+    EXPECT_TRUE(env.files().remove(path).ok());  // retention, while the response is on its way
+    file->reset();  // only the queued regions hold it now
+  });
+  ASSERT_TRUE(server.start("127.0.0.1:0").ok());
+  RemotingClient client(env, RemotingClientOptions{.max_frame_bytes = 16 << 20});
+  std::optional<Result<RemotingCommand>> result;
+  client.invoke(server.address(), RemotingCommand::make_request(kBig, {}), seconds(20),
+                [&](Result<RemotingCommand> response) { result = std::move(response); });
+  ASSERT_TRUE(env.run_until([&] { return result.has_value(); }, std::chrono::milliseconds(20'000)));
+  ASSERT_TRUE(result->ok()) << result->status().to_string();
+  Bytes expected = to_bytes("head");
+  expected.insert(expected.end(), content.begin(), content.end());
+  EXPECT_TRUE(result->value().body == expected) << "body of " << result->value().body.size() << " bytes differs";
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_EQ(server.stats().file_region_responses, 1u);
+  client.shutdown();
+  server.shutdown();
+  std::filesystem::remove_all(pattern);
 }
 
 }  // namespace
