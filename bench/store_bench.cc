@@ -1,17 +1,28 @@
 // store_bench: appends 1 KiB messages through the MessageStore on the real
 // POSIX Env and compares with the raw disk doing the same bytes in the same
 // run (these machines are shared and noisy: only ratios mean something).
-//   ASYNC_FLUSH: msgs/s and MB/s vs sequential pwrite of the same record bytes.
+//   ASYNC_FLUSH with 1, 8, 64, 256 puts in flight: msgs/s vs sequential
+//   pwrite of the same record bytes.
 //   SYNC_FLUSH group commit with 1, 8, 64, 256 puts in flight vs pwrite +
 //   fdatasync every 1, 8, 64, 256 writes.
+// Each twice: on pre-touched blocks (the store with warmMapedFileEnable, the
+// raw file written with zeros and synced first) and on fresh ones (the store
+// creating and fallocating each segment on the put path, as before
+// pre-allocation; the raw file fallocated only): a thin-provisioned disk
+// writes never-written blocks several times slower.
+// Also the latency of the put that rolls onto a new segment, and with
+// --scaling-gib a run of N GiB with segment rolls and retention deleting old
+// segments as it goes (usage stays under a few segments).
 // Output: one line per figure, `name value unit [ratio=x.xx vs BASELINE]`.
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 
 #include "bench/raw_disk_baseline.h"
 #include "broker/common/log.h"
@@ -25,17 +36,36 @@ using Clock = std::chrono::steady_clock;
 struct Options {
   std::string dir;
   double seconds_per_case = 2.0;
-  int64_t async_messages = 400'000;
+  int64_t async_messages = 200'000;
   int body_bytes = 1024;
+  int64_t segment_mib = 64;
+  std::string scaling_gib;  // "1,4": the scaling runs; empty: none
+  std::string blocks = "pretouched,fresh";
 };
 
-store::MessageStoreConfig bench_config(const std::string& root, store::FlushDiskType flush) {
+// Pre-touched: segments prepared and warmed off the put path. Fresh: created
+// and fallocated on the put path, as mqlab did before pre-allocation.
+enum class Segments { kWarm, kFresh };
+const char* segments_name(Segments segments) { return segments == Segments::kWarm ? "pretouched" : "fresh"; }
+
+store::MessageStoreConfig bench_config(const Options& options, const std::string& root, store::FlushDiskType flush,
+                                       Segments segments) {
   store::MessageStoreConfig config;
   config.storePathRootDir = root;
-  config.mappedFileSizeCommitLog = 256LL << 20;
+  config.mappedFileSizeCommitLog = options.segment_mib << 20;
   config.maxMessageSize = 64 * 1024;
   config.flushDiskType = flush;
   config.messageIndexEnable = false;  // the raw baseline writes one file
+  config.warmMapedFileEnable = segments == Segments::kWarm;
+  config.allocateMappedFileEnable = segments == Segments::kWarm;
+  // Retention as tight as it goes: every segment but the active one is
+  // deleted once a second, so a long run stays within a few segments of disk.
+  // The machine's disk is shared and fuller than the default thresholds.
+  config.fileReservedTime = 0;
+  config.diskMaxUsedSpaceRatio = 10;
+  config.cleanResourceInterval = 1'000;
+  config.diskSpaceWarningLevelRatio = 0.99;
+  config.diskSpaceCleanForciblyRatio = 0.99;
   return config;
 }
 
@@ -54,18 +84,35 @@ struct RunResult {
   int64_t bytes = 0;
   double seconds = 0;
   int64_t failures = 0;
+  int64_t record_bytes = 0;
+  std::vector<double> put_us;   // every timed put, issue to reply
+  std::vector<double> roll_us;  // the puts that opened a new segment
+  uint64_t segments_taken_ready = 0;
+  uint64_t segments_made_on_put_path = 0;
+  uint64_t segments_deleted = 0;
   double msgs_per_second() const { return static_cast<double>(messages) / seconds; }
   double mb_per_second() const { return static_cast<double>(bytes) / seconds / 1e6; }
 };
 
-// Keeps `in_flight` puts outstanding until `max_messages` or `seconds` pass.
-RunResult run_puts(const Options& options, store::FlushDiskType flush, int in_flight, int64_t max_messages,
-                   double seconds, int64_t* record_bytes) {
-  const std::string root = options.dir + "/store-" + std::to_string(static_cast<int>(flush)) + "-" +
-                           std::to_string(in_flight);
+double percentile(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(values.size())));
+  return values[std::max<size_t>(rank, 1) - 1];
+}
+
+// Keeps `in_flight` puts outstanding until `max_bytes` are stored or
+// `seconds` pass. First an untimed warm-up fills the first segment, so the
+// timed puts land on a segment made the way `segments` says (the first
+// segment of an empty log is always made on the put path).
+RunResult run_puts(const Options& options, store::FlushDiskType flush, Segments segments, int in_flight,
+                   int64_t max_bytes, double seconds) {
+  const std::string root = options.dir + "/store";
   std::filesystem::remove_all(root);
   env::PosixEnv env(uint64_t{1});
-  store::MessageStore store(env, bench_config(root, flush), store::HostAddress::ipv4(127, 0, 0, 1, 10911));
+  const int64_t segment_bytes = options.segment_mib << 20;
+  store::MessageStore store(env, bench_config(options, root, flush, segments),
+                            store::HostAddress::ipv4(127, 0, 0, 1, 10911));
   bool started = false;
   store.start([&](Status status) {
     if (!status.ok()) {
@@ -77,35 +124,83 @@ RunResult run_puts(const Options& options, store::FlushDiskType flush, int in_fl
   env.run_until([&] { return started; }, std::chrono::seconds(30));
 
   RunResult result;
+  bool timing = false;
   int64_t issued = 0;
+  int64_t stored_bytes = 0;
   int outstanding = 0;
-  const auto start = Clock::now();
-  const auto deadline = start + std::chrono::duration<double>(seconds);
+  auto start = Clock::now();
+  auto deadline = start + std::chrono::hours(1);
   std::function<void()> issue = [&] {
-    while (outstanding < in_flight && issued < max_messages && Clock::now() < deadline) {
+    while (outstanding < in_flight && stored_bytes + outstanding * 1100 < max_bytes && Clock::now() < deadline) {
       ++issued;
       ++outstanding;
+      const auto put_start = Clock::now();
+      const bool timed = timing;
       store.put_message(bench_message(options.body_bytes, static_cast<int32_t>(issued % 8)),
-                        [&](store::PutMessageResult put) {
+                        [&, put_start, timed](store::PutMessageResult put) {
                           --outstanding;
                           if (put.status == store::PutMessageStatus::PUT_OK) {
-                            ++result.messages;
-                            result.bytes += put.append.wrote_bytes;
-                            *record_bytes = put.append.wrote_bytes;
-                          } else {
+                            stored_bytes += put.append.wrote_bytes;
+                            result.record_bytes = put.append.wrote_bytes;
+                            if (timed) {
+                              ++result.messages;
+                              result.bytes += put.append.wrote_bytes;
+                              const double us = std::chrono::duration<double, std::micro>(Clock::now() - put_start).count();
+                              result.put_us.push_back(us);
+                              if (put.append.wrote_offset.value() % segment_bytes == 0) result.roll_us.push_back(us);
+                            }
+                          } else if (timed) {
                             ++result.failures;
                           }
                           issue();
                         });
     }
   };
+  // Warm-up, untimed: past the first roll (in_flight 256 for speed), each
+  // time letting a pre-allocated segment get ready first, so the timed puts
+  // start on a segment made as `segments` says, with the next one prepared
+  // (the steady state of a broker that is not saturated).
+  const auto* allocator = store.commit_log().file_queue().allocator();
+  auto wait_for_prepared = [&] {
+    if (allocator) env.run_until([&] { return allocator->has_ready(); }, std::chrono::seconds(60));
+  };
+  {
+    const int timed_in_flight = in_flight;
+    const int64_t timed_max = max_bytes;
+    in_flight = 1;
+    max_bytes = 2200;
+    issue();
+    env.run_until([&] { return outstanding == 0; }, std::chrono::seconds(30));
+    wait_for_prepared();
+    in_flight = 256;
+    max_bytes = segment_bytes + 8192;
+    issue();
+    env.run_until([&] { return outstanding == 0; }, std::chrono::seconds(300));
+    wait_for_prepared();
+    max_bytes = timed_max;
+    in_flight = timed_in_flight;
+  }
+  const uint64_t taken_before = allocator ? allocator->taken() : 0;
+  const uint64_t missed_before = allocator ? allocator->missed() : 0;
+  const uint64_t deleted_before = store.stats().segments_deleted;
+  timing = true;
+  stored_bytes = 0;
+  start = Clock::now();
+  deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   issue();
-  env.run_until([&] { return outstanding == 0 && (issued >= max_messages || Clock::now() >= deadline); },
-                std::chrono::seconds(120));
+  env.run_until([&] { return outstanding == 0 && (stored_bytes + 1100 >= max_bytes || Clock::now() >= deadline); },
+                std::chrono::seconds(3600));
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (allocator) {
+    result.segments_taken_ready = allocator->taken() - taken_before;
+    result.segments_made_on_put_path = allocator->missed() - missed_before;
+  } else {
+    result.segments_made_on_put_path = result.roll_us.size();
+  }
+  result.segments_deleted = store.stats().segments_deleted - deleted_before;
   bool stopped = false;
   store.shutdown([&](Status) { stopped = true; });
-  env.run_until([&] { return stopped; }, std::chrono::seconds(30));
+  env.run_until([&] { return stopped; }, std::chrono::seconds(60));
   std::filesystem::remove_all(root);
   return result;
 }
@@ -121,16 +216,114 @@ void print(const std::string& name, double value, const std::string& unit, doubl
   std::fflush(stdout);
 }
 
+bench::BlockState raw_blocks(Segments segments) {
+  return segments == Segments::kWarm ? bench::BlockState::kPretouched : bench::BlockState::kFallocated;
+}
+
+[[noreturn]] void fail(const std::string& what, const Status& status) {
+  std::fprintf(stderr, "store_bench: %s: %s\n", what.c_str(), status.to_string().c_str());
+  std::exit(1);
+}
+
+void run_async(const Options& options, Segments segments) {
+  const std::string tag = segments_name(segments);
+  std::vector<double> roll_us;
+  for (int in_flight : {1, 8, 64, 256}) {
+    const RunResult store = run_puts(options, store::FlushDiskType::ASYNC_FLUSH, segments, in_flight,
+                                     options.async_messages * 1100, 60.0);
+    // The same bytes in record-sized pwrites, right after, on blocks prepared alike.
+    const uint64_t total = static_cast<uint64_t>(store.messages) * static_cast<uint64_t>(store.record_bytes);
+    auto raw = bench::measure_sequential_pwrite(options.dir + "/raw-seq", total,
+                                                static_cast<size_t>(store.record_bytes), raw_blocks(segments));
+    if (!raw.ok()) fail("raw sequential pwrite", raw.status());
+    const std::string name = "store_async_flush_1k_inflight" + std::to_string(in_flight) + "_" + tag;
+    const std::string raw_name = "raw_pwrite_seq_1k_" + tag;
+    print(raw_name + "_for_inflight" + std::to_string(in_flight), raw->writes_per_second(), "writes/s");
+    print(name, store.msgs_per_second(), "msgs/s", raw->writes_per_second(), raw_name);
+    print(name + "_mb", store.mb_per_second(), "MB/s", raw->bytes_per_second() / 1e6, raw_name + "_mb");
+    print(name + "_put_p50", percentile(store.put_us, 0.5), "us");
+    print(name + "_put_p99", percentile(store.put_us, 0.99), "us");
+    if (store.failures > 0) print(name + "_failures", static_cast<double>(store.failures), "puts");
+    roll_us.insert(roll_us.end(), store.roll_us.begin(), store.roll_us.end());
+  }
+  if (!roll_us.empty()) {
+    double sum = 0;
+    for (double us : roll_us) sum += us;
+    print("store_async_flush_roll_put_mean_" + tag, sum / static_cast<double>(roll_us.size()), "us");
+    print("store_async_flush_roll_put_max_" + tag, *std::max_element(roll_us.begin(), roll_us.end()), "us");
+    print("store_async_flush_rolls_" + tag, static_cast<double>(roll_us.size()), "rolls");
+  }
+}
+
+void run_sync(const Options& options, Segments segments) {
+  const std::string tag = segments_name(segments);
+  for (int in_flight : {1, 8, 64, 256}) {
+    const RunResult store = run_puts(options, store::FlushDiskType::SYNC_FLUSH, segments, in_flight, INT64_MAX,
+                                     options.seconds_per_case);
+    bench::SyncBatchOptions raw_options;
+    raw_options.message_bytes = static_cast<size_t>(store.record_bytes);
+    raw_options.batch_size = in_flight;
+    raw_options.max_seconds = options.seconds_per_case;
+    raw_options.max_syncs = 10'000'000;
+    raw_options.blocks = raw_blocks(segments);
+    // Fresh blocks must stay fresh for the whole case: a region larger than
+    // the case writes (fallocate is instant); pre-touched ones cycle in 64 MiB.
+    raw_options.region_bytes = segments == Segments::kWarm ? (uint64_t{64} << 20) : (uint64_t{2} << 30);
+    auto raw = bench::measure_sync_batches(options.dir + "/raw-sync", raw_options);
+    if (!raw.ok()) fail("raw sync baseline", raw.status());
+    const std::string raw_name = "raw_pwrite_fdatasync_1k_batch" + std::to_string(in_flight) + "_" + tag;
+    const std::string name = "store_sync_flush_1k_inflight" + std::to_string(in_flight) + "_" + tag;
+    print(raw_name, raw->messages_per_second(), "msgs/s");
+    print(raw_name + "_sync_p50", raw->sync_latency_us_at(0.5), "us");
+    print(name, store.msgs_per_second(), "msgs/s", raw->messages_per_second(), raw_name);
+    print(name + "_put_p50", percentile(store.put_us, 0.5), "us");
+    print(name + "_put_p99", percentile(store.put_us, 0.99), "us");
+    if (store.failures > 0) print(name + "_failures", static_cast<double>(store.failures), "puts");
+  }
+}
+
+// N GiB through an ASYNC_FLUSH store with warm pre-allocation, retention
+// deleting segments as it goes: msgs/s should not fall with N.
+void run_scaling(const Options& options, double gib) {
+  const RunResult store = run_puts(options, store::FlushDiskType::ASYNC_FLUSH, Segments::kWarm, 64,
+                                   static_cast<int64_t>(gib * (1LL << 30)), 3600.0);
+  std::ostringstream label;
+  label << "store_scaling_async_" << gib << "gib";
+  print(label.str(), store.msgs_per_second(), "msgs/s");
+  print(label.str() + "_mb", store.mb_per_second(), "MB/s");
+  print(label.str() + "_seconds", store.seconds, "s");
+  print(label.str() + "_put_p99", percentile(store.put_us, 0.99), "us");
+  print(label.str() + "_segments_ready", static_cast<double>(store.segments_taken_ready), "segments");
+  print(label.str() + "_segments_on_put_path", static_cast<double>(store.segments_made_on_put_path), "segments");
+  print(label.str() + "_segments_deleted", static_cast<double>(store.segments_deleted), "segments");
+}
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream stream(text);
+  for (std::string item; std::getline(stream, item, ',');) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   namespace po = boost::program_options;
   Options options;
+  std::string cases;
   po::options_description description("store_bench: MessageStore appends vs the raw disk");
   description.add_options()("help,h", "show this help")(
       "dir", po::value(&options.dir)->default_value(""), "scratch directory (default: a fresh one under /tmp)")(
       "seconds", po::value(&options.seconds_per_case)->default_value(2.0), "seconds per SYNC_FLUSH case")(
-      "async-messages", po::value(&options.async_messages)->default_value(400'000), "messages in the ASYNC_FLUSH run");
+      "async-messages", po::value(&options.async_messages)->default_value(200'000),
+      "messages per ASYNC_FLUSH case")("segment-mib", po::value(&options.segment_mib)->default_value(64),
+                                       "CommitLog segment size (MiB)")(
+      "blocks", po::value(&options.blocks)->default_value("pretouched,fresh"), "block states to run: pretouched,fresh")(
+      "cases", po::value(&cases)->default_value("async,sync"), "which cases: async,sync")(
+      "scaling-gib", po::value(&options.scaling_gib)->default_value(""),
+      "comma-separated GiB totals for the scaling runs (e.g. 1,4,16)");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, description), vm);
@@ -143,6 +336,10 @@ int main(int argc, char** argv) {
     std::cout << description;
     return 0;
   }
+  if (options.segment_mib < 4) {
+    std::cerr << "store_bench: --segment-mib must be at least 4\n";
+    return 2;
+  }
   set_log_level(LogLevel::kError);
   bool own_dir = false;
   if (options.dir.empty()) {
@@ -150,44 +347,28 @@ int main(int argc, char** argv) {
     options.dir = ::mkdtemp(pattern);
     own_dir = true;
   }
-
-  // ASYNC_FLUSH: the page-cache append rate against sequential pwrite.
-  int64_t record_bytes = 0;
-  const RunResult async = run_puts(options, store::FlushDiskType::ASYNC_FLUSH, 256, options.async_messages, 60.0,
-                                   &record_bytes);
-  const uint64_t raw_total = static_cast<uint64_t>(async.messages) * static_cast<uint64_t>(record_bytes);
-  auto raw = bench::measure_sequential_pwrite(options.dir + "/raw-seq", raw_total, static_cast<size_t>(record_bytes),
-                                              bench::BlockState::kFallocated);
-  if (!raw.ok()) {
-    std::fprintf(stderr, "raw baseline failed: %s\n", raw.status().to_string().c_str());
-    return 1;
-  }
-  print("raw_pwrite_seq_1k", raw->bytes_per_second() / 1e6, "MB/s");
-  print("store_async_flush_1k", async.mb_per_second(), "MB/s", raw->bytes_per_second() / 1e6, "raw_pwrite_seq_1k");
-  print("store_async_flush_1k_rate", async.msgs_per_second(), "msgs/s", raw->writes_per_second(),
-        "raw_pwrite_seq_1k_rate");
-
-  // SYNC_FLUSH: group commit against pwrite + fdatasync at the same batch.
-  for (int in_flight : {1, 8, 64, 256}) {
-    const RunResult sync = run_puts(options, store::FlushDiskType::SYNC_FLUSH, in_flight, INT64_MAX,
-                                    options.seconds_per_case, &record_bytes);
-    bench::SyncBatchOptions raw_options;
-    raw_options.message_bytes = static_cast<size_t>(record_bytes);
-    raw_options.batch_size = in_flight;
-    raw_options.max_seconds = options.seconds_per_case;
-    raw_options.max_syncs = 1'000'000;
-    raw_options.blocks = bench::BlockState::kFallocated;
-    auto raw_sync = bench::measure_sync_batches(options.dir + "/raw-sync", raw_options);
-    if (!raw_sync.ok()) {
-      std::fprintf(stderr, "raw sync baseline failed: %s\n", raw_sync.status().to_string().c_str());
-      return 1;
+  std::vector<Segments> block_states;
+  for (const std::string& item : split(options.blocks)) {
+    if (item == "pretouched") {
+      block_states.push_back(Segments::kWarm);
+    } else if (item == "fresh") {
+      block_states.push_back(Segments::kFresh);
+    } else {
+      std::cerr << "store_bench: --blocks: '" << item << "' is neither pretouched nor fresh\n";
+      return 2;
     }
-    const std::string suffix = "_inflight" + std::to_string(in_flight);
-    print("raw_pwrite_fdatasync_1k_batch" + std::to_string(in_flight), raw_sync->messages_per_second(), "msgs/s");
-    print("store_sync_flush_1k" + suffix, sync.msgs_per_second(), "msgs/s", raw_sync->messages_per_second(),
-          "raw_pwrite_fdatasync_1k_batch" + std::to_string(in_flight));
-    if (sync.failures > 0) print("store_sync_flush_1k" + suffix + "_failures", static_cast<double>(sync.failures), "puts");
   }
+  for (const std::string& item : split(cases)) {
+    if (item != "async" && item != "sync") {
+      std::cerr << "store_bench: --cases: '" << item << "' is neither async nor sync\n";
+      return 2;
+    }
+    for (Segments segments : block_states) {
+      if (item == "async") run_async(options, segments);
+      if (item == "sync") run_sync(options, segments);
+    }
+  }
+  for (const std::string& item : split(options.scaling_gib)) run_scaling(options, std::stod(item));
   if (own_dir) std::filesystem::remove_all(options.dir);
   return 0;
 }

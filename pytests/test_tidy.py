@@ -11,6 +11,7 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 ALLOWED = {
     "broker/env/posix_env.h", "broker/env/posix_env.cc",
     "broker/env/posix_file_system.h", "broker/env/posix_file_system.cc",
+    "broker/env/posix_file_preparer.h", "broker/env/posix_file_preparer.cc",
     "broker/env/asio_executor.h", "broker/env/asio_executor.cc", "broker/env/asio.h",
 }
 

@@ -18,7 +18,11 @@ bool is_prepared_or_rollback(int32_t sysflag) {
 }  // namespace
 
 CommitLog::CommitLog(env::Env& env, const MessageStoreConfig& config)
-    : env_(env), config_(config), queue_(env, config.commit_log_dir(), config.mappedFileSizeCommitLog) {}
+    : env_(env), config_(config), queue_(env, config.commit_log_dir(), config.mappedFileSizeCommitLog) {
+  if (config.allocateMappedFileEnable || config.warmMapedFileEnable) {
+    queue_.enable_preallocation(config.warmMapedFileEnable);
+  }
+}
 
 Status CommitLog::write_blank(MappedFile& file) {
   const int64_t free_bytes = file.free_bytes();

@@ -19,6 +19,13 @@ Status MappedFileQueue::load() {
   MQ_ASSIGN_OR_RETURN(std::vector<std::string> names, env_.files().list(dir_));
   for (const std::string& name : names) {  // sorted: 20-digit names sort numerically
     const std::string path = env::join_path(dir_, name);
+    if (AllocateMappedFileService::is_temp_name(name)) {
+      // A segment being pre-allocated when the process stopped: never part of the log.
+      MQ_LOG(kInfo, "store", "removing unfinished pre-allocated file " << path);
+      MQ_RETURN_IF_ERROR(env_.files().remove(path));
+      ++dir_changes_;
+      continue;
+    }
     const auto offset = MappedFile::parse_file_name(name);
     if (!offset || env_.files().is_directory(path)) {
       MQ_LOG(kWarn, "store", "ignoring stray entry " << path << " (not a 20-digit segment name)");
@@ -60,18 +67,34 @@ Result<std::shared_ptr<MappedFile>> MappedFileQueue::create_file(int64_t start_o
   MQ_ASSERT(start_offset >= 0);
   MQ_ASSERT(start_offset % file_size_ == 0);
   const std::string path = env::join_path(dir_, MappedFile::file_name(start_offset));
-  MQ_ASSIGN_OR_RETURN(std::shared_ptr<env::File> file,
-                      env_.files().open(path, env::OpenOptions{.create = true, .exclusive = false, .truncate = true}));
-  if (Status status = file->allocate(static_cast<uint64_t>(file_size_)); !status.ok()) {
-    (void)env_.files().remove(path);  // leave no half-made segment behind
-    return status;
+  std::shared_ptr<env::File> file = allocator_ ? allocator_->take(path) : nullptr;
+  if (file == nullptr) {
+    MQ_ASSIGN_OR_RETURN(file,
+                        env_.files().open(path, env::OpenOptions{.create = true, .exclusive = false, .truncate = true}));
+    if (Status status = file->allocate(static_cast<uint64_t>(file_size_)); !status.ok()) {
+      (void)env_.files().remove(path);  // leave no half-made segment behind
+      return status;
+    }
   }
   ++dir_changes_;
   return std::make_shared<MappedFile>(std::move(file), start_offset, file_size_);
 }
 
+void MappedFileQueue::enable_preallocation(bool warm) {
+  MQ_ASSERT(allocator_ == nullptr);
+  allocator_ = std::make_unique<AllocateMappedFileService>(env_, warm);
+}
+
 Result<std::shared_ptr<MappedFile>> MappedFileQueue::last_file_or_create(int64_t start_offset) {
-  if (!files_.empty() && !files_.back()->is_full()) return files_.back();
+  if (!files_.empty() && !files_.back()->is_full()) {
+    // One integer compare per put; a request once per segment.
+    const int64_t next = files_.back()->file_from_offset() + file_size_;
+    if (allocator_ && requested_next_ != next) {
+      requested_next_ = next;
+      allocator_->request(env::join_path(dir_, MappedFile::file_name(next)), file_size_);
+    }
+    return files_.back();
+  }
   const int64_t next = files_.empty() ? start_offset : files_.back()->file_from_offset() + file_size_;
   if (files_.empty()) flushed_where_ = next;
   MQ_ASSIGN_OR_RETURN(std::shared_ptr<MappedFile> created, create_file(next));
@@ -185,6 +208,10 @@ Status MappedFileQueue::delete_first_file() {
 }
 
 Status MappedFileQueue::destroy() {
+  if (allocator_) {
+    allocator_->abandon_all();
+    requested_next_ = -1;
+  }
   while (!files_.empty()) {
     MQ_RETURN_IF_ERROR(env_.files().remove(files_.back()->path()));
     files_.pop_back();

@@ -18,6 +18,7 @@
 #include "broker/common/lifetime.h"
 #include "broker/common/status.h"
 #include "broker/env/env.h"
+#include "broker/store/allocate_mapped_file_service.h"
 #include "broker/store/mapped_file.h"
 
 namespace mqlab::store {
@@ -44,8 +45,15 @@ class MappedFileQueue {
 
   // The last file when it has room, else a new file starting where the last
   // ends (or at start_offset when there are none). start_offset must be a
-  // multiple of file_size.
+  // multiple of file_size. With pre-allocation, the new file is the one
+  // prepared in the background when it is ready, and the file after the last
+  // is requested whenever it has not been yet.
   Result<std::shared_ptr<MappedFile>> last_file_or_create(int64_t start_offset);
+
+  // Segments are from now on created ahead by an AllocateMappedFileService
+  // (warm: pre-touched too). Call before the first last_file_or_create.
+  void enable_preallocation(bool warm);
+  const AllocateMappedFileService* allocator() const { return allocator_.get(); }
 
   // The file holding offset, or nullptr when no file covers it.
   std::shared_ptr<MappedFile> find_file(int64_t offset) const;
@@ -92,6 +100,8 @@ class MappedFileQueue {
   uint64_t dir_changes_ = 0;
   uint64_t dir_changes_synced_ = 0;
   LatencyBuckets flush_latency_;
+  std::unique_ptr<AllocateMappedFileService> allocator_;  // null: created on the put path
+  int64_t requested_next_ = -1;  // start offset of the segment last requested ahead
   LifetimeToken lifetime_;
 };
 

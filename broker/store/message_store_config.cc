@@ -60,6 +60,8 @@ const std::vector<Key>& keys() {
       {"reputIntervalMs", &Config::reputIntervalMs},
       {"messageDelayLevel", &Config::messageDelayLevel},
       {"flushDelayOffsetInterval", &Config::flushDelayOffsetInterval},
+      {"warmMapedFileEnable", &Config::warmMapedFileEnable},
+      {"allocateMappedFileEnable", &Config::allocateMappedFileEnable},
   };
   return table;
 }
@@ -68,6 +70,9 @@ template <typename... Ts>
 struct Overloaded : Ts... {
   using Ts::operator()...;
 };
+// Spelled out for clang 14 (the fuzz build), which cannot deduce an aggregate's arguments.
+template <typename... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
 
 Status bad_value(std::string_view key, std::string_view value, std::string_view allowed) {
   return Status::InvalidArgument(std::string(key) + "=" + std::string(value) + ": " + std::string(allowed));

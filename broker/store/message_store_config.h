@@ -73,6 +73,16 @@ struct MessageStoreConfig {
   // bytes when it found none; RocketMQ's loop sleeps 1 ms.
   int64_t reputIntervalMs = 1;
 
+  // Segment pre-allocation (allocate_mapped_file_service.h): the CommitLog's
+  // next segment is created and allocated off the put path before it is
+  // needed (RocketMQ always does this; off by default here so that the
+  // simulator's traces and existing stores stay as they were). With
+  // warmMapedFileEnable (RocketMQ's key and spelling) the segment is also
+  // written once with zeros and synced: on a thin-provisioned disk that
+  // makes filling it several times faster. Warming implies pre-allocation.
+  bool allocateMappedFileEnable = false;
+  bool warmMapedFileEnable = false;
+
   std::string commit_log_dir() const;
   std::string consume_queue_dir() const;
   std::string index_dir() const;

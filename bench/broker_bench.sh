@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# broker_bench.sh: mqnamesrv + mqbroker over loopback against redis-server 7
+# on the same machine, in the same run (only ratios mean something here).
+#
+#   mqadmin perf produce, 1 KiB bodies, 50 senders without pipelining (-w 50)
+#   and 50 senders with 16 in flight each (-w 800: perf produce's -w counts
+#   sends in flight), under ASYNC_FLUSH and SYNC_FLUSH; then mqadmin perf
+#   consume of what was produced (from the page cache), and mqbroker's peak
+#   RSS (VmHWM).
+#   redis-benchmark XADD of 1 KiB, 50 clients, unpipelined (-P 1) and with 16
+#   pipelined (-P 16), under appendfsync everysec and always.
+#   Ratios: ASYNC_FLUSH vs everysec, SYNC_FLUSH vs always, at equal in-flight
+#   requests (goal >= 1.0).
+#
+# Output: one line per figure, `name value unit [ratio=x.xx vs BASELINE]`.
+# Environment: BUILD_DIR (default build), DURATION seconds per mqbroker case
+# (default 8), REDIS_REQUESTS_P1 / REDIS_REQUESTS_P16 (requests per redis
+# case). Installs redis-server with apt-get when missing (the Debian service
+# is not started: policy-rc.d, or stopped if it was). Every process it starts
+# is stopped by PID; its scratch directory is removed.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD_DIR=${BUILD_DIR:-$ROOT/build}
+BIN=$BUILD_DIR/bin
+DURATION=${DURATION:-8}
+REDIS_REQUESTS_P1=${REDIS_REQUESTS_P1:-200000}
+REDIS_REQUESTS_P16=${REDIS_REQUESTS_P16:-800000}
+SENDERS=50
+PIPELINE=16
+PY=/usr/bin/python3
+
+for program in mqnamesrv mqbroker mqadmin; do
+  [ -x "$BIN/$program" ] || { echo "broker_bench: $BIN/$program missing (build it first)" >&2; exit 2; }
+done
+
+SCRATCH=$(mktemp -d /tmp/mqlab-broker-bench-XXXXXX)
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$SCRATCH"
+}
+trap cleanup EXIT
+
+line() {  # name value unit [baseline baseline_name]
+  if [ $# -ge 5 ] && [ -n "$4" ] && [ "$4" != "0" ]; then
+    $PY -c 'import sys; n,v,u,b,bn=sys.argv[1:]; print(f"{n} {float(v):.1f} {u} ratio={float(v)/float(b):.2f} vs {bn}")' "$@"
+  else
+    $PY -c 'import sys; n,v,u=sys.argv[1:4]; print(f"{n} {float(v):.1f} {u}")' "$1" "$2" "$3"
+  fi
+}
+
+# A base port with base, base+1 and base+2 free on loopback.
+free_ports() {
+  $PY - <<'PYEOF'
+import socket
+for _ in range(200):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); base = s.getsockname()[1]; s.close()
+    if base > 65000: continue
+    ok = True
+    for p in range(base, base + 3):
+        t = socket.socket()
+        try: t.bind(("127.0.0.1", p))
+        except OSError: ok = False
+        finally: t.close()
+    if ok:
+        print(base); break
+PYEOF
+}
+
+stop_pid() {
+  local pid=$1
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+}
+
+# ---------------------------------------------------------------- mqbroker
+NS_PORT=$(free_ports)
+cat > "$SCRATCH/namesrv.conf" <<CONF
+listenPort=$NS_PORT
+httpPort=0
+CONF
+"$BIN/mqnamesrv" -c "$SCRATCH/namesrv.conf" > "$SCRATCH/namesrv.log" 2>&1 &
+NS_PID=$!
+PIDS+=("$NS_PID")
+NS=127.0.0.1:$NS_PORT
+
+# perf produce summary -> "tps p50 p99"
+produce_figures() {
+  $PY - "$1" <<'PYEOF'
+import re, sys
+text = open(sys.argv[1]).read()
+tps = re.search(r"\[Complete\].*?Send TPS: (\d+)", text)
+total = re.search(r"\[Complete\] Send Total: (\d+)", text)
+pct = re.search(r"Send RT\(ms\) p50: ([\d.]+) p99: ([\d.]+)", text)
+failed = re.search(r"Send Failed: (\d+)", text.split("[Complete]")[-1]) if "[Complete]" in text else None
+print(tps.group(1) if tps else 0, pct.group(1) if pct else 0, pct.group(2) if pct else 0,
+      failed.group(1) if failed else -1, total.group(1) if total else 0)
+PYEOF
+}
+
+declare -A MQ
+run_broker_case() {  # flush_type tag
+  local flush=$1 tag=$2
+  local port; port=$(free_ports)
+  local store="$SCRATCH/store-$tag"
+  cat > "$SCRATCH/broker-$tag.conf" <<CONF
+brokerClusterName=BenchCluster
+brokerName=bench-broker
+brokerId=0
+brokerRole=ASYNC_MASTER
+flushDiskType=$flush
+namesrvAddr=$NS
+brokerIP1=127.0.0.1
+listenPort=$port
+haListenPort=$((port + 1))
+httpPort=$((port + 2))
+storePathRootDir=$store
+mappedFileSizeCommitLog=268435456
+warmMapedFileEnable=true
+allocateMappedFileEnable=true
+# Nothing is deleted during the run (the consume side reads it all back);
+# the scratch store is removed at the end. This machine's shared disk is
+# fuller than the default thresholds.
+fileReservedTime=48
+diskMaxUsedSpaceRatio=95
+diskSpaceWarningLevelRatio=0.99
+diskSpaceCleanForciblyRatio=0.99
+autoCreateTopicEnable=true
+defaultTopicQueueNums=8
+CONF
+  "$BIN/mqbroker" -c "$SCRATCH/broker-$tag.conf" > "$SCRATCH/broker-$tag.log" 2>&1 &
+  local pid=$!
+  PIDS+=("$pid")
+  local ready=0
+  for _ in $(seq 100); do
+    if "$BIN/mqadmin" updateTopic -n "$NS" -c BenchCluster -t BenchTopic -r 8 -w 8 > /dev/null 2>&1; then ready=1; break; fi
+    sleep 0.3
+  done
+  if [ $ready -ne 1 ]; then echo "broker_bench: broker ($flush) did not come up" >&2; cat "$SCRATCH/broker-$tag.log" >&2; exit 1; fi
+  sleep 1  # the route reaches the name server with the next registration
+
+  local produced=0
+  for inflight in $SENDERS $((SENDERS * PIPELINE)); do
+    local out="$SCRATCH/produce-$tag-$inflight.txt"
+    "$BIN/mqadmin" perf produce -n "$NS" -t BenchTopic -w "$inflight" -s 1024 --duration "$DURATION" > "$out" 2>&1 || true
+    read -r tps p50 p99 failed total < <(produce_figures "$out")
+    MQ[$tag-$inflight-tps]=$tps; MQ[$tag-$inflight-p50]=$p50; MQ[$tag-$inflight-p99]=$p99
+    MQ[$tag-$inflight-failed]=$failed
+    produced=$((produced + total))
+  done
+  # The consume side: everything produced, from the first offset (page cache).
+  local cout="$SCRATCH/consume-$tag.txt"
+  "$BIN/mqadmin" perf consume -n "$NS" -t BenchTopic -g bench_consumer_$tag -p false --fromFirst \
+      -q "$produced" --duration 30 > "$cout" 2>&1 || true
+  local ctps
+  ctps=$($PY -c 'import re,sys; m=re.search(r"Consume TPS: (\d+)", open(sys.argv[1]).read()); print(m.group(1) if m else 0)' "$cout")
+  MQ[$tag-consume-tps]=$ctps
+  MQ[$tag-hwm]=$(awk '/VmHWM/ {print $2}' /proc/$pid/status)
+  stop_pid "$pid"
+}
+
+run_broker_case ASYNC_FLUSH async
+run_broker_case SYNC_FLUSH sync
+
+# ---------------------------------------------------------------- redis
+if ! command -v redis-server > /dev/null || ! command -v redis-benchmark > /dev/null; then
+  echo "broker_bench: installing redis-server and redis-tools" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools > "$SCRATCH/apt.log" 2>&1 || {
+    apt-get update -qq > /dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools > "$SCRATCH/apt.log" 2>&1
+  } || { echo "broker_bench: could not install redis" >&2; cat "$SCRATCH/apt.log" >&2; exit 1; }
+  # The package's own service (where an init started it) is not ours to run against.
+  if command -v service > /dev/null; then service redis-server stop > /dev/null 2>&1 || true; fi
+fi
+
+declare -A RD
+BODY=$(head -c 1024 /dev/zero | tr '\0' 'x')
+run_redis_case() {  # appendfsync tag
+  local fsync=$1 tag=$2
+  local port; port=$(free_ports)
+  local dir="$SCRATCH/redis-$tag"
+  mkdir -p "$dir"
+  redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --appendonly yes --appendfsync "$fsync" \
+      --save "" --daemonize no --protected-mode yes > "$dir/redis.log" 2>&1 &
+  local pid=$!
+  PIDS+=("$pid")
+  for _ in $(seq 100); do redis-cli -p "$port" ping > /dev/null 2>&1 && break; sleep 0.1; done
+  for pipeline in 1 $PIPELINE; do
+    local n=$REDIS_REQUESTS_P1; [ "$pipeline" -gt 1 ] && n=$REDIS_REQUESTS_P16
+    redis-cli -p "$port" del s > /dev/null
+    # A capped stream, as a retained log: memory stays bounded.
+    local csv
+    csv=$(redis-benchmark -p "$port" -c $SENDERS -n "$n" -P "$pipeline" --csv \
+          XADD s MAXLEN '~' 100000 '*' f "$BODY" 2>/dev/null | tail -1)
+    # "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
+    RD[$tag-$pipeline-tps]=$(echo "$csv" | awk -F'","' '{print $2}')
+    RD[$tag-$pipeline-p50]=$(echo "$csv" | awk -F'","' '{print $5}')
+    RD[$tag-$pipeline-p99]=$(echo "$csv" | awk -F'","' '{print $7}')
+  done
+  RD[$tag-hwm]=$(awk '/VmHWM/ {print $2}' /proc/$pid/status)
+  stop_pid "$pid"
+}
+run_redis_case everysec everysec
+run_redis_case always always
+
+# ---------------------------------------------------------------- report
+for pair in "async everysec ASYNC_FLUSH" "sync always SYNC_FLUSH"; do
+  set -- $pair
+  mq=$1 rd=$2 label=$3
+  for inflight in $SENDERS $((SENDERS * PIPELINE)); do
+    pipeline=1; [ "$inflight" -gt $SENDERS ] && pipeline=$PIPELINE
+    rname="redis_xadd_1k_${rd}_c${SENDERS}_P${pipeline}"
+    line "$rname" "${RD[$rd-$pipeline-tps]:-0}" msgs/s
+    line "${rname}_p50" "${RD[$rd-$pipeline-p50]:-0}" ms
+    line "${rname}_p99" "${RD[$rd-$pipeline-p99]:-0}" ms
+    name="mqbroker_produce_1k_${mq}_flush_inflight${inflight}"
+    line "$name" "${MQ[$mq-$inflight-tps]:-0}" msgs/s "${RD[$rd-$pipeline-tps]:-0}" "$rname"
+    line "${name}_p50" "${MQ[$mq-$inflight-p50]:-0}" ms
+    line "${name}_p99" "${MQ[$mq-$inflight-p99]:-0}" ms
+    if [ "${MQ[$mq-$inflight-failed]:-0}" != "0" ]; then line "${name}_send_failed" "${MQ[$mq-$inflight-failed]}" sends; fi
+  done
+  line "mqbroker_consume_1k_${mq}_flush" "${MQ[$mq-consume-tps]:-0}" msgs/s
+  line "mqbroker_consume_1k_${mq}_flush_mb" "$($PY -c "print(${MQ[$mq-consume-tps]:-0} * 1024 / 1e6)")" MB/s
+  line "mqbroker_peak_rss_${mq}_flush" "$($PY -c "print(${MQ[$mq-hwm]:-0} / 1024)")" MiB
+  line "redis_peak_rss_${rd}" "$($PY -c "print(${RD[$rd-hwm]:-0} / 1024)")" MiB
+done

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# run_all.sh: every benchmark in one go (what `make bench` runs), then
+# bench/results.md: the date, the machine (nproc, kernel, disk) and one table
+# row per figure. Each benchmark prints `name value unit [ratio=x.xx vs B]`
+# lines; their raw output is kept in bench/results/<bench>.txt.
+#
+# Budget: under 15 minutes on the 2-vCPU machine. store_bench's scaling runs
+# 1 and 4 GiB; BENCH_LONG=1 adds 16 GiB (about 2-3 more minutes on a fast
+# disk, much more on a thin-provisioned one) and sim_bench's 600-minute run.
+# Environment: BUILD_DIR (default build), BENCH_ONLY="store_bench sim_bench"
+# to run a subset.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD_DIR=${BUILD_DIR:-$ROOT/build}
+case "$BUILD_DIR" in /*) ;; *) BUILD_DIR=$ROOT/$BUILD_DIR ;; esac
+BIN=$BUILD_DIR/bin
+OUT=$ROOT/bench/results
+mkdir -p "$OUT"
+BENCH_LONG=${BENCH_LONG:-0}
+SCALING=1,4
+SIM_ARGS=()
+if [ "$BENCH_LONG" = 1 ]; then SCALING=1,4,16; SIM_ARGS=(--long); fi
+ALL="raw_disk_bench store_bench sim_bench replication_bench broker_bench"
+ONLY=${BENCH_ONLY:-$ALL}
+
+status=0
+run() {  # name command...
+  local name=$1; shift
+  case " $ONLY " in *" $name "*) ;; *) return 0 ;; esac
+  echo "== $name: $*" >&2
+  local start=$SECONDS
+  if "$@" > "$OUT/$name.txt" 2> "$OUT/$name.err"; then
+    echo "== $name: $((SECONDS - start)) s" >&2
+  else
+    echo "== $name FAILED after $((SECONDS - start)) s (see $OUT/$name.err)" >&2
+    status=1
+  fi
+  echo "${name}_wall_seconds $((SECONDS - start)) s" >> "$OUT/$name.txt"
+  grep -v '^#' "$OUT/$name.txt" >&2 || true
+}
+
+run raw_disk_bench "$BIN/raw_disk_bench"
+run store_bench "$BIN/store_bench" --scaling-gib "$SCALING"
+run sim_bench "$BIN/sim_bench" "${SIM_ARGS[@]}"
+run replication_bench "$BIN/replication_bench"
+run broker_bench env BUILD_DIR="$BUILD_DIR" "$ROOT/bench/broker_bench.sh"
+
+# ---------------------------------------------------------------- results.md
+disk_of() {
+  local source; source=$(df --output=source /tmp | tail -1)
+  local base; base=$(basename "$source")
+  local model=""
+  [ -r "/sys/block/$base/device/model" ] && model=$(tr -s ' ' < "/sys/block/$base/device/model")
+  local rotational=""
+  [ -r "/sys/block/$base/queue/rotational" ] && rotational=$([ "$(cat /sys/block/$base/queue/rotational)" = 0 ] && echo "non-rotational" || echo "rotational")
+  echo "$source ${model:+($model) }$rotational, $(df -h --output=size,avail /tmp | tail -1 | awk '{print $1" total, "$2" free"}') on /tmp"
+}
+{
+  echo "# Benchmark results"
+  echo
+  echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "- machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(free -g | awk '/Mem:/ {print $2}') GiB RAM, kernel $(uname -r)"
+  echo "- disk: $(disk_of)"
+  echo "- commit: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
+  echo
+  echo "Produced by \`make bench\` (bench/run_all.sh). Ratios compare with a baseline measured in the same run."
+  for name in $ALL; do
+    [ -f "$OUT/$name.txt" ] || continue
+    echo
+    echo "## $name"
+    echo
+    echo "| figure | value | unit | ratio | vs |"
+    echo "|---|---:|---|---:|---|"
+    grep -v '^#' "$OUT/$name.txt" | awk '
+      NF >= 3 {
+        ratio = ""; vs = "";
+        for (i = 4; i <= NF; i++) { if ($i ~ /^ratio=/) { ratio = substr($i, 7); } if ($i == "vs" && i < NF) vs = $(i + 1); }
+        printf("| %s | %s | %s | %s | %s |\n", $1, $2, $3, ratio, vs);
+      }'
+  done
+} > "$ROOT/bench/results.md"
+echo "bench/results.md written" >&2
+exit $status

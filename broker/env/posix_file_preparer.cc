@@ -1,0 +1,93 @@
+#include "broker/env/posix_file_preparer.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "broker/env/posix_file_system.h"
+
+namespace mqlab::env {
+namespace {
+// 1 MiB per pwrite: large enough that the syscall cost vanishes, small enough
+// not to hold a big buffer.
+constexpr uint64_t kZeroChunkBytes = uint64_t{1} << 20;
+}  // namespace
+
+PosixFilePreparer::PosixFilePreparer(boost::asio::io_context& io)
+    : io_(io), open_(std::make_shared<std::atomic<bool>>(true)) {}
+
+PosixFilePreparer::~PosixFilePreparer() {
+  open_->store(false);
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    queue_.clear();  // not started: dropped, their work guards released
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) {
+    MQ_ASSERT(thread_.get_id() != std::this_thread::get_id());
+    thread_.join();
+  }
+}
+
+void PosixFilePreparer::prepare(std::shared_ptr<File> file, uint64_t size, bool pretouch, SyncCallback done) {
+  MQ_ASSERT(file != nullptr);
+  MQ_ASSERT(done != nullptr);
+  {
+    std::lock_guard lock(mutex_);
+    MQ_ASSERT(!stopping_);
+    queue_.push_back(Job{std::move(file), size, pretouch, std::move(done), boost::asio::make_work_guard(io_)});
+    if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+  }
+  wake_.notify_one();
+}
+
+void PosixFilePreparer::run() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (stopping_) return;
+    Job job = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    const Status status = prepare_now(*job.file, job.size, job.pretouch);
+    // The file reference travels with the completion: the last one drops on
+    // the io_context thread, as the broker's files always do.
+    boost::asio::post(io_, [open = open_, done = std::move(job.done), file = std::move(job.file), status] {
+      if (open->load()) done(status);
+    });
+    job.work.reset();
+    lock.lock();
+  }
+}
+
+Status PosixFilePreparer::prepare_now(File& file, uint64_t size, bool pretouch) {
+  MQ_RETURN_IF_ERROR(file.allocate(size));
+  if (!pretouch) return Status::Ok();
+  // Zeros over every block, then one fdatasync: the disk has now written each
+  // block once, and the puts that fill the segment overwrite cached pages.
+  const std::vector<uint8_t> zeros(static_cast<size_t>(std::min(kZeroChunkBytes, size)), 0);
+  for (uint64_t offset = 0; offset < size;) {
+    const size_t length = static_cast<size_t>(std::min<uint64_t>(zeros.size(), size - offset));
+    MQ_RETURN_IF_ERROR(file.pwrite(offset, std::span(zeros.data(), length)));
+    offset += length;
+  }
+  // A blocking fdatasync belongs on this thread, not on the file system's
+  // flush thread, where it would hold up the CommitLog's group commits.
+  auto* posix = dynamic_cast<PosixFile*>(&file);
+  if (posix == nullptr) return Status::Ok();  // not ours to sync inline; the data is still zeros
+  int result = 0;
+  do {
+    result = ::fdatasync(posix->fd());
+  } while (result != 0 && errno == EINTR);
+  if (result != 0) {
+    return Status::IoError(file.path() + ": fdatasync after pre-touch: " + std::generic_category().message(errno));
+  }
+  return Status::Ok();
+}
+
+}  // namespace mqlab::env

@@ -1,0 +1,139 @@
+#include "broker/store/allocate_mapped_file_service.h"
+
+#include <vector>
+
+#include "broker/common/log.h"
+#include "broker/store/mapped_file.h"
+
+namespace mqlab::store {
+
+bool AllocateMappedFileService::is_temp_name(std::string_view name) {
+  if (!name.ends_with(kTempSuffix)) return false;
+  return MappedFile::parse_file_name(name.substr(0, name.size() - kTempSuffix.size())).has_value();
+}
+
+AllocateMappedFileService::AllocateMappedFileService(env::Env& env, bool warm) : env_(env), warm_(warm) {}
+
+void AllocateMappedFileService::request(const std::string& path, int64_t file_size) {
+  MQ_ASSERT(file_size > 0);
+  // Only the next segment is worth a file on disk; anything else was for a
+  // log position that truncation or destruction took away.
+  std::vector<std::string> ready_elsewhere;
+  for (auto& [other, entry] : entries_) {
+    if (other == path) continue;
+    if (entry.state == State::kReady) ready_elsewhere.push_back(other);
+    entry.state = State::kAbandoned;  // the rest go when start() or on_prepared() sees it
+  }
+  for (const std::string& other : ready_elsewhere) discard(other);
+  auto it = entries_.find(path);
+  if (it != entries_.end()) {
+    MQ_ASSERT(it->second.file_size == file_size);
+    // Still running for the same segment: wanted again.
+    if (it->second.state == State::kAbandoned) {
+      it->second.state = it->second.file ? State::kPreparing : State::kOpening;
+    }
+    return;
+  }
+  Entry entry;
+  entry.temp_path = path + std::string(kTempSuffix);
+  entry.file_size = file_size;
+  entries_.emplace(path, std::move(entry));
+  // Opening the file is a syscall that may create an inode: its own task,
+  // not the put that asked.
+  env_.executor().post(lifetime_.guard([this, path] { start(path); }));
+}
+
+void AllocateMappedFileService::start(const std::string& path) {
+  auto it = entries_.find(path);
+  MQ_ASSERT(it != entries_.end());
+  Entry& entry = it->second;
+  MQ_ASSERT(entry.file == nullptr);
+  if (entry.state == State::kAbandoned) {
+    entries_.erase(it);  // nothing made yet
+    return;
+  }
+  Result<std::shared_ptr<env::File>> file =
+      env_.files().open(entry.temp_path, env::OpenOptions{.create = true, .exclusive = false, .truncate = true});
+  if (!file.ok()) {
+    MQ_LOG(kWarn, "store", "pre-allocating " << path << " failed: " << file.status().to_string()
+                                             << "; the segment will be created when the log reaches it");
+    entries_.erase(it);
+    return;
+  }
+  entry.file = *file;
+  entry.state = State::kPreparing;
+  env_.prepare_file(entry.file, static_cast<uint64_t>(entry.file_size), warm_,
+                    lifetime_.guard([this, path](Status status) { on_prepared(path, std::move(status)); }));
+}
+
+void AllocateMappedFileService::on_prepared(const std::string& path, Status status) {
+  auto it = entries_.find(path);
+  MQ_ASSERT(it != entries_.end());
+  Entry& entry = it->second;
+  MQ_ASSERT(entry.state == State::kPreparing || entry.state == State::kAbandoned);
+  if (entry.state == State::kAbandoned) {
+    discard(path);
+    return;
+  }
+  if (!status.ok()) {
+    MQ_LOG(kWarn, "store", "pre-allocating " << path << " failed: " << status.to_string()
+                                             << "; the segment will be created when the log reaches it");
+    discard(path);
+    return;
+  }
+  entry.state = State::kReady;
+}
+
+void AllocateMappedFileService::discard(const std::string& path) {
+  auto it = entries_.find(path);
+  MQ_ASSERT(it != entries_.end());
+  const std::string temp_path = it->second.temp_path;
+  entries_.erase(it);
+  if (Status status = env_.files().remove(temp_path); !status.ok()) {
+    MQ_LOG(kWarn, "store", "removing the unused pre-allocated file " << temp_path << ": " << status.to_string());
+  }
+}
+
+std::shared_ptr<env::File> AllocateMappedFileService::take(const std::string& path) {
+  auto it = entries_.find(path);
+  if (it == entries_.end() || it->second.state != State::kReady) {
+    ++missed_;
+    if (it != entries_.end()) it->second.state = State::kAbandoned;  // removed when the Env is done with it
+    return nullptr;
+  }
+  const std::string temp_path = it->second.temp_path;
+  entries_.erase(it);
+  if (Status status = env_.files().rename(temp_path, path); !status.ok()) {
+    MQ_LOG(kWarn, "store", "renaming pre-allocated " << temp_path << " into place: " << status.to_string());
+    (void)env_.files().remove(temp_path);
+    ++missed_;
+    return nullptr;
+  }
+  // Reopened under its segment name, so the File's path names the segment.
+  Result<std::shared_ptr<env::File>> file = env_.files().open(path, env::OpenOptions{});
+  if (!file.ok()) {
+    MQ_LOG(kWarn, "store", "reopening pre-allocated " << path << ": " << file.status().to_string());
+    ++missed_;
+    return nullptr;
+  }
+  ++taken_;
+  return *file;
+}
+
+bool AllocateMappedFileService::has_ready() const {
+  for (const auto& [path, entry] : entries_) {
+    if (entry.state == State::kReady) return true;
+  }
+  return false;
+}
+
+void AllocateMappedFileService::abandon_all() {
+  std::vector<std::string> ready;
+  for (auto& [path, entry] : entries_) {
+    if (entry.state == State::kReady) ready.push_back(path);
+    entry.state = State::kAbandoned;
+  }
+  for (const std::string& path : ready) discard(path);
+}
+
+}  // namespace mqlab::store

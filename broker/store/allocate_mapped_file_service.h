@@ -1,0 +1,82 @@
+// AllocateMappedFileService: gets a log's next segment file ready before the
+// put path needs it (RocketMQ's AllocateMappedFileService; with warm, its
+// warmMapedFileEnable). Creating a segment costs a file creation and a
+// fallocate, and on a thin-provisioned disk every never-written block writes
+// several times slower than a rewritten one: paid on the put path, a segment
+// roll stalls every put behind it. Here the file is created in its own task
+// and allocated (and, with warm, written with zeros and synced) through
+// Env::prepare_file, off the broker core.
+//
+// A segment is prepared under a temporary name, "<20-digit offset>.allocating",
+// and renamed to its segment name only when the log takes it: a crash leaves
+// at most a temporary file (MappedFileQueue::load removes it), never a
+// segment recovery would have to explain.
+//
+// Invariants: at most one segment is being prepared or waiting to be taken
+// per path; a preparation the log no longer wants (another segment was
+// requested, or the log was destroyed) is abandoned and its temporary file
+// removed once the Env is done with it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "broker/common/lifetime.h"
+#include "broker/env/env.h"
+
+namespace mqlab::store {
+
+class AllocateMappedFileService {
+ public:
+  static constexpr std::string_view kTempSuffix = ".allocating";
+  // Whether name is a temporary file of this service: 20 digits + kTempSuffix.
+  static bool is_temp_name(std::string_view name);
+
+  AllocateMappedFileService(env::Env& env, bool warm);
+
+  AllocateMappedFileService(const AllocateMappedFileService&) = delete;
+  AllocateMappedFileService& operator=(const AllocateMappedFileService&) = delete;
+
+  // Starts preparing the segment file at path (file_size bytes), unless it
+  // is already being prepared or ready. Abandons any other segment.
+  void request(const std::string& path, int64_t file_size);
+  // The segment file at path, renamed into place and reopened under its
+  // name, when its preparation completed; nullptr when it did not (still
+  // running, failed, never requested): the caller then creates the file
+  // itself, and a preparation still running is abandoned.
+  std::shared_ptr<env::File> take(const std::string& path);
+  // Abandons every preparation (the log is being destroyed).
+  void abandon_all();
+
+  bool warm() const { return warm_; }
+  // Whether a segment is prepared and waiting to be taken.
+  bool has_ready() const;
+  // Segments taken ready, and segments the log had to create itself (each
+  // a stall on the put path; the first segment of an empty log is one).
+  uint64_t taken() const { return taken_; }
+  uint64_t missed() const { return missed_; }
+
+ private:
+  enum class State { kOpening, kPreparing, kReady, kAbandoned };
+  struct Entry {
+    std::string temp_path;
+    int64_t file_size = 0;
+    State state = State::kOpening;
+    std::shared_ptr<env::File> file;  // set once opened
+  };
+  void start(const std::string& path);
+  void on_prepared(const std::string& path, Status status);
+  void discard(const std::string& path);
+
+  env::Env& env_;
+  const bool warm_;
+  std::map<std::string, Entry> entries_;  // by segment path
+  uint64_t taken_ = 0;
+  uint64_t missed_ = 0;
+  LifetimeToken lifetime_;
+};
+
+}  // namespace mqlab::store

@@ -1,0 +1,203 @@
+// AllocateMappedFileService with MappedFileQueue on the in-memory Env: the
+// next segment is prepared ahead under a temporary name and taken at the
+// roll; a roll that comes too early creates the segment itself and the
+// late preparation is cleaned up; leftovers of a crash are removed on load;
+// taken segments are durable like created ones; and a RapidCheck property
+// that pre-allocation never changes what the log holds.
+#include "broker/store/allocate_mapped_file_service.h"
+
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "broker/store/commit_log.h"
+#include "broker/store/mapped_file_queue.h"
+#include "broker/store/test/memory_env.h"
+
+namespace mqlab::store {
+namespace {
+
+using testing::MemoryEnv;
+
+constexpr int64_t kFileSize = 4096;
+const std::string kDir = "/store/commitlog";
+
+std::string segment(int64_t offset) { return kDir + "/" + MappedFile::file_name(offset); }
+std::string temp_of(int64_t offset) { return segment(offset) + std::string(AllocateMappedFileService::kTempSuffix); }
+
+// Appends n bytes of value, rolling (padding the rest) when they do not fit.
+void append(MappedFileQueue& queue, size_t n, uint8_t value) {
+  auto file = queue.last_file_or_create(0);
+  ASSERT_TRUE(file.ok()) << file.status().to_string();
+  if (static_cast<int64_t>(n) > (*file)->free_bytes()) {
+    (*file)->set_wrote_position((*file)->file_size());
+    file = queue.last_file_or_create(0);
+    ASSERT_TRUE(file.ok()) << file.status().to_string();
+  }
+  const std::vector<uint8_t> bytes(n, value);
+  ASSERT_TRUE((*file)->append(bytes).ok());
+}
+
+std::vector<std::string> names_in(MemoryEnv& env, const std::string& dir) {
+  auto names = env.files().list(dir);
+  return names.ok() ? *names : std::vector<std::string>{};
+}
+
+TEST(AllocateMappedFileServiceTest, TempNamesAreRecognised) {
+  EXPECT_TRUE(AllocateMappedFileService::is_temp_name("00000000000000004096.allocating"));
+  EXPECT_FALSE(AllocateMappedFileService::is_temp_name("00000000000000004096"));
+  EXPECT_FALSE(AllocateMappedFileService::is_temp_name("0000000004096.allocating"));
+  EXPECT_FALSE(AllocateMappedFileService::is_temp_name("abc.allocating"));
+}
+
+TEST(AllocateMappedFileServiceTest, RollTakesTheSegmentPreparedAhead) {
+  MemoryEnv env;
+  MappedFileQueue queue(env, kDir, kFileSize);
+  queue.enable_preallocation(/*warm=*/true);
+  ASSERT_TRUE(queue.load().ok());
+  append(queue, 1000, 1);
+  append(queue, 1000, 2);  // the first file has room: the next one is requested
+  env.run_all();
+  ASSERT_NE(env.memory_files().bytes(temp_of(kFileSize)), nullptr);
+  EXPECT_EQ(env.memory_files().bytes(temp_of(kFileSize))->size(), static_cast<size_t>(kFileSize));
+  EXPECT_EQ(env.memory_files().bytes(segment(kFileSize)), nullptr);  // not a segment until taken
+
+  append(queue, 3000, 3);  // does not fit: rolls onto the prepared file
+  EXPECT_EQ(queue.allocator()->taken(), 1u);
+  EXPECT_EQ(queue.allocator()->missed(), 1u);  // the log's first segment
+  ASSERT_EQ(queue.files().size(), 2u);
+  EXPECT_EQ(queue.last_file()->path(), segment(kFileSize));
+  EXPECT_EQ(env.memory_files().bytes(temp_of(kFileSize)), nullptr);
+  std::vector<uint8_t> out(3000);
+  auto read = queue.read(kFileSize, out);
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(*read, 3000u);
+  EXPECT_EQ(out, std::vector<uint8_t>(3000, 3));
+}
+
+TEST(AllocateMappedFileServiceTest, EarlyRollCreatesTheSegmentAndDropsTheLatePreparation) {
+  MemoryEnv env;
+  MappedFileQueue queue(env, kDir, kFileSize);
+  queue.enable_preallocation(/*warm=*/false);
+  ASSERT_TRUE(queue.load().ok());
+  append(queue, 1000, 1);
+  append(queue, 1000, 2);  // requested, but nothing has run yet
+  append(queue, 3000, 3);  // the roll finds nothing ready
+  EXPECT_EQ(queue.allocator()->taken(), 0u);
+  EXPECT_EQ(queue.allocator()->missed(), 2u);  // the first segment and this roll
+  ASSERT_EQ(queue.files().size(), 2u);
+  env.run_all();
+  // The late preparation was abandoned and its file removed; the one for the
+  // segment after the new last one is ready instead.
+  EXPECT_EQ(env.memory_files().bytes(temp_of(kFileSize)), nullptr);
+  append(queue, 10, 4);
+  env.run_all();
+  EXPECT_NE(env.memory_files().bytes(temp_of(2 * kFileSize)), nullptr);
+  EXPECT_EQ(names_in(env, kDir), (std::vector<std::string>{MappedFile::file_name(0), MappedFile::file_name(kFileSize),
+                                                           MappedFile::file_name(2 * kFileSize) + ".allocating"}));
+}
+
+TEST(AllocateMappedFileServiceTest, LoadRemovesUnfinishedPreparations) {
+  MemoryEnv env;
+  {
+    MappedFileQueue queue(env, kDir, kFileSize);
+    queue.enable_preallocation(/*warm=*/true);
+    ASSERT_TRUE(queue.load().ok());
+    append(queue, 1000, 1);
+    append(queue, 1000, 2);
+    env.run_all();
+    ASSERT_NE(env.memory_files().bytes(temp_of(kFileSize)), nullptr);
+  }  // the process stops with a segment prepared
+  MappedFileQueue queue(env, kDir, kFileSize);
+  ASSERT_TRUE(queue.load().ok());
+  EXPECT_EQ(names_in(env, kDir), (std::vector<std::string>{MappedFile::file_name(0)}));
+  ASSERT_EQ(queue.files().size(), 1u);
+}
+
+TEST(AllocateMappedFileServiceTest, TakenSegmentSurvivesPowerLossOnceFlushed) {
+  MemoryEnv env;
+  env.memory_files().make_durable_dir(kDir);
+  MappedFileQueue queue(env, kDir, kFileSize);
+  queue.enable_preallocation(/*warm=*/true);
+  ASSERT_TRUE(queue.load().ok());
+  append(queue, 4000, 1);
+  append(queue, 10, 2);
+  env.run_all();
+  append(queue, 500, 3);  // rolls onto the prepared segment
+  ASSERT_EQ(queue.allocator()->taken(), 1u);
+  Status flushed = Status::Aborted("flush did not complete");
+  queue.flush([&](Status status) { flushed = std::move(status); });
+  env.run_all();
+  ASSERT_TRUE(flushed.ok()) << flushed.to_string();
+  env.power_loss();
+  MappedFileQueue reloaded(env, kDir, kFileSize);
+  ASSERT_TRUE(reloaded.load().ok());
+  ASSERT_EQ(reloaded.files().size(), 2u);
+  std::vector<uint8_t> out(500);
+  ASSERT_TRUE(reloaded.read(kFileSize, out).ok());
+  EXPECT_EQ(out, std::vector<uint8_t>(500, 3));
+}
+
+TEST(AllocateMappedFileServiceTest, DestroyRemovesAPreparedSegment) {
+  MemoryEnv env;
+  MappedFileQueue queue(env, kDir, kFileSize);
+  queue.enable_preallocation(/*warm=*/false);
+  ASSERT_TRUE(queue.load().ok());
+  append(queue, 100, 1);
+  append(queue, 100, 1);
+  env.run_all();
+  ASSERT_NE(env.memory_files().bytes(temp_of(kFileSize)), nullptr);
+  ASSERT_TRUE(queue.destroy().ok());
+  env.run_all();
+  EXPECT_TRUE(names_in(env, kDir).empty());
+}
+
+TEST(AllocateMappedFileServiceTest, ConfigKeysTurnItOnForTheCommitLog) {
+  MemoryEnv env;
+  MessageStoreConfig config;
+  EXPECT_EQ(CommitLog(env, config).file_queue().allocator(), nullptr);
+  ASSERT_TRUE(config.set_property("warmMapedFileEnable", "true").ok());
+  EXPECT_TRUE(config.warmMapedFileEnable);
+  CommitLog log(env, config);
+  ASSERT_NE(log.file_queue().allocator(), nullptr);
+  EXPECT_TRUE(log.file_queue().allocator()->warm());
+  ASSERT_TRUE(config.set_property("allocateMappedFileEnable", "yes-please").status().code() ==
+              StatusCode::kInvalidArgument);
+}
+
+// Whatever the interleaving of appends and background completions, the log
+// holds the same bytes in the same segments as without pre-allocation, and
+// at most one temporary file lies beside them.
+RC_GTEST_PROP(AllocateMappedFileServiceProp, NeverChangesWhatTheLogHolds, ()) {
+  const auto steps = *rc::gen::container<std::vector<std::pair<bool, int>>>(
+      rc::gen::pair(rc::gen::arbitrary<bool>(), rc::gen::inRange(1, 2500)));
+  MemoryEnv with_env;
+  MemoryEnv without_env;
+  MappedFileQueue with(with_env, kDir, kFileSize);
+  MappedFileQueue without(without_env, kDir, kFileSize);
+  with.enable_preallocation(*rc::gen::arbitrary<bool>());
+  RC_ASSERT(with.load().ok());
+  RC_ASSERT(without.load().ok());
+  uint8_t value = 0;
+  for (const auto& [run, n] : steps) {
+    ++value;
+    append(with, static_cast<size_t>(n), value);
+    append(without, static_cast<size_t>(n), value);
+    if (run) with_env.run_all();
+  }
+  with_env.run_all();
+  RC_ASSERT(with.max_offset() == without.max_offset());
+  RC_ASSERT(with.files().size() == without.files().size());
+  for (int64_t offset = 0; offset < without.max_offset(); offset += kFileSize) {
+    RC_ASSERT(*with_env.memory_files().bytes(segment(offset)) == *without_env.memory_files().bytes(segment(offset)));
+  }
+  int temps = 0;
+  for (const std::string& name : names_in(with_env, kDir)) temps += AllocateMappedFileService::is_temp_name(name);
+  RC_ASSERT(temps <= 1);
+  RC_ASSERT(with.allocator()->taken() + with.allocator()->missed() == with.files().size());
+}
+
+}  // namespace
+}  // namespace mqlab::store
