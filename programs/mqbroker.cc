@@ -12,11 +12,11 @@
 // Signals: SIGTERM or SIGINT shut down cleanly (unregister from the
 // NameServers, flush, checkpoint, persist metadata, remove the abort file);
 // a second one exits at once, leaving the abort file, as kill -9 would, and
-// the next start recovers. The store directory is locked ({storePathRootDir}/
-// lock, as RocketMQ's) so two brokers never share one store.
-#include <fcntl.h>
+// the next start recovers. The store locks its directory ({storePathRootDir}/
+// lock, flock, as RocketMQ's) so two brokers never share one store: the second
+// exits 1 naming the directory and the first one's pid. With
+// powerLossInjection=true, SIGUSR2 is a power cut (see arm_power_cut).
 #include <pwd.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -100,23 +100,27 @@ std::variant<config::BrokerStartupConfig, int> load_config(const CommandLine& li
       "mqbroker", config::load_broker_config(file.text, file.file_name, environment, line.namesrv_addr));
 }
 
-// {storePathRootDir}/lock, held (flock) for the life of the process; the
-// kernel releases it however the process ends.
-bool lock_store(const std::string& root) {
-  std::error_code error;
-  std::filesystem::create_directories(root, error);
-  const std::string path = root + "/lock";
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    MQ_LOG(kError, kLog, "cannot open " << path << ": " << std::strerror(errno));
-    return false;
-  }
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    MQ_LOG(kError, kLog, "Lock failed, MQ already started: another broker holds " << path);
-    ::close(fd);
-    return false;
-  }
-  return true;  // fd stays open, and locked, until exit
+// powerLossInjection=true: files go through a PowerLossFileSystem, and
+// SIGUSR2 cuts the power: every file goes back to what its last completed
+// fdatasync made durable (files never made durable by a directory sync
+// vanish), then the process exits at once, flushing nothing, with
+// kExitPowerCut. A test then restarts the broker and checks what survived.
+constexpr int kExitPowerCut = 99;
+
+void arm_power_cut(boost::asio::signal_set& signals, env::PowerLossFileSystem& files) {
+  signals.async_wait([&files](const boost::system::error_code& error, int number) {
+    if (error) return;
+    Result<env::PowerLossStats> cut = files.cut_power();
+    if (cut.ok()) {
+      std::fprintf(stderr, "mqbroker: signal %d: power cut: reverted %lld files (%lld unsynced writes, %lld bytes), "
+                   "removed %lld files never made durable\n", number, static_cast<long long>(cut->files_reverted),
+                   static_cast<long long>(cut->undo_entries_applied), static_cast<long long>(cut->bytes_restored),
+                   static_cast<long long>(cut->files_removed));
+    } else {
+      std::fprintf(stderr, "mqbroker: signal %d: power cut: %s\n", number, cut.status().to_string().c_str());
+    }
+    std::_Exit(kExitPowerCut);  // no destructors, no stdio flush, no clean shutdown: the power is off
+  });
 }
 
 // The recovery report, in one line naming the path taken. The store's
@@ -152,7 +156,14 @@ int run_broker(const config::BrokerStartupConfig& config) {
   env::PosixEnv env;
   set_log_sink(config::console_log_sink(env.clock(), stderr));
   set_log_level(LogLevel::kInfo);
-  if (!lock_store(config.store.storePathRootDir)) return kExitFailure;
+  boost::asio::signal_set power_cut_signal(env.io_context());
+  if (config.power_loss_injection) {
+    // Before the controller opens anything: every file must go through it.
+    env::PowerLossFileSystem& files = env.enable_power_loss_injection();
+    power_cut_signal.add(SIGUSR2);
+    arm_power_cut(power_cut_signal, files);
+    MQ_LOG(kWarn, kLog, "powerLossInjection=true: SIGUSR2 cuts the power (test mode)");
+  }
 
   auto controller = std::make_unique<broker::BrokerController>(env, config.broker, config.store);
   std::unique_ptr<http::AsioHttpServer> console;  // HTTP console and /metrics; reset before the controller
@@ -218,6 +229,7 @@ int run_broker(const config::BrokerStartupConfig& config) {
   });
   io.run();
   signals.cancel();
+  power_cut_signal.cancel();
   console.reset();
   controller.reset();  // no I/O: after a clean shutdown there is nothing left to do
   set_log_sink(nullptr);

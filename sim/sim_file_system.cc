@@ -1,6 +1,9 @@
 #include "sim/sim_file_system.h"
 
 #include <algorithm>
+#include <charconv>
+#include <optional>
+#include <string_view>
 #include <utility>
 
 #include "broker/common/assert.h"
@@ -96,6 +99,42 @@ void SimFileSystem::sync_dir(const std::string& dir, env::SyncCallback done) {
 Result<env::SpaceInfo> SimFileSystem::space(const std::string& path) {
   MQ_ASSIGN_OR_RETURN(const Resolved where, resolve(path));
   return where.disk->space();
+}
+
+namespace {
+constexpr std::string_view kLockOwnerPrefix = "sim owner ";
+
+// The owner id a lock file names; nullopt for anything else (the bytes may be
+// anyone's).
+std::optional<OwnerId> parse_lock_owner(std::string_view text) {
+  if (!text.starts_with(kLockOwnerPrefix)) return std::nullopt;
+  text.remove_prefix(kLockOwnerPrefix.size());
+  OwnerId owner = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), owner);
+  if (error != std::errc() || end == text.data() || owner == kWorldOwner) return std::nullopt;
+  return owner;
+}
+}  // namespace
+
+Result<std::unique_ptr<env::FileLock>> SimFileSystem::lock(const std::string& path) {
+  MQ_ASSIGN_OR_RETURN(const std::string normal, normalize_path(path));
+  if (locks_.held(normal)) return Status::Unavailable(path + ": locked by another holder in this process");
+  MQ_ASSIGN_OR_RETURN(std::shared_ptr<env::File> file, open(normal, env::OpenOptions{.create = true}));
+  std::vector<uint8_t> bytes(64, 0);
+  MQ_ASSIGN_OR_RETURN(const size_t got, file->pread(0, bytes));
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), got);
+  if (const std::optional<OwnerId> holder = parse_lock_owner(text); holder && *holder != owner_) {
+    // Owners are numbered in creation order: one newer than us was not
+    // necessarily made by our scheduler's add_owner() yet when we started,
+    // and cannot be asked about safely; treat it as alive.
+    if (*holder > owner_ || scheduler_.owner_alive(*holder)) {
+      return Status::Unavailable(path + ": locked by another process (sim owner " + std::to_string(*holder) + ")");
+    }
+  }
+  const std::string identity = std::string(kLockOwnerPrefix) + std::to_string(owner_) + "\n";
+  MQ_RETURN_IF_ERROR(file->truncate(0));
+  MQ_RETURN_IF_ERROR(file->pwrite(0, std::span(reinterpret_cast<const uint8_t*>(identity.data()), identity.size())));
+  return locks_.take(normal);
 }
 
 }  // namespace mqlab::sim

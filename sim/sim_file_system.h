@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "broker/env/env.h"
+#include "broker/env/in_process_lock_table.h"
 #include "sim/scheduler.h"
 #include "sim/sim_disk.h"
 
@@ -40,6 +41,13 @@ class SimFileSystem final : public env::FileSystem {
   bool is_directory(const std::string& path) override;
   void sync_dir(const std::string& dir, env::SyncCallback done) override;
   Result<env::SpaceInfo> space(const std::string& path) override;
+  // flock's model: the file holds "sim owner <id>" of the incarnation that
+  // took it, and the lock is held while that incarnation is alive (a kill or
+  // power loss releases it, as the kernel releases a dead process's flock) or,
+  // within this incarnation, while the FileLock lives. A holder newer than
+  // this incarnation cannot be checked and counts as alive. Refused:
+  // Unavailable naming the path and the holder.
+  Result<std::unique_ptr<env::FileLock>> lock(const std::string& path) override;
 
   const std::vector<Mount>& mounts() const { return mounts_; }
 
@@ -53,6 +61,7 @@ class SimFileSystem final : public env::FileSystem {
   Scheduler& scheduler_;
   std::vector<Mount> mounts_;
   const OwnerId owner_;
+  env::InProcessLockTable locks_;  // keyed by normalised path
 };
 
 // "a//b/" -> InvalidArgument; "store/x/" -> "/store/x".

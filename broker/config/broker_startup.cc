@@ -119,6 +119,7 @@ std::set<std::string> broker_config_keys() {
   for (const auto& [key, value] : MessageStoreConfig{}.to_properties()) keys.insert(key);
   MQ_ASSERT(keys.size() == broker_keys + MessageStoreConfig{}.to_properties().size());  // no key in both
   for (const auto& [key, path] : kDerivedPathKeys) keys.insert(std::string(key));
+  keys.insert(std::string(kPowerLossInjectionKey));
   return keys;
 }
 
@@ -136,6 +137,13 @@ Result<LoadedBrokerConfig> load_broker_config(std::string_view text, std::string
   const ApplyReport report = apply_properties(properties, file_name, [&](const Property& property) -> Status {
     if (derived_path_of(property.key)) {
       derived_path_values[property.key] = property.value;  // checked once storePathRootDir is final
+      return Status::Ok();
+    }
+    if (property.key == kPowerLossInjectionKey) {
+      if (property.value != "true" && property.value != "false") {
+        return Status::InvalidArgument(property.key + "=" + property.value + ": must be true or false");
+      }
+      config.power_loss_injection = property.value == "true";
       return Status::Ok();
     }
     Result<bool> applied = config.broker.set_property(property.key, property.value);
@@ -176,6 +184,8 @@ std::string print_broker_config(const BrokerStartupConfig& config) {
   std::string out;
   append_lines(out, config.broker.to_properties());
   append_lines(out, store);
+  // Printed like every key, so -p shows when a broker runs in this test mode.
+  out += std::string(kPowerLossInjectionKey) + (config.power_loss_injection ? "=true\n" : "=false\n");
   return out;
 }
 

@@ -51,7 +51,13 @@ struct BrokerStartupEnvironment {
 struct BrokerStartupConfig {
   broker::BrokerConfig broker;
   store::MessageStoreConfig store;
+  // powerLossInjection=true (mqlab only, for tests): the store runs over a
+  // PowerLossFileSystem and SIGUSR2 power-cuts the process (mqbroker.cc).
+  // -p prints the key only when it is on.
+  bool power_loss_injection = false;
 };
+
+inline constexpr std::string_view kPowerLossInjectionKey = "powerLossInjection";
 
 struct LoadedBrokerConfig {
   BrokerStartupConfig config;

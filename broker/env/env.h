@@ -36,6 +36,10 @@ class Clock {
   // Wall clock in milliseconds since the Unix epoch, for stored timestamps.
   // May jump or be skewed (a simulated machine's clock can be).
   virtual int64_t wall_ms() = 0;
+  // Wall clock in nanoseconds since the Unix epoch, for histories that
+  // processes of one host merge (mqadmin perf --history). Millisecond
+  // resolution unless the Env has better.
+  virtual Nanos wall_ns() { return wall_ms() * kNanosPerMilli; }
 };
 
 using Task = std::function<void()>;
@@ -84,6 +88,16 @@ struct OpenOptions {
   bool truncate = false;   // empty the file when opened
 };
 
+// An exclusive advisory lock on a file, held while this object lives
+// (RocketMQ's storePathRootDir/lock). Dropping it releases the lock, and so
+// does the death of the process holding it: a crash never leaves a stale
+// lock behind. Destruction does no I/O beyond closing a descriptor.
+class FileLock {
+ public:
+  virtual ~FileLock() = default;
+  virtual const std::string& path() const = 0;
+};
+
 struct SpaceInfo {
   uint64_t capacity_bytes = 0;
   uint64_t available_bytes = 0;
@@ -109,6 +123,11 @@ class FileSystem {
   // Makes the directory's entries durable; done runs on the executor.
   virtual void sync_dir(const std::string& dir, SyncCallback done) = 0;
   virtual Result<SpaceInfo> space(const std::string& path) = 0;
+  // Creates path when missing and takes an exclusive lock on it without
+  // waiting. When another holder (another process, or another lock object of
+  // this one) has it: Unavailable, naming the holder when it is known. The
+  // holder's identity is written into the file, so a refused caller can name it.
+  virtual Result<std::unique_ptr<FileLock>> lock(const std::string& path) = 0;
 };
 
 // What a broker, a NameServer or a client process is given.
@@ -120,6 +139,20 @@ class Env {
   virtual FileSystem& files() = 0;
   virtual Network& network() = 0;
   virtual Random& random() = 0;
+
+  // Gets a new segment file ready off the broker core (RocketMQ's
+  // AllocateMappedFileService): reserves blocks for [0, size) as
+  // File::allocate does and, with pretouch (warmMapedFileEnable), writes every
+  // block once with zeros and makes them durable. A thin-provisioned or
+  // copy-on-write disk writes never-written blocks several times slower than
+  // rewritten ones, so a pre-touched segment fills at the disk's full speed.
+  // done runs on the executor, never inside this call; until then only this
+  // call may use file. pretouch is a hint: an Env whose device has no
+  // first-write cost (the simulator's, this default) may only allocate.
+  virtual void prepare_file(std::shared_ptr<File> file, uint64_t size, bool pretouch, SyncCallback done) {
+    (void)pretouch;
+    executor().post([file = std::move(file), size, done = std::move(done)] { done(file->allocate(size)); });
+  }
 };
 
 }  // namespace mqlab::env

@@ -27,6 +27,11 @@ int64_t PosixClock::wall_ms() {
       .count();
 }
 
+Nanos PosixClock::wall_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 PosixEnv::PosixEnv(std::optional<uint64_t> seed)
     // Concurrency hint 1: one thread runs the io_context; posting from other
     // threads stays safe.
@@ -42,11 +47,18 @@ PosixEnv::PosixEnv(std::unique_ptr<boost::asio::io_context> owned_io, boost::asi
       executor_(io_),
       files_(io_),
       network_(io_, executor_),
+      preparer_(io_),
       random_(seed_) {
   MQ_ASSERT((owned_io_ == nullptr) != (borrowed_io == nullptr));  // exactly one io_context
 }
 
 PosixEnv::~PosixEnv() = default;
+
+PowerLossFileSystem& PosixEnv::enable_power_loss_injection() {
+  MQ_ASSERT(power_loss_ == nullptr);
+  power_loss_ = std::make_unique<PowerLossFileSystem>(files_);
+  return *power_loss_;
+}
 
 bool PosixEnv::run_until(const std::function<bool()>& done, std::chrono::milliseconds limit) {
   MQ_ASSERT(limit.count() >= 0);

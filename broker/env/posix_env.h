@@ -23,7 +23,9 @@
 #include "broker/env/asio_executor.h"
 #include "broker/env/asio_network.h"
 #include "broker/env/env.h"
+#include "broker/env/posix_file_preparer.h"
 #include "broker/env/posix_file_system.h"
+#include "broker/env/power_loss_file_system.h"
 
 namespace mqlab::env {
 
@@ -31,6 +33,7 @@ class PosixClock final : public Clock {
  public:
   Nanos now_ns() override;
   int64_t wall_ms() override;
+  Nanos wall_ns() override;
 };
 
 class PosixEnv final : public Env {
@@ -46,11 +49,19 @@ class PosixEnv final : public Env {
 
   Clock& clock() override { return clock_; }
   Executor& executor() override { return executor_; }
-  FileSystem& files() override { return files_; }
+  FileSystem& files() override { return power_loss_ ? static_cast<FileSystem&>(*power_loss_) : files_; }
   Network& network() override { return network_; }
   Random& random() override { return random_; }
+  // On the preparer's thread (posix_file_preparer.h).
+  void prepare_file(std::shared_ptr<File> file, uint64_t size, bool pretouch, SyncCallback done) override {
+    preparer_.prepare(std::move(file), size, pretouch, std::move(done));
+  }
 
   boost::asio::io_context& io_context() { return io_; }
+  // From now on files() is a PowerLossFileSystem over the POSIX files, so a
+  // test can power-cut this process (mqbroker's powerLossInjection). Requires:
+  // called once, before anything is opened through files().
+  PowerLossFileSystem& enable_power_loss_injection();
   // The seed random() started from, so a run can print it.
   uint64_t seed() const { return seed_; }
 
@@ -72,7 +83,9 @@ class PosixEnv final : public Env {
   PosixClock clock_;
   AsioExecutor executor_;
   PosixFileSystem files_;
+  std::unique_ptr<PowerLossFileSystem> power_loss_;  // over files_, destroyed before it
   AsioNetwork network_;  // after executor_: destroyed before it
+  PosixFilePreparer preparer_;  // joined before the io_context it posts to goes
   Random random_;
 };
 

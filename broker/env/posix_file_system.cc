@@ -1,6 +1,7 @@
 #include "broker/env/posix_file_system.h"
 
 #include <dirent.h>
+#include <sys/file.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -50,6 +51,33 @@ Status make_directory(const std::string& dir) {
   struct stat info {};
   if (::stat(dir.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) return Status::Ok();
   return Status::AlreadyExists(dir + ": mkdir: exists and is not a directory");
+}
+
+// Holds an flock on fd until destroyed; closing the descriptor releases it.
+class PosixFileLock final : public FileLock {
+ public:
+  PosixFileLock(std::string path, int fd) : path_(std::move(path)), fd_(fd) { MQ_ASSERT(fd_ >= 0); }
+  ~PosixFileLock() override { ::close(fd_); }
+  PosixFileLock(const PosixFileLock&) = delete;
+  PosixFileLock& operator=(const PosixFileLock&) = delete;
+  const std::string& path() const override { return path_; }
+
+ private:
+  const std::string path_;
+  const int fd_;
+};
+
+// The first line of a lock file, as its holder wrote it ("pid 1234"), for the
+// refusal message; empty when unreadable. The bytes are another process's:
+// only printable characters are kept.
+std::string read_lock_holder(int fd) {
+  char buffer[128] = {};
+  const ssize_t n = ::pread(fd, buffer, sizeof(buffer) - 1, 0);
+  std::string holder;
+  for (ssize_t i = 0; i < n && buffer[i] != '\n'; ++i) {
+    if (buffer[i] >= 0x20 && buffer[i] < 0x7f) holder += buffer[i];
+  }
+  return holder;
 }
 
 }  // namespace
@@ -378,6 +406,32 @@ Result<SpaceInfo> PosixFileSystem::space(const std::string& path) {
   space.capacity_bytes = static_cast<uint64_t>(info.f_blocks) * info.f_frsize;
   space.available_bytes = static_cast<uint64_t>(info.f_bavail) * info.f_frsize;  // what a non-root user may use
   return space;
+}
+
+Result<std::unique_ptr<FileLock>> PosixFileSystem::lock(const std::string& path) {
+  int fd = -1;
+  do {
+    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return os_error(errno, path, "open lock file");
+  int result = 0;
+  do {
+    result = ::flock(fd, LOCK_EX | LOCK_NB);
+  } while (result != 0 && errno == EINTR);
+  if (result != 0) {
+    const int error = errno;
+    const std::string holder = read_lock_holder(fd);
+    ::close(fd);
+    if (error != EWOULDBLOCK) return os_error(error, path, "flock");
+    return Status::Unavailable(path + ": locked by another process" + (holder.empty() ? "" : " (" + holder + ")"));
+  }
+  auto held = std::make_unique<PosixFileLock>(path, fd);  // closes fd on every path from here
+  const std::string identity = "pid " + std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) != 0) return os_error(errno, path, "ftruncate lock file");
+  const ssize_t wrote = ::pwrite(fd, identity.data(), identity.size(), 0);
+  if (wrote < 0) return os_error(errno, path, "write lock file");
+  if (static_cast<size_t>(wrote) != identity.size()) return Status::IoError(path + ": write lock file: short write");
+  return std::unique_ptr<FileLock>(std::move(held));
 }
 
 }  // namespace mqlab::env

@@ -17,6 +17,8 @@
 //     too: Linux may mark the lost pages clean after reporting the error, so
 //     a later fdatasync could report success over data that never reached the
 //     device ("fsyncgate").
+//   - A FileLock from lock() holds an flock on its own descriptor until it is
+//     destroyed.
 //   - Errors carry the path, the operation, the offset where there is one, and
 //     the OS's words for errno. ENOSPC and EDQUOT are NoSpace, ENOENT NotFound,
 //     EEXIST AlreadyExists; the rest are IoError unless noted.
@@ -97,6 +99,12 @@ class PosixFileSystem final : public FileSystem {
   bool is_directory(const std::string& path) override;
   void sync_dir(const std::string& dir, SyncCallback done) override;
   Result<SpaceInfo> space(const std::string& path) override;
+  // flock(LOCK_EX | LOCK_NB) on the file, which then holds "pid <n>": the
+  // kernel drops the lock when the descriptor closes or the process dies,
+  // so a crashed broker leaves no stale lock. flock locks belong to the open
+  // file description, so a second lock() in the same process is refused too.
+  // Refused: Unavailable naming the path and the holder's pid as written.
+  Result<std::unique_ptr<FileLock>> lock(const std::string& path) override;
 
  private:
   std::unique_ptr<FlushThread> flusher_;

@@ -147,6 +147,24 @@ class MessageStore {
   Status load_consume_queues();
   Status recover_commit_log(bool last_exit_ok);
   PhyOffset choose_abnormal_start() const;
+  struct VerifiedLog {
+    int64_t newest_ms = 0;  // the newest store timestamp among the verified records
+    bool corrupt = false;   // the scan stopped on a bad record, not at the end
+  };
+  // Scans from recovery_.scan_from to limit; sets records_verified,
+  // recovered_end and stop_reason.
+  VerifiedLog verify_commit_log(PhyOffset limit);
+  // Start-up checks (store_recovery.cc): every store directory that exists
+  // takes a new file; {storePathRootDir}/lock is ours alone.
+  Status check_directories_writable();
+  Status lock_store_directory();
+  // Dispatches from reput_from_ to the end of the log, at start-up.
+  Status redispatch_to_end();
+  // Queues missing from disk (not in loaded, sorted) that the re-dispatch
+  // from dispatched_from found incomplete are rebuilt from the oldest
+  // record; see store_recovery.cc.
+  Status rebuild_lost_consume_queues(const std::vector<std::pair<std::string, int32_t>>& loaded,
+                                     PhyOffset dispatched_from);
   void finish_start(std::function<void(Status)> done);
   void create_abort_file(std::function<void(Status)> done);
   void start_services();
@@ -208,6 +226,9 @@ class MessageStore {
   // Slave: whether the log ends inside a record, and where the last complete one ends.
   bool replica_partial_tail_ = false;
   PhyOffset replica_complete_end_;
+  // {storePathRootDir}/lock, held from start() until shutdown completes or
+  // the store is destroyed.
+  std::unique_ptr<env::FileLock> store_lock_;
   LifetimeToken lifetime_;
 };
 

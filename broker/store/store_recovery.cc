@@ -19,6 +19,21 @@
 //      end are dropped; then every record from the safe point on is
 //      re-dispatched (duplicates are skipped), so ConsumeQueues and the index
 //      agree with the CommitLog exactly before the first put.
+//   5. The checkpoint is a hint, not a fact. When it claims a CommitLog flush
+//      newer than every record the scan verified (the data it describes is
+//      gone, or the clock jumped), abnormal recovery ignores it and verifies
+//      and re-dispatches from the first segment.
+//   6. ConsumeQueues lost while the broker was stopped are rebuilt from the
+//      whole CommitLog, not only from the safe point: when no ConsumeQueue
+//      entry loaded at all, or when the re-dispatch had to create a queue whose
+//      first record is not its queue offset 0 (its files are gone), the lost
+//      queues are dropped and everything is re-dispatched from the oldest
+//      record (duplicates skipped). A lost queue none of whose records lies
+//      past the safe point is not noticed unless every queue is gone.
+//
+// Before any of this, start-up checks that the store directories are
+// writable and takes {storePathRootDir}/lock, so a second broker pointed at
+// the same store is refused with the directory and the holder named.
 #include <algorithm>
 
 #include "broker/common/log.h"
@@ -42,18 +57,45 @@ void MessageStore::start(std::function<void(Status)> done) {
 
 Status MessageStore::load_and_recover() {
   MQ_RETURN_IF_ERROR(config_.validate());
-  MQ_RETURN_IF_ERROR(env_.files().mkdirs(config_.storePathRootDir));
+  MQ_RETURN_IF_ERROR(env_.files().mkdirs(config_.storePathRootDir).with_context("creating the store directory"));
+  MQ_RETURN_IF_ERROR(check_directories_writable());
+  MQ_RETURN_IF_ERROR(lock_store_directory());
   // Before the re-dispatch: SCHEDULE_TOPIC_XXXX entries need the levels.
   MQ_RETURN_IF_ERROR(schedule_->load());
   const bool last_exit_ok = !env_.files().exists(config_.abort_file_path());
   MQ_RETURN_IF_ERROR(checkpoint_.load().with_context("loading the checkpoint"));
   MQ_RETURN_IF_ERROR(commit_log_.load().with_context("loading the commitlog"));
   MQ_RETURN_IF_ERROR(load_consume_queues().with_context("loading consume queues"));
+  // Queues that came back with entries; an empty one (its files never made
+  // durable, or deleted) needs rebuilding like a missing one.
+  std::vector<std::pair<std::string, int32_t>> loaded_queues;
+  for (const auto& [topic, queue_id] : queues()) {
+    if (find_consume_queue(topic, queue_id)->max_offset() > QueueOffset(0)) loaded_queues.emplace_back(topic, queue_id);
+  }
   if (config_.messageIndexEnable) {
     MQ_RETURN_IF_ERROR(index_->load(last_exit_ok, checkpoint_.index_msg_timestamp()).with_context("loading the index"));
   }
   MQ_RETURN_IF_ERROR(recover_commit_log(last_exit_ok));
+  if (loaded_queues.empty() && reput_from_ > commit_log_.min_offset()) {
+    MQ_LOG(kWarn, "recovery", "no consume queue entry on disk: rebuilding every queue from commitlog offset "
+                                  << commit_log_.min_offset().to_string());
+    reput_from_ = commit_log_.min_offset();
+  }
   // Re-dispatch from the safe point so ConsumeQueues and index are complete.
+  const PhyOffset dispatched_from = reput_from_;
+  MQ_RETURN_IF_ERROR(redispatch_to_end());
+  MQ_RETURN_IF_ERROR(rebuild_lost_consume_queues(loaded_queues, dispatched_from));
+  commit_log_.clear_topic_queue_table();
+  for (auto& [topic, by_id] : consume_queues_) {
+    for (auto& [queue_id, queue] : by_id) {
+      queue->correct_min_offset(commit_log_.min_offset());
+      commit_log_.set_topic_queue_offset(topic, queue_id, queue->max_offset());
+    }
+  }
+  return Status::Ok();
+}
+
+Status MessageStore::redispatch_to_end() {
   while (reput_from_ < commit_log_.max_offset()) {
     const PhyOffset before = reput_from_;
     const Status status = reput();
@@ -62,13 +104,67 @@ Status MessageStore::load_and_recover() {
       return status.ok() ? Status::Corruption(where) : status.with_context(where);
     }
   }
-  commit_log_.clear_topic_queue_table();
-  for (auto& [topic, by_id] : consume_queues_) {
-    for (auto& [queue_id, queue] : by_id) {
-      queue->correct_min_offset(commit_log_.min_offset());
-      commit_log_.set_topic_queue_offset(topic, queue_id, queue->max_offset());
-    }
+  MQ_ASSERT(reput_from_ == commit_log_.max_offset());
+  return Status::Ok();
+}
+
+Status MessageStore::rebuild_lost_consume_queues(const std::vector<std::pair<std::string, int32_t>>& loaded,
+                                                 PhyOffset dispatched_from) {
+  // A queue the re-dispatch created, starting past queue offset 0: its files
+  // were lost, and its older records lie before the safe point.
+  std::vector<std::pair<std::string, int32_t>> lost;
+  for (const auto& [topic, queue_id] : queues()) {
+    if (std::binary_search(loaded.begin(), loaded.end(), std::pair(topic, queue_id))) continue;
+    if (find_consume_queue(topic, queue_id)->min_offset() > QueueOffset(0)) lost.emplace_back(topic, queue_id);
   }
+  // Dispatched from the oldest record already: nothing older to find.
+  if (lost.empty() || commit_log_.min_offset() >= dispatched_from) return Status::Ok();
+  for (const auto& [topic, queue_id] : lost) {
+    MQ_LOG(kWarn, "recovery", "consume queue " << topic << "-" << queue_id << " was lost (its first record at start-up"
+                                               << " has queue offset " << find_consume_queue(topic, queue_id)->min_offset().to_string()
+                                               << "): rebuilding it from commitlog offset "
+                                               << commit_log_.min_offset().to_string());
+    MQ_RETURN_IF_ERROR(find_consume_queue(topic, queue_id)->destroy());
+    consume_queues_[topic].erase(queue_id);
+    if (consume_queues_[topic].empty()) consume_queues_.erase(topic);
+  }
+  // Every other queue already holds the records before the safe point, so
+  // their re-dispatch is skipped as duplicates; so is the index's.
+  reput_from_ = commit_log_.min_offset();
+  return redispatch_to_end();
+}
+
+Status MessageStore::check_directories_writable() {
+  // A probe file in each directory the store creates files in: a read-only
+  // mount or a missing permission fails here, naming the directory, before
+  // recovery has changed anything.
+  const std::vector<std::string> dirs = {config_.storePathRootDir, config_.commit_log_dir(),
+                                         config_.consume_queue_dir(), config_.index_dir()};
+  for (const std::string& dir : dirs) {
+    if (!env_.files().is_directory(dir)) continue;  // created later, inside a directory checked here
+    const std::string probe = env::join_path(dir, ".write_probe");
+    Result<std::shared_ptr<env::File>> created =
+        env_.files().open(probe, env::OpenOptions{.create = true, .truncate = true});
+    Status status = created.status();
+    if (status.ok()) status = env_.files().remove(probe);
+    if (!status.ok()) return Status::IoError("store directory " + dir + " is not writable: " + status.to_string());
+  }
+  return Status::Ok();
+}
+
+Status MessageStore::lock_store_directory() {
+  if (store_lock_) return Status::Ok();  // a start() retried after a failure
+  const std::string path = env::join_path(config_.storePathRootDir, "lock");
+  Result<std::unique_ptr<env::FileLock>> locked = env_.files().lock(path);
+  if (!locked.ok()) {
+    if (locked.status().code() == StatusCode::kUnavailable) {
+      return Status::Unavailable("store directory " + config_.storePathRootDir +
+                                 " is in use by another broker: " + locked.status().message());
+    }
+    return locked.status().with_context("locking store directory " + config_.storePathRootDir);
+  }
+  store_lock_ = std::move(locked).value();
+  MQ_ASSERT(store_lock_ != nullptr);
   return Status::Ok();
 }
 
@@ -95,6 +191,19 @@ Status MessageStore::load_consume_queues() {
     }
   }
   return Status::Ok();
+}
+
+MessageStore::VerifiedLog MessageStore::verify_commit_log(PhyOffset limit) {
+  CommitLogScanner scanner(commit_log_, recovery_.scan_from, limit, config_.checkCRCOnRecover);
+  VerifiedLog verified;
+  while (std::optional<ScannedRecord> scanned = scanner.next()) {
+    ++recovery_.records_verified;
+    verified.newest_ms = std::max(verified.newest_ms, scanned->record.message.store_timestamp_ms);
+  }
+  recovery_.recovered_end = scanner.position();
+  recovery_.stop_reason = scanner.stop_reason();
+  verified.corrupt = scanner.stopped_on_corruption();
+  return verified;
 }
 
 PhyOffset MessageStore::choose_abnormal_start() const {
@@ -130,11 +239,20 @@ Status MessageStore::recover_commit_log(bool last_exit_ok) {
   const size_t first = last_exit_ok && files.size() > 3 ? files.size() - 3 : 0;
   recovery_.scan_from = last_exit_ok ? PhyOffset(files[first]->file_from_offset()) : choose_abnormal_start();
   const PhyOffset limit(files.back()->file_from_offset() + files.back()->file_size());
-  CommitLogScanner scanner(commit_log_, recovery_.scan_from, limit, config_.checkCRCOnRecover);
-  while (scanner.next()) ++recovery_.records_verified;
-  recovery_.recovered_end = scanner.position();
-  recovery_.stop_reason = scanner.stop_reason();
-  if (scanner.stopped_on_corruption()) {
+  VerifiedLog verified = verify_commit_log(limit);
+  const PhyOffset first_segment(files.front()->file_from_offset());
+  if (!last_exit_ok && recovery_.scan_from > first_segment &&
+      verified.newest_ms < checkpoint_.physic_msg_timestamp()) {
+    MQ_LOG(kWarn, "recovery", "checkpoint claims a commitlog flush at " << checkpoint_.physic_msg_timestamp()
+                                  << " ms, newer than every record verified from " << recovery_.scan_from.to_string()
+                                  << " (newest " << verified.newest_ms << " ms): not trusting it, verifying from "
+                                  << first_segment.to_string());
+    recovery_.scan_from = first_segment;
+    recovery_.records_verified = 0;
+    verified = verify_commit_log(limit);
+  }
+  MQ_ASSERT(recovery_.recovered_end >= recovery_.scan_from);
+  if (verified.corrupt) {
     MQ_LOG(kError, "recovery", "commitlog verification stopped at offset "
                                    << recovery_.recovered_end.to_string() << ": " << recovery_.stop_reason
                                    << "; truncating the log there");
@@ -238,9 +356,16 @@ void MessageStore::shutdown(std::function<void(Status)> done) {
   // abort file last, and only when everything before succeeded.
   auto step = std::make_shared<std::function<void(int, Status)>>();
   // The chain holds itself; break the cycle from a later task, never from
-  // inside the function being destroyed.
+  // inside the function being destroyed. The task's captures break it when
+  // they are destroyed, so a process that exits right after shutdown (the
+  // task dropped, never run) does not leak the chain.
+  struct ChainBreaker {
+    explicit ChainBreaker(std::shared_ptr<std::function<void(int, Status)>> c) : chain(std::move(c)) {}
+    ~ChainBreaker() { *chain = nullptr; }
+    std::shared_ptr<std::function<void(int, Status)>> chain;
+  };
   auto release = [this](const std::shared_ptr<std::function<void(int, Status)>>& chain) {
-    env_.executor().post([chain] { *chain = nullptr; });
+    env_.executor().post([breaker = std::make_shared<ChainBreaker>(chain)] {});
   };
   *step = [this, step, release, persist_delay_offsets, done = std::move(done)](int stage, Status status) mutable {
     if (!status.ok()) {
@@ -272,6 +397,7 @@ void MessageStore::shutdown(std::function<void(Status)> done) {
         return env_.files().sync_dir(config_.storePathRootDir, next);
       default: {
         MQ_LOG(kInfo, "store", "clean shutdown complete at commitlog offset " << commit_log_.max_offset().to_string());
+        store_lock_.reset();  // another broker may take the directory now
         auto finish = std::move(done);
         release(step);
         finish(Status::Ok());

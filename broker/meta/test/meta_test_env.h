@@ -34,6 +34,7 @@
 #include "broker/common/log.h"
 #include "broker/common/status.h"
 #include "broker/env/env.h"
+#include "broker/env/in_process_lock_table.h"
 #include "broker/env/loopback_network.h"
 #include "broker/env/random.h"
 
@@ -240,6 +241,10 @@ class MemFileSystem : public env::FileSystem {
   Result<env::SpaceInfo> space(const std::string&) override {
     return env::SpaceInfo{uint64_t{1} << 40, uint64_t{1} << 39};
   }
+  Result<std::unique_ptr<env::FileLock>> lock(const std::string& path) override {
+    MQ_RETURN_IF_ERROR(open(path, env::OpenOptions{.create = true}).status());
+    return locks_.try_take(path);
+  }
 
   // --- test controls
 
@@ -367,6 +372,7 @@ class MemFileSystem : public env::FileSystem {
   std::shared_ptr<MemNode> root_;
   std::shared_ptr<MemNode> frozen_;
   std::optional<uint64_t> crash_at_;
+  env::InProcessLockTable locks_;
   uint64_t steps_ = 0;
   uint64_t generation_ = 0;
 };

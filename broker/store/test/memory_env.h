@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "broker/env/env.h"
+#include "broker/env/in_process_lock_table.h"
 #include "broker/env/loopback_network.h"
 #include "broker/env/path.h"
 
@@ -216,6 +217,10 @@ class MemoryFileSystem final : public env::FileSystem {
   Result<env::SpaceInfo> space(const std::string&) override {
     return env::SpaceInfo{.capacity_bytes = 1ull << 40, .available_bytes = 1ull << 39};
   }
+  Result<std::unique_ptr<env::FileLock>> lock(const std::string& path) override {
+    MQ_RETURN_IF_ERROR(open(path, env::OpenOptions{.create = true}).status());
+    return locks_.try_take(path);
+  }
 
   // Forgets everything not durable. The caller drops pending tasks first.
   void power_loss() {
@@ -267,6 +272,7 @@ class MemoryFileSystem final : public env::FileSystem {
   std::map<std::string, std::shared_ptr<MemoryInode>> durable_files_;
   std::set<std::string> durable_dirs_{"/"};
   int dir_syncs_ = 0;
+  env::InProcessLockTable locks_;
 };
 
 class MemoryEnv final : public env::Env {

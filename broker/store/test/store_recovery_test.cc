@@ -509,38 +509,114 @@ TEST_F(StoreRecoveryTest, DeletedConsumeQueuesAreRebuiltFromTheCommitLog) {
   EXPECT_TRUE(consistent(world.store(), puts.size()));
 }
 
-// With more segments, only the records from the 3rd-last segment on are
-// re-dispatched: each queue then starts at the queue offset of its first
-// record there, and older offsets answer OFFSET_TOO_SMALL although the
-// CommitLog still holds them.
-TEST_F(StoreRecoveryTest, DeletedConsumeQueuesAreRebuiltOnlyFromTheThirdLastSegment) {
-  const MessageStoreConfig config = small_store_config(FlushDiskType::ASYNC_FLUSH);
+// With more segments than the re-dispatch window (from the 3rd-last one), a
+// lost consume queue directory is still rebuilt from the whole CommitLog:
+// consumers see every message from queue offset 0, after a clean shutdown
+// (every queue gone) and after a crash (one queue gone).
+TEST_F(StoreRecoveryTest, DeletedConsumeQueuesAreRebuiltFromTheWholeCommitLogPastTheWindow) {
+  MessageStoreConfig config = small_store_config(FlushDiskType::ASYNC_FLUSH);
+  config.flushIntervalConsumeQueue = 100;  // the checkpoint follows every ConsumeQueue flush
+  config.flushConsumeQueueThoroughInterval = 100;
+  for (const bool clean : {true, false}) {
+    SCOPED_TRACE(clean ? "clean shutdown, every queue deleted" : "kill -9, queue 1 deleted");
+    StoreSimWorld world(config);
+    ASSERT_TRUE(world.start().ok());
+    // Two batches 10 s apart, so that after the crash the checkpoint puts the
+    // abnormal recovery window past the first segment.
+    std::vector<PutMessageResult> puts = fill_segments(world, 2);
+    world.run_for(seconds(10));
+    for (const PutMessageResult& put : fill_segments(world, 5)) puts.push_back(put);
+    world.run_for(seconds(3));
+    const StoreState before = state_of(world.store());
+    if (clean) {
+      ASSERT_TRUE(world.shutdown().ok());
+      remove_tree(world, kConsumeQueueDir);
+    } else {
+      world.crash();
+      remove_tree(world, kConsumeQueueDir + "/TopicA/1");
+    }
+
+    ASSERT_TRUE(world.start().ok());
+    EXPECT_GT(world.store().recovery_report().scan_from, PhyOffset(0)) << "the window alone would miss records";
+    EXPECT_EQ(state_of(world.store()), before);
+    EXPECT_TRUE(consistent(world.store(), puts.size()));
+    for (int32_t queue_id = 0; queue_id < 3; ++queue_id) {
+      SCOPED_TRACE(queue_id);
+      EXPECT_EQ(world.store().min_offset_in_queue("TopicA", queue_id), QueueOffset(0));
+      const GetMessageResult first = world.store().get_message("g", "TopicA", queue_id, QueueOffset(0), 1);
+      ASSERT_EQ(first.status, GetMessageStatus::FOUND);
+      EXPECT_EQ(first.messages[0].phy_offset, puts[static_cast<size_t>(queue_id)].append.wrote_offset);
+    }
+    // (After the crash the index rebuild may already re-dispatch from an
+    // older segment; either way queue 1 comes back whole.)
+    if (clean) {
+      EXPECT_TRUE(logged("WARN", "no consume queue entry on disk"));
+    }
+    // And the next put of the rebuilt queue continues its numbering.
+    const QueueOffset expected = world.store().max_offset_in_queue("TopicA", 1);
+    const PutMessageResult next = world.put(make_message("TopicA", 1, "after the rebuild"));
+    ASSERT_EQ(next.status, PutMessageStatus::PUT_OK);
+    EXPECT_EQ(next.append.queue_offset, expected);
+  }
+}
+
+// --- the checkpoint is a hint ----------------------------------------------------
+
+// A checkpoint deleted while the broker was down (after a crash): abnormal
+// recovery verifies from the first segment and loses nothing.
+TEST_F(StoreRecoveryTest, MissingCheckpointAfterACrashVerifiesFromTheFirstSegmentAndKeepsEverything) {
+  MessageStoreConfig config = small_store_config(FlushDiskType::SYNC_FLUSH);
+  config.flushIntervalConsumeQueue = 100;  // the checkpoint follows every ConsumeQueue flush
+  config.flushConsumeQueueThoroughInterval = 100;
+  StoreSimWorld world(config);
+  ASSERT_TRUE(world.start().ok());
+  const std::vector<PutMessageResult> puts = fill_segments(world, 4);
+  world.run_for(seconds(2));  // the checkpoint is written
+  ASSERT_TRUE(world.disk().exists("/store/checkpoint"));
+  const StoreState before = state_of(world.store());
+  world.crash();
+  ASSERT_TRUE(world.disk().remove("/store/checkpoint").ok());
+
+  ASSERT_TRUE(world.start().ok());
+  EXPECT_TRUE(world.store().recovery_report().abnormal);
+  EXPECT_EQ(world.store().recovery_report().scan_from, PhyOffset(0));
+  EXPECT_EQ(world.store().recovery_report().records_verified, static_cast<int64_t>(puts.size()));
+  EXPECT_EQ(state_of(world.store()), before);
+  EXPECT_TRUE(consistent(world.store(), puts.size()));
+}
+
+// A checkpoint claiming flushes newer than any record on disk (the data it
+// describes was lost, or it came from another store, or the clock jumped):
+// taken at its word, recovery would start at the newest segment and never
+// re-dispatch the ConsumeQueue entries the checkpoint claimed durable. Here
+// a ConsumeQueue did lose entries; recovery must ignore the checkpoint,
+// verify from the first segment, and give consumers every message.
+TEST_F(StoreRecoveryTest, CheckpointNewerThanTheDataIsNotTrusted) {
+  const MessageStoreConfig config = small_store_config(FlushDiskType::SYNC_FLUSH);
   StoreSimWorld world(config);
   ASSERT_TRUE(world.start().ok());
   const std::vector<PutMessageResult> puts = fill_segments(world, 5);
-  ASSERT_TRUE(world.shutdown().ok());
-  remove_tree(world, kConsumeQueueDir);
+  const StoreState before = state_of(world.store());
+  world.crash();
+  // 2090-01-01: plausible (before 2100), decades newer than every record.
+  const int64_t future_ms = 3'786'912'000'000;
+  std::vector<uint8_t> checkpoint(24);
+  for (int field = 0; field < 3; ++field) {
+    for (int i = 0; i < 8; ++i) checkpoint[field * 8 + i] = static_cast<uint8_t>(future_ms >> (56 - 8 * i));
+  }
+  write_raw(world, "/store/checkpoint", 0, checkpoint);
+  // Queue 0 lost the entries of its last file past the 10th.
+  const std::string queue_dir = kConsumeQueueDir + "/TopicA/0";
+  Result<std::vector<std::string>> files = world.disk().list(queue_dir);
+  ASSERT_TRUE(files.ok());
+  ASSERT_GE(files->size(), 2u);
+  write_raw(world, queue_dir + "/" + files->back(), 10 * 20, std::vector<uint8_t>(config.mappedFileSizeConsumeQueue - 10 * 20, 0));
 
   ASSERT_TRUE(world.start().ok());
-  const PhyOffset window(2 * config.mappedFileSizeCommitLog);
-  EXPECT_EQ(world.store().recovery_report().scan_from, window);
-  for (int32_t queue_id = 0; queue_id < 3; ++queue_id) {
-    SCOPED_TRACE(queue_id);
-    QueueOffset first_in_window;
-    int64_t in_window = 0;
-    for (size_t i = static_cast<size_t>(queue_id); i < puts.size(); i += 3) {
-      if (puts[i].append.wrote_offset < window) continue;
-      if (in_window++ == 0) first_in_window = puts[i].append.queue_offset;
-    }
-    EXPECT_EQ(world.store().min_offset_in_queue("TopicA", queue_id), first_in_window);
-    EXPECT_EQ(world.store().max_offset_in_queue("TopicA", queue_id), first_in_window + in_window);
-    const GetMessageResult old = world.store().get_message("g", "TopicA", queue_id, QueueOffset(0), 1);
-    EXPECT_EQ(old.status, GetMessageStatus::OFFSET_TOO_SMALL);
-    EXPECT_EQ(old.next_begin_offset, first_in_window);
-    const GetMessageResult kept = world.store().get_message("g", "TopicA", queue_id, first_in_window, 32);
-    EXPECT_EQ(kept.status, GetMessageStatus::FOUND);
-  }
-  EXPECT_EQ(world.store().min_phy_offset(), PhyOffset(0)) << "the CommitLog itself lost nothing";
+  EXPECT_EQ(world.store().recovery_report().scan_from, PhyOffset(0));
+  EXPECT_TRUE(logged("WARN", "not trusting it"));
+  EXPECT_EQ(state_of(world.store()), before);
+  EXPECT_TRUE(consistent(world.store(), puts.size()));
 }
 
 // --- idempotence ---------------------------------------------------------------
