@@ -10,7 +10,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 PYTEST = /usr/bin/python3 -m pytest
 
-.PHONY: all setup configure build demo crash-demo report-screenshot test ctest pytest bench sanitize clean
+.PHONY: all setup configure build demo crash-demo report-screenshot test ctest pytest bench sanitize sanitize-ci fuzz fuzz-ci fuzz-build clean
 
 all: build
 
@@ -72,15 +72,57 @@ pytest: build
 
 test: ctest pytest
 
+# Every benchmark (store_bench, raw_disk_bench, sim_bench, replication_bench,
+# broker_bench) into bench/results.md, in under 15 minutes; BENCH_LONG=1 adds
+# the long scaling runs (16 GiB through the store, 600 simulated minutes).
 bench: build
-	$(BUILD_DIR)/bin/store_bench
+	BUILD_DIR=$(abspath $(BUILD_DIR)) bench/run_all.sh
 
 # The whole test suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 sanitize:
 	$(MAKE) test BUILD_DIR=build-asan BUILD_TYPE=Debug CMAKE_FLAGS="-DMQLAB_SANITIZE=address,undefined"
 
+# libFuzzer targets (fuzz/*.cc), built with clang under ASan + UBSan into
+# $(FUZZ_DIR), each run for FUZZ_SECONDS from its checked-in seeds
+# (fuzz/corpus/<target>/, read only) plus what earlier runs found
+# ($(FUZZ_DIR)/corpus/<target>/). A crash, leak, UB report, timeout or
+# out-of-memory stops the run and fails; the input is in
+# $(FUZZ_DIR)/artifacts/. `make fuzz-ci` is the short run CI does.
+FUZZ_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 120
+FUZZ_TARGETS ?= remoting_frame request_header message_codec commitlog_recovery ha_protocol scenario broker_conf
+FUZZ_FLAGS ?= -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+
+fuzz-build: setup
+	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_DIR) -DMQLAB_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  > $(FUZZ_DIR).configure.log 2>&1 || (cat $(FUZZ_DIR).configure.log; exit 1)
+	@cmake --build $(FUZZ_DIR) -j $(JOBS) --target fuzz_targets
+
+fuzz: fuzz-build
+	@set -e; mkdir -p $(FUZZ_DIR)/artifacts; for target in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_DIR)/corpus/$$target; log=$(FUZZ_DIR)/fuzz-$$target.log; \
+	  status=0; $(FUZZ_DIR)/bin/$${target}_fuzzer $(FUZZ_FLAGS) -max_total_time=$(FUZZ_SECONDS) \
+	    -artifact_prefix=$(FUZZ_DIR)/artifacts/$$target- $(FUZZ_DIR)/corpus/$$target fuzz/corpus/$$target \
+	    > $$log 2>&1 || status=$$?; \
+	  if [ $$status -ne 0 ]; then tail -n 60 $$log; echo "fuzz: $$target failed (exit $$status); input in $(FUZZ_DIR)/artifacts/, log $$log"; exit 1; fi; \
+	  echo "fuzz: $$target: $$(grep -E '^stat::number_of_executed_units' $$log | awk '{print $$2}') runs in $(FUZZ_SECONDS) s, no crash"; \
+	done
+
+fuzz-ci:
+	$(MAKE) fuzz FUZZ_SECONDS=20
+
+# CI's sanitizer run: the test executables of SANITIZE_CI_TESTS built in the
+# fuzz build (clang, ASan + UBSan on every object, no second build of the
+# library) and their ctest with LeakSanitizer on. `make sanitize` is the
+# whole suite (gcc, Debug) and stays the thorough, slower run.
+SANITIZE_CI_TESTS ?= store_test remoting_test
+sanitize-ci: fuzz-build
+	@cmake --build $(FUZZ_DIR) -j $(JOBS) --target $(SANITIZE_CI_TESTS)
+	cd $(FUZZ_DIR) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --output-on-failure --no-tests=error -j $(JOBS) -E '_NOT_BUILT$$'
+
 clean:
-	rm -rf $(BUILD_DIR) build-asan
+	rm -rf $(BUILD_DIR) build-asan $(FUZZ_DIR)
 
 # The CI sweep: every example scenario (not the compare matrix) over a sample
 # of seeds, swept twice. Fails when a seed fails (or a canary passes on any

@@ -10,6 +10,7 @@ PACKAGES=(
   libyaml-cpp-dev nlohmann-json3-dev zlib1g-dev
   python3 python3-pytest
   python3-matplotlib python3-jsonschema
+  clang libclang-rt-14-dev  # make fuzz: libFuzzer and clang's sanitizer runtimes
 )
 
 missing=()

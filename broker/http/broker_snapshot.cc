@@ -42,6 +42,8 @@ void collect_counters(BrokerController& controller, BrokerSnapshot& snapshot) {
   counters.msg_put_failed = broker_stats.msg_put_failed;
   counters.msg_get_total = broker_stats.msg_get_total;
   counters.pulls_suspended = broker_stats.pulls_suspended;
+  counters.pulls_zero_copy = broker_stats.pulls_zero_copy;
+  counters.pulls_copied = broker_stats.pulls_copied;
   counters.store_puts_ok = store_stats.puts_ok;
   counters.store_puts_failed = store_stats.puts_failed;
   counters.store_bytes_appended = store_stats.bytes_appended;
@@ -82,7 +84,9 @@ void collect_replication(BrokerController& controller, BrokerSnapshot& snapshot)
     }
   }
   if (const ha::HAClient* client = controller.ha_client()) {
-    BrokerSnapshot::MasterLink& master = snapshot.master.emplace();
+    // Not emplace(): clang 14 (the fuzz build) sees MasterLink as not default-constructible there.
+    snapshot.master = BrokerSnapshot::MasterLink{};
+    BrokerSnapshot::MasterLink& master = *snapshot.master;
     master.master_address = client->master_address();
     master.state = ha::ha_client_state_name(client->state());
     master.confirmed_offset = client->confirmed_offset().value();

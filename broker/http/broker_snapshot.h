@@ -42,6 +42,8 @@ struct BrokerSnapshot {
     uint64_t msg_put_failed = 0;  // refused or failed puts
     uint64_t msg_get_total = 0;   // messages returned by pulls
     uint64_t pulls_suspended = 0;
+    uint64_t pulls_zero_copy = 0;  // FOUND bodies sent as file regions
+    uint64_t pulls_copied = 0;     // FOUND bodies copied
     uint64_t store_puts_ok = 0;   // StoreStats
     uint64_t store_puts_failed = 0;
     uint64_t store_bytes_appended = 0;

@@ -35,7 +35,7 @@ void ProducerManager::on_connection_closed(std::string_view remote_address) {
 
 void ProducerManager::scan_not_active_channels(Nanos now_ns) {
   for (auto& [group, channels] : groups_) {
-    std::erase_if(channels, [&](const auto& entry) {
+    std::erase_if(channels, [&, &group = group](const auto& entry) {  // clang 14 cannot capture a binding implicitly
       const bool expired = now_ns - entry.second.last_update_ns > kChannelExpiredTimeout;
       if (expired) {
         MQ_LOG(

@@ -533,7 +533,9 @@ Result<DecodedRecord> decode_record(std::span<const uint8_t> bytes, DecodeOption
 }
 
 std::string create_offset_message_id(const HostAddress& store_host, PhyOffset offset) {
-  MQ_ASSERT(offset.value() >= 0);
+  // No assertion on the offset: it may come from a damaged record a peer sent
+  // (a client builds the id of every pulled message); a negative one is
+  // written as its two's complement, as Java's ByteBuffer.putLong does.
   // Host, port and offset as the record stores them (write_host, then the
   // offset big-endian), in hex; no buffer on the heap for the raw bytes.
   std::array<uint8_t, 16 + 4 + 8> raw{};

@@ -192,6 +192,7 @@ struct DecodeOptions {
 Result<DecodedRecord> decode_record(std::span<const uint8_t> bytes, DecodeOptions options = {});
 
 // RocketMQ's "offset msgId": uppercase hex of store host ip + port + offset.
+// Any offset, even a damaged record's negative one (its 8 bytes as stored).
 std::string create_offset_message_id(const HostAddress& store_host, PhyOffset offset);
 struct OffsetMessageId {
   HostAddress store_host;
