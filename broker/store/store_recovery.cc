@@ -158,7 +158,8 @@ Status MessageStore::lock_store_directory() {
   Result<std::unique_ptr<env::FileLock>> locked = env_.files().lock(path);
   if (!locked.ok()) {
     if (locked.status().code() == StatusCode::kUnavailable) {
-      return Status::Unavailable("store directory " + config_.storePathRootDir +
+      // "Lock failed,MQ already started" is what RocketMQ prints; operators grep for it.
+      return Status::Unavailable("Lock failed, MQ already started: store directory " + config_.storePathRootDir +
                                  " is in use by another broker: " + locked.status().message());
     }
     return locked.status().with_context("locking store directory " + config_.storePathRootDir);
