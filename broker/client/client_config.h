@@ -34,6 +34,11 @@ struct ClientConfig {
   // Timeout of NameServer and control requests (routes, heartbeats, offsets,
   // consumer lists, unregistration): Java's 3000 ms default.
   int64_t mqClientApiTimeout = 3'000;
+  // mqlab's, not RocketMQ's: consumer reads move to a slave for
+  // MQClientInstance::kBrokerUnreachableBackoff when the master stops
+  // answering. false is RocketMQ 4.x: reads stay on the master until the
+  // NameServer drops it from the route (120 s and more).
+  bool slaveReadOnUnreachableMaster = true;
 
   std::string clientId() const { return clientIP + "@" + instanceName; }
 

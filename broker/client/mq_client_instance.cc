@@ -310,6 +310,7 @@ void MQClientInstance::note_broker_unreachable(const std::string& address) {
 
 void MQClientInstance::note_request_failure(const std::string& address, const Status& failure) {
   MQ_ASSERT(!failure.ok());
+  if (!config_.slaveReadOnUnreachableMaster) return;  // RocketMQ 4.x: wait for the route to drop it
   if (failure.code() == StatusCode::kTimeout || failure.code() == StatusCode::kUnavailable) {
     note_broker_unreachable(address);
   }

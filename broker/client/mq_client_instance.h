@@ -29,6 +29,7 @@
 // about 160 s a dead master's replicated messages go unread. mqlab avoids an
 // address that broke a connection or timed out for kBrokerUnreachableBackoff
 // whenever its group has another; after that one request tries it again.
+// ClientConfig::slaveReadOnUnreachableMaster=false restores 4.x's waiting.
 // A route lookup that fails keeps the previous route, as Java does.
 //
 // The instance starts its own producer (CLIENT_INNER_PRODUCER), as Java's

@@ -345,11 +345,13 @@ TestCluster::~TestCluster() {
   namesrv_.reset();
 }
 
-MQClientInstance& TestCluster::add_client(const std::string& instance_name, const std::string& host) {
+MQClientInstance& TestCluster::add_client(const std::string& instance_name, const std::string& host,
+                                          const std::function<void(ClientConfig&)>& tweak) {
   ClientConfig config;
   config.namesrvAddr = {namesrv_->address()};
   config.clientIP = host;
   config.instanceName = instance_name;
+  if (tweak) tweak(config);
   clients_.push_back(std::make_unique<MQClientInstance>(world_.start_process("client-" + instance_name, host), config));
   return *clients_.back();
 }

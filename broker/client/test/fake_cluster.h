@@ -157,8 +157,9 @@ class TestCluster {
   explicit TestCluster(int broker_count = 2, uint64_t seed = 1);
   ~TestCluster();
 
-  // A client instance (not started) on its own process.
-  MQClientInstance& add_client(const std::string& instance_name, const std::string& host);
+  // A client instance (not started) on its own process; tweak edits its config.
+  MQClientInstance& add_client(const std::string& instance_name, const std::string& host,
+                               const std::function<void(ClientConfig&)>& tweak = {});
   // Routes topic over the first `broker_count` brokers (all when 0), `queues` each.
   void route(const std::string& topic, int32_t queues, size_t broker_count = 0, int32_t perm = 6);
   FakeBroker& broker(size_t index) { return *brokers_.at(index); }

@@ -79,6 +79,21 @@ TEST(SlaveReadFailover, LookupAvoidsAnUnreachableMasterForTheBackOffOnly) {
   EXPECT_EQ(instance.find_broker_address_in_subscribe("broker-a", 0, false)->address, master);
 }
 
+TEST(SlaveReadFailover, SwitchedOffReadsStayOnTheMasterAsInRocketMQ4) {
+  TestCluster cluster(2);
+  route_master_and_slave(cluster);
+  MQClientInstance& instance =
+      cluster.add_client("c0", "10.0.0.20", [](ClientConfig& config) { config.slaveReadOnUnreachableMaster = false; });
+  instance.start([](Status) {});
+  std::optional<Status> routed;
+  instance.update_topic_route("T", [&](Status status) { routed = status; });
+  ASSERT_TRUE(cluster.run_until([&] { return routed.has_value(); }));
+  const std::string master = cluster.broker(0).address();
+  instance.note_request_failure(master, Status::Timeout("pull timed out"));
+  EXPECT_FALSE(instance.broker_unreachable(master));
+  EXPECT_EQ(instance.find_broker_address_in_subscribe("broker-a", 0, false)->address, master);
+}
+
 TEST(SlaveReadFailover, ConsumerReadsTheSlaveWhileTheMasterIsSilentAndItsOffsetsReturnToTheMaster) {
   TestCluster cluster(2);
   route_master_and_slave(cluster);
