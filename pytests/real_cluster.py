@@ -190,7 +190,10 @@ def read_ack_log(path):
     acked = {}
     if not path.exists():
         return acked
-    for line in path.read_text().splitlines():
+    lines = path.read_text().split("\n")
+    # The last piece is "" after a complete line, else the line perf is
+    # writing right now (the log is read while perf runs): not yet an ack.
+    for line in lines[:-1]:
         msg_id, broker, queue_id, offset, key = line.split(" ")
         acked[key] = (msg_id, broker, int(queue_id), int(offset))
     return acked
