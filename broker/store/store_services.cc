@@ -96,6 +96,16 @@ Status MessageStore::reput() {
     std::optional<ScannedRecord> scanned = scanner.next();
     if (!scanned) break;
     const DecodedMessage& message = scanned->record.message;
+    if (message.queue_id < 0 || message.queue_offset.value() < 0) {
+      // The store never writes these: a record that decodes but names no
+      // queue is damage (found by the commitlog_recovery fuzzer). Stop here
+      // with a clear error instead of building a ConsumeQueue for it.
+      const std::string what = "record at commitlog offset " + std::to_string(scanned->offset.value()) +
+                               " has queue id " + std::to_string(message.queue_id) + " and queue offset " +
+                               std::to_string(message.queue_offset.value());
+      MQ_LOG(kError, "store", "dispatch stopped: " << what);
+      return Status::Corruption("dispatch stopped: " + what);
+    }
     DispatchRequest request;
     request.topic = std::string(message.topic);
     request.queue_id = message.queue_id;
