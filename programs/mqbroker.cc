@@ -19,7 +19,6 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#include <boost/program_options.hpp>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -43,7 +42,6 @@
 
 namespace {
 
-namespace po = boost::program_options;
 using namespace mqlab;
 
 using programs::kExitConfig;
@@ -51,36 +49,14 @@ using programs::kExitFailure;
 using programs::kExitOk;
 constexpr const char* kLog = "BrokerStartup";
 
-struct CommandLine {
-  std::optional<std::string> config_file;
-  std::optional<std::string> namesrv_addr;
-  bool print_config = false;
-};
+using programs::CommandLine;
 
-// Returns the exit status instead when the program should stop here.
 std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
-  po::options_description options("mqbroker options");
-  options.add_options()("help,h", "print this help and exit")(
-      "configFile,c", po::value<std::string>(), "broker.conf (Java properties: key=value, # comments)")(
-      "namesrvAddr,n", po::value<std::string>(), "NameServer addresses, \"host:port;host:port\" (overrides the file)")(
-      "printConfigItem,p", "print every configuration key=value and exit");
-  po::variables_map values;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(options).run(), values);
-    po::notify(values);
-  } catch (const po::error& error) {
-    std::cerr << "mqbroker: " << error.what() << "\n" << options;
-    return kExitConfig;
-  }
-  if (values.count("help")) {
-    std::cout << "usage: mqbroker -c broker.conf [-n \"host:port;host:port\"] [-p]\n" << options;
-    return kExitOk;
-  }
-  CommandLine line;
-  if (values.count("configFile")) line.config_file = values["configFile"].as<std::string>();
-  if (values.count("namesrvAddr")) line.namesrv_addr = values["namesrvAddr"].as<std::string>();
-  line.print_config = values.count("printConfigItem") != 0;
-  return line;
+  return programs::parse_command_line({.program = "mqbroker",
+                                       .usage = "mqbroker -c broker.conf [-n \"host:port;host:port\"] [-p]",
+                                       .config_help = "broker.conf (Java properties: key=value, # comments)",
+                                       .takes_namesrv_addr = true},
+                                      argc, argv);
 }
 
 std::string home_dir() {

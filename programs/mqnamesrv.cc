@@ -8,7 +8,6 @@
 // start, 2 for a bad command line or configuration. A NameServer keeps its
 // routes in memory only, as RocketMQ's does: brokers re-register within
 // registerNameServerPeriod after a restart.
-#include <boost/program_options.hpp>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -30,7 +29,6 @@
 
 namespace {
 
-namespace po = boost::program_options;
 using namespace mqlab;
 
 using programs::kExitConfig;
@@ -38,32 +36,14 @@ using programs::kExitFailure;
 using programs::kExitOk;
 constexpr const char* kLog = "NamesrvStartup";
 
-struct CommandLine {
-  std::optional<std::string> config_file;
-  bool print_config = false;
-};
+using programs::CommandLine;
 
 std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
-  po::options_description options("mqnamesrv options");
-  options.add_options()("help,h", "print this help and exit")(
-      "configFile,c", po::value<std::string>(), "namesrv.conf (Java properties: key=value, # comments)")(
-      "printConfigItem,p", "print every configuration key=value and exit");
-  po::variables_map values;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(options).run(), values);
-    po::notify(values);
-  } catch (const po::error& error) {
-    std::cerr << "mqnamesrv: " << error.what() << "\n" << options;
-    return kExitConfig;
-  }
-  if (values.count("help")) {
-    std::cout << "usage: mqnamesrv [-c namesrv.conf] [-p]\n" << options;
-    return kExitOk;
-  }
-  CommandLine line;
-  if (values.count("configFile")) line.config_file = values["configFile"].as<std::string>();
-  line.print_config = values.count("printConfigItem") != 0;
-  return line;
+  return programs::parse_command_line({.program = "mqnamesrv",
+                                       .usage = "mqnamesrv [-c namesrv.conf] [-p]",
+                                       .config_help = "namesrv.conf (Java properties: key=value, # comments)",
+                                       .takes_namesrv_addr = false},
+                                      argc, argv);
 }
 
 std::variant<config::NamesrvStartupConfig, int> load_config(const CommandLine& line) {

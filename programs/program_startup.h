@@ -1,5 +1,6 @@
 // What mqbroker and mqnamesrv do alike before and at boot: exit statuses a
-// script can rely on, reading the properties file named by -c, reporting the
+// script can rely on, their command line (-c, -p, -h; -n for mqbroker),
+// reading the properties file named by -c, reporting the
 // parser's errors and warnings one per line under the program's name, and
 // the boot line a script waits for. Header-only: every programs/*.cc is a
 // program of its own.
@@ -16,6 +17,8 @@
 #include <utility>
 #include <variant>
 
+#include <boost/program_options.hpp>
+
 #include "broker/common/log.h"
 #include "broker/common/status.h"
 
@@ -24,6 +27,52 @@ namespace mqlab::programs {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitConfig = 2;
+
+// RocketMQ's startup flags: -c configFile, -p printConfigItem, -h, and for
+// mqbroker -n namesrvAddr (which overrides the file's).
+struct CommandLine {
+  std::optional<std::string> config_file;
+  std::optional<std::string> namesrv_addr;
+  bool print_config = false;
+};
+
+struct CommandLineSpec {
+  const char* program;           // "mqbroker"
+  const char* usage;             // the usage line -h prints
+  const char* config_help;       // what -c names
+  bool takes_namesrv_addr = false;
+};
+
+// The parsed flags, or the exit status when the program should stop here
+// (kExitOk after -h, kExitConfig after a bad flag, with the options printed).
+inline std::variant<CommandLine, int> parse_command_line(const CommandLineSpec& spec, int argc, char** argv) {
+  namespace po = boost::program_options;
+  po::options_description options(std::string(spec.program) + " options");
+  options.add_options()("help,h", "print this help and exit")("configFile,c", po::value<std::string>(),
+                                                               spec.config_help);
+  if (spec.takes_namesrv_addr) {
+    options.add_options()("namesrvAddr,n", po::value<std::string>(),
+                          "NameServer addresses, \"host:port;host:port\" (overrides the file)");
+  }
+  options.add_options()("printConfigItem,p", "print every configuration key=value and exit");
+  po::variables_map values;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(options).run(), values);
+    po::notify(values);
+  } catch (const po::error& error) {
+    std::cerr << spec.program << ": " << error.what() << "\n" << options;
+    return kExitConfig;
+  }
+  if (values.count("help")) {
+    std::cout << "usage: " << spec.usage << "\n" << options;
+    return kExitOk;
+  }
+  CommandLine line;
+  if (values.count("configFile")) line.config_file = values["configFile"].as<std::string>();
+  if (values.count("namesrvAddr")) line.namesrv_addr = values["namesrvAddr"].as<std::string>();
+  line.print_config = values.count("printConfigItem") != 0;
+  return line;
+}
 
 struct ConfigText {
   std::string text;  // empty without -c: every key at its default
