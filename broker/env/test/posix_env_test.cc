@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "broker/env/path.h"
+#include "broker/env/test/temp_dir.h"
 
 namespace mqlab::env {
 namespace {
@@ -28,16 +29,6 @@ std::span<const uint8_t> bytes_of(std::string_view text) {
 
 class PosixEnvTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/mqlab_posix_env_test_XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-
   std::string path(std::string_view name) const { return join_path(dir_, name); }
 
   std::shared_ptr<File> create(std::string_view name) {
@@ -63,7 +54,8 @@ class PosixEnvTest : public ::testing::Test {
     return result.value_or(Status::Timeout("sync did not complete"));
   }
 
-  std::string dir_;
+  testing::TempDir temp_{"mqlab_posix_env_test"};
+  const std::string dir_ = temp_.path();
   PosixEnv env_{uint64_t{42}};
 };
 

@@ -12,6 +12,7 @@
 
 #include "broker/env/path.h"
 #include "broker/env/posix_env.h"
+#include "broker/env/test/temp_dir.h"
 
 namespace mqlab::env {
 namespace {
@@ -20,18 +21,9 @@ constexpr std::chrono::milliseconds kLimit(20'000);  // generous: a loaded CI ma
 
 class PosixFilePreparerTest : public ::testing::TestWithParam<bool> {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/mqlab_preparer_test_XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-
   PosixEnv env_{uint64_t{1}};
-  std::string dir_;
+  testing::TempDir temp_{"mqlab_preparer_test"};
+  const std::string dir_ = temp_.path();
 };
 
 TEST_P(PosixFilePreparerTest, AllocatesToSizeAndCompletesOnTheExecutor) {

@@ -16,6 +16,7 @@
 
 #include "broker/env/path.h"
 #include "broker/env/posix_env.h"
+#include "broker/env/test/temp_dir.h"
 
 namespace mqlab::env {
 namespace {
@@ -29,16 +30,6 @@ std::span<const uint8_t> bytes_of(std::string_view text) {
 
 class PowerLossFileSystemTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/mqlab_power_loss_test_XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-
   std::string path(std::string_view name) const { return join_path(dir_, name); }
 
   std::shared_ptr<File> open(FileSystem& files, std::string_view name, OpenOptions options = {.create = true}) {
@@ -62,7 +53,8 @@ class PowerLossFileSystemTest : public ::testing::Test {
   }
   FileSystem& posix() { return posix_; }
 
-  std::string dir_;
+  testing::TempDir temp_{"mqlab_power_loss_test"};
+  const std::string dir_ = temp_.path();
   PosixEnv env_{1};
   PosixFileSystem posix_{env_.io_context()};
 };

@@ -1,0 +1,40 @@
+// TempDir: a fresh directory under /tmp for one test, removed with all it
+// holds when the test ends (the real-file tests of the POSIX Env and the
+// layers over it).
+#pragma once
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include "broker/env/path.h"
+
+namespace mqlab::env::testing {
+
+class TempDir {
+ public:
+  // prefix names the test in the directory's name: /tmp/<prefix>_XXXXXX.
+  explicit TempDir(std::string_view prefix) {
+    std::string pattern = "/tmp/" + std::string(prefix) + "_XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "mkdtemp " << pattern << " failed";
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::string join(std::string_view name) const { return join_path(path_, name); }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace mqlab::env::testing
