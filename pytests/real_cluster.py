@@ -199,20 +199,55 @@ def read_ack_log(path):
     return acked
 
 
+class StoredMessages(list):
+    """The messages consumeMessage printed, plus its other lines (`notes`:
+    "no matched msg", "print msg finished. status=...", a broker the route
+    gave no address), which say why a queue was read short."""
+
+    def __init__(self, messages, notes):
+        super().__init__(messages)
+        self.notes = notes
+
+
 def consumed_messages(admin, topic, count):
     """Every stored message of the topic (consumeMessage reads each queue from
-    its min offset, commits nothing): a list of dicts with brokerName,
-    queueId, queueOffset, keys, body."""
+    its min offset, commits nothing): a StoredMessages of dicts with
+    brokerName, queueId, queueOffset, keys, body."""
     out = admin("consumeMessage", "-t", topic, "-c", count)
     messages = []
+    notes = []
     for line in out.splitlines():
         if not line.startswith("MSGID: "):
+            notes.append(line)
             continue
         fields = line.split(" MessageExt [", 1)[1].split("] BODY: ", 1)
         record = dict(item.split("=", 1) for item in fields[0].split(", "))
         record["body"] = fields[1] if len(fields) > 1 else ""
         messages.append(record)
-    return messages
+    return StoredMessages(messages, notes)
+
+
+def lost_report(acked, stored, cluster=None):
+    """The acknowledged keys missing from `stored`, and a message that says
+    which brokers and queues acknowledged them and what consumeMessage said
+    about its queues: enough to tell a lost write from a short read."""
+    keys = {m["keys"] for m in stored}
+    lost = sorted(set(acked) - keys, key=int)
+    by_queue = {}
+    for key in lost:
+        _, broker, queue_id, _ = acked[key]
+        by_queue[(broker, queue_id)] = by_queue.get((broker, queue_id), 0) + 1
+    stored_by_queue = {}
+    for m in stored:
+        queue = (m["brokerName"], int(m["queueId"]))
+        stored_by_queue[queue] = stored_by_queue.get(queue, 0) + 1
+    message = (f"{len(lost)} of {len(acked)} acknowledged messages lost, first: {lost[:10]}; "
+               f"lost by (broker, queue): {sorted(by_queue.items())}; "
+               f"read by (broker, queue): {sorted(stored_by_queue.items())}; "
+               f"consumeMessage notes: {getattr(stored, 'notes', [])[:20]}")
+    if cluster is not None:
+        message += f"; NameServer route events: {cluster.route_events()[:20]}"
+    return lost, message
 
 
 def wait_until(predicate, what, deadline_s=BOOT_DEADLINE_S, interval_s=0.2):
@@ -264,6 +299,13 @@ class Cluster:
 
     def store(self, name, broker_id=0):
         return pathlib.Path(self.keys[(name, broker_id)]["storePathRootDir"])
+
+    def route_events(self):
+        """The NameServer's log lines about brokers leaving or losing topics:
+        a route without a group makes its messages unreadable though stored,
+        so a loss report quotes these."""
+        words = ("dropping", "removed", "no address of")
+        return [line for line in self.namesrv.stderr().splitlines() if any(w in line for w in words)]
 
     def create_topic(self, topic, queues=4):
         out = self.admin("updateTopic", "-c", "TestCluster", "-t", topic, "-r", queues, "-w", queues)

@@ -23,7 +23,7 @@ import uuid
 
 import pytest
 
-from real_cluster import (Cluster, broker_keys, consumed_messages, has_ack_log_option, port_block,  # noqa: F401
+from real_cluster import (Cluster, broker_keys, consumed_messages, has_ack_log_option, lost_report, port_block,  # noqa: F401
                           programs, read_ack_log, start_namesrv, wait_until, write_conf)
 
 TOPIC = "TopicDisk"
@@ -158,9 +158,8 @@ def test_disk_full_refuses_puts_loses_nothing_and_recovers_when_space_returns(pr
     assert send_ok(again) == 200, again
 
     stored = consumed_messages(admin, TOPIC, len(acked_full) + 10000)
-    keys = [m["keys"] for m in stored]
-    lost = sorted(set(acked_full) - set(keys), key=int)
-    assert not lost, f"{len(lost)} acknowledged messages lost, first: {lost[:10]}"
+    lost, report = lost_report(acked_full, stored, cluster)
+    assert not lost, report
     assert len(stored) >= len(acked_full) + 200
     print(f"\ndisk full: {len(acked_full)} acknowledged before the disk filled, "
           f"{len(stored)} stored after space returned")

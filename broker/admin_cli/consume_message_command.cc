@@ -141,8 +141,11 @@ class ConsumeMessageRun : public std::enable_shared_from_this<ConsumeMessageRun>
 };
 
 // The readable queues of the route, sorted, narrowed by -b and -i.
+// A broker the route names without an address is reported on `out`, never
+// skipped in silence: a reader must tell "not stored" from "not read".
 Result<std::vector<QueueToRead>> queues_to_read(const std::string& route_topic, const remoting::TopicRouteData& route,
-                                                const ParsedOptions& options, std::optional<int64_t> queue_id) {
+                                                const ParsedOptions& options, std::optional<int64_t> queue_id,
+                                                std::ostream& out) {
   const std::optional<std::string> broker_name = options.value("brokerName");
   std::vector<QueueToRead> queues;
   for (const remoting::QueueData& data : route.queueDatas) {
@@ -150,7 +153,10 @@ Result<std::vector<QueueToRead>> queues_to_read(const std::string& route_topic, 
     const auto broker = std::find_if(route.brokerDatas.begin(), route.brokerDatas.end(),
                                      [&](const remoting::BrokerData& b) { return b.brokerName == data.brokerName; });
     const std::string address = broker == route.brokerDatas.end() ? "" : select_broker_addr(*broker);
-    if (address.empty()) continue;
+    if (address.empty()) {
+      out << data.brokerName << " has no address in the route of " << route_topic << ", its queues are not read\n";
+      continue;
+    }
     for (int32_t id = 0; id < data.readQueueNums; ++id) {
       if (!queue_id || *queue_id == id) queues.push_back({data.brokerName, address, id});
     }
@@ -183,7 +189,7 @@ void execute_consume_message(Invocation& inv) {
   fetch_topic_route(inv.instance(), topic, inv.guard([&inv, topic, group, only_queue, start, count = *count](
                                                           Result<remoting::TopicRouteData> route) {
     if (!route.ok()) return inv.fail(route.status());
-    Result<std::vector<QueueToRead>> queues = queues_to_read(topic, *route, inv.options(), only_queue);
+    Result<std::vector<QueueToRead>> queues = queues_to_read(topic, *route, inv.options(), only_queue, inv.out());
     if (!queues.ok()) return inv.fail(queues.status());
     auto run = std::make_shared<ConsumeMessageRun>(inv, topic, group, std::move(queues).value(), start, count);
     inv.hold(run);
