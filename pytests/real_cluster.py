@@ -123,13 +123,16 @@ def broker_keys(tmp_path, name, port, namesrv_port, **extra):
         # broker does not reserve 1 GiB of disk.
         "mappedFileSizeCommitLog": 8 * 1024 * 1024,
         # RocketMQ's space rules read the whole partition: on a shared CI
-        # disk above 85% (1 - available/capacity) the broker deletes
-        # segments regardless of age, as it should, and a test reading its
-        # messages back would see them gone. Tests own only their temp
-        # store, so the thresholds go to the top of their ranges.
+        # disk above diskSpaceCleanForciblyRatio (1 - available/capacity)
+        # the broker deletes segments regardless of age, as it should, and
+        # a test reading its messages back would see them gone (a CI run on
+        # a 99%-full disk lost one group's messages that way). Tests own
+        # only their temp store: forced deletion is off and the thresholds
+        # go to the top of their ranges.
         "diskMaxUsedSpaceRatio": 95,
         "diskSpaceCleanForciblyRatio": 0.99,
         "diskSpaceWarningLevelRatio": 0.995,
+        "cleanFileForciblyEnable": "false",
     }
     keys.update(extra)
     return keys
@@ -246,7 +249,7 @@ def lost_report(acked, stored, cluster=None):
                f"read by (broker, queue): {sorted(stored_by_queue.items())}; "
                f"consumeMessage notes: {getattr(stored, 'notes', [])[:20]}")
     if cluster is not None:
-        message += f"; NameServer route events: {cluster.route_events()[:20]}"
+        message += f"; log clues: {cluster.loss_clues()[:20]}"
     return lost, message
 
 
@@ -260,12 +263,25 @@ def wait_until(predicate, what, deadline_s=BOOT_DEADLINE_S, interval_s=0.2):
     pytest.fail(f"timed out after {deadline_s} s waiting for {what}")
 
 
+def require_disk_headroom(path, refuse_above=0.99):
+    """Fails at once, saying why, when the partition of `path` is so full
+    (1 - available/capacity, the broker's own measure) that a broker would
+    refuse puts (diskSpaceWarningLevelRatio 0.995) partway through a test:
+    the loss or failed sends that follow would be the disk's, not mqlab's."""
+    stat = os.statvfs(path)
+    used = 1 - stat.f_bavail / stat.f_blocks
+    if used > refuse_above:
+        pytest.fail(f"the disk of {path} is {used:.1%} used ({stat.f_bavail * stat.f_frsize >> 20} MiB available): "
+                    f"a broker refuses puts above 99.5%; free some space and rerun")
+
+
 class Cluster:
     """A NameServer and broker groups broker-a, broker-b, ... each with a
     master and (optionally) one slave, all in TestCluster."""
 
     def __init__(self, programs, tmp_path, bin_dir, groups=2, slaves=True, master_role="ASYNC_MASTER",
                  flush="ASYNC_FLUSH", **extra):
+        require_disk_headroom(tmp_path)
         self.programs = programs
         self.tmp_path = tmp_path
         self.namesrv, self.namesrv_port = start_namesrv(programs, tmp_path)
@@ -300,12 +316,15 @@ class Cluster:
     def store(self, name, broker_id=0):
         return pathlib.Path(self.keys[(name, broker_id)]["storePathRootDir"])
 
-    def route_events(self):
-        """The NameServer's log lines about brokers leaving or losing topics:
-        a route without a group makes its messages unreadable though stored,
-        so a loss report quotes these."""
-        words = ("dropping", "removed", "no address of")
-        return [line for line in self.namesrv.stderr().splitlines() if any(w in line for w in words)]
+    def loss_clues(self):
+        """Log lines that explain messages missing from a read: the
+        NameServer dropping a broker or a topic (a route without a group
+        makes its messages unreadable though stored), and brokers deleting
+        segments or refusing puts for disk space."""
+        words = ("dropping", "removed", "no address of", "deleted expired segment", "diskSpace", "disk full")
+        programs = [("mqnamesrv", self.namesrv)] + [(f"{n}-{i}", p) for (n, i), p in sorted(self.brokers.items())]
+        return [f"{tag}: {line}" for tag, program in programs for line in program.stderr().splitlines()
+                if any(w in line for w in words)]
 
     def create_topic(self, topic, queues=4):
         out = self.admin("updateTopic", "-c", "TestCluster", "-t", topic, "-r", queues, "-w", queues)

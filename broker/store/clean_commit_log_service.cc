@@ -72,7 +72,8 @@ int CleanCommitLogService::run_once(bool manual) {
 
   const double max_used = std::clamp(config.diskMaxUsedSpaceRatio, 10, 95) / 100.0;
   const bool by_space = used > max_used;
-  const bool forcibly = used > config.diskSpaceCleanForciblyRatio;
+  // RocketMQ's cleanAtOnce: the level is reached and forced deletion is on.
+  const bool forcibly = used > config.diskSpaceCleanForciblyRatio && config.cleanFileForciblyEnable;
   // The ratio is the whole partition's (1 - available/capacity), so a disk
   // filled by something else makes the broker delete unconsumed segments:
   // say so once, loudly, with the figures an operator needs.

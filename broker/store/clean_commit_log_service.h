@@ -6,7 +6,8 @@
 //     deleteWhen ("04" or "04;16");
 //   - the disk is fuller than diskMaxUsedSpaceRatio percent;
 //   - an operator asked (run_once(manual = true), TRIGGER_DELETE_FILES).
-// Above diskSpaceCleanForciblyRatio segments go regardless of age; above
+// Above diskSpaceCleanForciblyRatio segments go regardless of age (unless
+// cleanFileForciblyEnable=false); above
 // diskSpaceWarningLevelRatio the store refuses puts (SERVICE_NOT_AVAILABLE)
 // until usage drops. After the CommitLog's min offset moves, ConsumeQueue
 // files and index files wholly below it are deleted too, and the removals

@@ -44,6 +44,7 @@ const std::vector<Key>& keys() {
       {"cleanResourceInterval", &Config::cleanResourceInterval},
       {"diskSpaceWarningLevelRatio", &Config::diskSpaceWarningLevelRatio},
       {"diskSpaceCleanForciblyRatio", &Config::diskSpaceCleanForciblyRatio},
+      {"cleanFileForciblyEnable", &Config::cleanFileForciblyEnable},
       {"messageIndexEnable", &Config::messageIndexEnable},
       {"maxHashSlotNum", &Config::maxHashSlotNum},
       {"maxIndexNum", &Config::maxIndexNum},

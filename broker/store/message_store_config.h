@@ -52,6 +52,10 @@ struct MessageStoreConfig {
   int64_t cleanResourceInterval = 10'000;  // ms
   double diskSpaceWarningLevelRatio = 0.90;     // above: store not writable
   double diskSpaceCleanForciblyRatio = 0.85;    // above: delete regardless of age
+  // false: a full disk never deletes segments younger than fileReservedTime
+  // (puts are refused above diskSpaceWarningLevelRatio instead): a store
+  // shared with other data keeps its messages whatever fills the disk.
+  bool cleanFileForciblyEnable = true;
 
   // Replication (rocketmq-reference.md 4.2, 4.3; broker/ha/). A SLAVE
   // follows haMasterAddress when it is set (>= 6 characters, as RocketMQ's

@@ -243,6 +243,29 @@ TEST_F(StoreRetentionTest, DiskAboveCleanForciblyRatioDeletesRegardlessOfAge) {
   EXPECT_EQ(world.store().get_message("g", "TopicA", 0, QueueOffset(0), 1).status, GetMessageStatus::OFFSET_TOO_SMALL);
 }
 
+// cleanFileForciblyEnable=false (a store on a disk shared with other data):
+// above the forced level only expired segments go, so what fills the disk
+// cannot delete young, maybe unconsumed, messages; the disk-full rule still
+// refuses puts above the warning level.
+TEST_F(StoreRetentionTest, ForcedCleaningOffKeepsYoungSegmentsOnAFullDisk) {
+  MessageStoreConfig config = retention_config();
+  config.cleanFileForciblyEnable = false;
+  StoreSimWorld world(config);
+  ASSERT_TRUE(world.start().ok());
+  fill_to(world, 2);
+  world.run_for(seconds(2 * 3600));
+  fill_to(world, 6);
+  make_disk_used_ratio(world, 0.87);
+  world.run_for(seconds(30));
+  EXPECT_EQ(segment_count(world), 5u) << "only the expired first segment goes";
+  EXPECT_EQ(world.store().stats().segments_deleted, 1u);
+  EXPECT_TRUE(world.store().writable());
+  make_disk_used_ratio(world, 0.95);
+  world.run_for(seconds(10));
+  EXPECT_FALSE(world.store().writable()) << "above diskSpaceWarningLevelRatio puts are refused";
+  EXPECT_EQ(segment_count(world), 5u);
+}
+
 // The forced level deletes unconsumed data because of what else fills the
 // partition, so crossing it is a warning an operator sees: once per
 // crossing, naming the ratio, not once per clean pass.
