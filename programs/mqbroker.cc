@@ -51,13 +51,11 @@ constexpr const char* kLog = "BrokerStartup";
 
 using programs::CommandLine;
 
-std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
-  return programs::parse_command_line({.program = "mqbroker",
-                                       .usage = "mqbroker -c broker.conf [-n \"host:port;host:port\"] [-p]",
-                                       .config_help = "broker.conf (Java properties: key=value, # comments)",
-                                       .takes_namesrv_addr = true},
-                                      argc, argv);
-}
+constexpr programs::CommandLineSpec kCommandLine{
+    .program = "mqbroker",
+    .usage = "mqbroker -c broker.conf [-n \"host:port;host:port\"] [-p]",
+    .config_help = "broker.conf (Java properties: key=value, # comments)",
+    .takes_namesrv_addr = true};
 
 std::string home_dir() {
   if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/') return home;
@@ -215,13 +213,6 @@ int run_broker(const config::BrokerStartupConfig& config) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::variant<CommandLine, int> line = parse_command_line(argc, argv);
-  if (const int* status = std::get_if<int>(&line)) return *status;
-  std::variant<config::BrokerStartupConfig, int> config = load_config(std::get<CommandLine>(line));
-  if (const int* status = std::get_if<int>(&config)) return *status;
-  if (std::get<CommandLine>(line).print_config) {
-    std::fputs(config::print_broker_config(std::get<config::BrokerStartupConfig>(config)).c_str(), stdout);
-    return kExitOk;
-  }
-  return run_broker(std::get<config::BrokerStartupConfig>(config));
+  return programs::startup_main<config::BrokerStartupConfig>(kCommandLine, argc, argv, load_config,
+                                                             config::print_broker_config, run_broker);
 }

@@ -38,13 +38,11 @@ constexpr const char* kLog = "NamesrvStartup";
 
 using programs::CommandLine;
 
-std::variant<CommandLine, int> parse_command_line(int argc, char** argv) {
-  return programs::parse_command_line({.program = "mqnamesrv",
-                                       .usage = "mqnamesrv [-c namesrv.conf] [-p]",
-                                       .config_help = "namesrv.conf (Java properties: key=value, # comments)",
-                                       .takes_namesrv_addr = false},
-                                      argc, argv);
-}
+constexpr programs::CommandLineSpec kCommandLine{
+    .program = "mqnamesrv",
+    .usage = "mqnamesrv [-c namesrv.conf] [-p]",
+    .config_help = "namesrv.conf (Java properties: key=value, # comments)",
+    .takes_namesrv_addr = false};
 
 std::variant<config::NamesrvStartupConfig, int> load_config(const CommandLine& line) {
   std::variant<programs::ConfigText, int> read = programs::read_config_text("mqnamesrv", line.config_file);
@@ -99,13 +97,6 @@ int run_namesrv(const config::NamesrvStartupConfig& config) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::variant<CommandLine, int> line = parse_command_line(argc, argv);
-  if (const int* status = std::get_if<int>(&line)) return *status;
-  std::variant<config::NamesrvStartupConfig, int> config = load_config(std::get<CommandLine>(line));
-  if (const int* status = std::get_if<int>(&config)) return *status;
-  if (std::get<CommandLine>(line).print_config) {
-    std::fputs(config::print_namesrv_config(std::get<config::NamesrvStartupConfig>(config)).c_str(), stdout);
-    return kExitOk;
-  }
-  return run_namesrv(std::get<config::NamesrvStartupConfig>(config));
+  return programs::startup_main<config::NamesrvStartupConfig>(kCommandLine, argc, argv, load_config,
+                                                              config::print_namesrv_config, run_namesrv);
 }

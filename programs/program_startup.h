@@ -109,6 +109,22 @@ auto report_loaded_config(const char* program, Result<Loaded> loaded)
   return std::move(loaded->config);
 }
 
+// A program's main: flags, then the config (or the exit status either
+// stopped at), then -p's printout or the run. load, print and run are the
+// program's own; the order and the exit statuses are every program's.
+template <typename Config, typename Load, typename Print, typename Run>
+int startup_main(const CommandLineSpec& spec, int argc, char** argv, Load load, Print print, Run run) {
+  std::variant<CommandLine, int> line = parse_command_line(spec, argc, argv);
+  if (const int* status = std::get_if<int>(&line)) return *status;
+  std::variant<Config, int> config = load(std::get<CommandLine>(line));
+  if (const int* status = std::get_if<int>(&config)) return *status;
+  if (std::get<CommandLine>(line).print_config) {
+    std::fputs(print(std::get<Config>(config)).c_str(), stdout);
+    return kExitOk;
+  }
+  return run(std::get<Config>(config));
+}
+
 // The boot line goes to stdout (flushed: scripts wait for it) and to the log.
 inline void announce_boot(const char* component, const std::string& line, const std::string& log_suffix = "") {
   MQ_LOG(kInfo, component, line << log_suffix);
