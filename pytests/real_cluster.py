@@ -7,88 +7,57 @@ bound, not a timing assertion: on a loaded machine a boot may take seconds).
 """
 import os
 import pathlib
-import signal
-import socket
 import subprocess
+import sys
 import time
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tools"))
+import mqrealrun  # noqa: E402 (tools/ is not a package)
+
 BOOT_DEADLINE_S = 60
 EXIT_DEADLINE_S = 60
 MQADMIN_DEADLINE_S = 120
 
 
 def port_block(count):
-    """A first port p such that p .. p+count-1 are all free on 127.0.0.1."""
-    for _ in range(200):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            first = probe.getsockname()[1]
-        if first + count > 65535:
-            continue
-        sockets = []
-        try:
-            for port in range(first, first + count):
-                s = socket.socket()
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                s.bind(("127.0.0.1", port))
-                sockets.append(s)
-            return first
-        except OSError:
-            continue
-        finally:
-            for s in sockets:
-                s.close()
-    pytest.fail("no block of free ports")
+    """A first port p such that p .. p+count-1 are all free on 127.0.0.1
+    (the real-run driver's probe, failing the test instead of the run)."""
+    try:
+        return mqrealrun.free_port_block(count)
+    except mqrealrun.RunError as error:
+        pytest.fail(str(error))
 
 
-class Program:
-    """One started program; its stdout and stderr go to files in the test's directory."""
+class Program(mqrealrun.Process):
+    """One started program; its stdout and stderr go to files in the test's
+    directory. The real-run driver's Process, failing the test where the
+    driver would fail its run."""
 
     def __init__(self, bin_dir, name, args, workdir, tag):
-        self.out_path = workdir / f"{tag}.out"
-        self.err_path = workdir / f"{tag}.err"
-        with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
-            self.proc = subprocess.Popen([str(bin_dir / name), *args], stdout=out, stderr=err, cwd=workdir)
+        super().__init__([str(bin_dir / name), *args], workdir, tag)
 
     def stdout(self):
-        return self.out_path.read_text(errors="replace")
+        return self.text("stdout")
 
     def stderr(self):
-        return self.err_path.read_text(errors="replace")
+        return self.text("stderr")
 
     def wait_for(self, text, where="stdout", deadline_s=BOOT_DEADLINE_S):
-        deadline = time.monotonic() + deadline_s
-        while time.monotonic() < deadline:
-            if text in (self.stdout() if where == "stdout" else self.stderr()):
-                return
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        pytest.fail(f"no '{text}' in {where} (exit {self.proc.poll()}):\n"
-                    f"--- stdout\n{self.stdout()[-4000:]}\n--- stderr\n{self.stderr()[-4000:]}")
-
-    def signal(self, number):
-        os.kill(self.proc.pid, number)
+        try:
+            super().wait_for(text, where, deadline_s)
+        except mqrealrun.RunError as error:
+            pytest.fail(f"{error}\n--- stdout\n{self.stdout()[-4000:]}")
 
     def wait_exit(self, deadline_s=EXIT_DEADLINE_S):
         try:
-            return self.proc.wait(timeout=deadline_s)
-        except subprocess.TimeoutExpired:
+            return super().wait_exit(deadline_s)
+        except mqrealrun.RunError as error:
             self.proc.kill()
             self.proc.wait()
-            pytest.fail(f"did not exit:\n--- stderr\n{self.stderr()[-4000:]}")
-
-    def stop(self):
-        if self.proc.poll() is None:
-            try:
-                os.kill(self.proc.pid, signal.SIGCONT)  # a SIGSTOPped process must not outlive the test
-            except ProcessLookupError:
-                pass
-            self.proc.kill()
-            self.proc.wait()
+            pytest.fail(f"{error}:\n--- stderr\n{self.stderr()[-4000:]}")
 
 
 @pytest.fixture
