@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <ctime>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -58,9 +59,13 @@ struct SequentialWriteResult {
   uint64_t writes = 0;
   double write_seconds = 0;  // the pwrite loop: page-cache speed
   double sync_seconds = 0;   // the one fdatasync after it: write-back of it all
+  // CPU time of the pwrite loop's thread: unlike wall time, it does not grow
+  // when other processes crowd the machine's CPUs.
+  double write_cpu_seconds = 0;
 
   double bytes_per_second() const { return static_cast<double>(bytes) / write_seconds; }
   double writes_per_second() const { return static_cast<double>(writes) / write_seconds; }
+  double cpu_us_per_write() const { return write_cpu_seconds * 1e6 / static_cast<double>(writes); }
   double durable_bytes_per_second() const { return static_cast<double>(bytes) / (write_seconds + sync_seconds); }
 };
 
@@ -99,6 +104,13 @@ using Clock = std::chrono::steady_clock;
 
 inline double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// CPU time the calling thread has used so far.
+inline double thread_cpu_seconds() {
+  timespec now{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
 }
 
 inline Status errno_status(std::string_view path, std::string_view operation, int error) {
@@ -175,10 +187,12 @@ inline Result<SequentialWriteResult> measure_sequential_pwrite(const std::string
 
   SequentialWriteResult result;
   const auto start = detail::Clock::now();
+  const double cpu_start = detail::thread_cpu_seconds();
   for (uint64_t offset = 0; offset < total_bytes; offset += chunk_bytes) {
     MQ_RETURN_IF_ERROR(detail::write_all(fd, path, chunk.data(), chunk.size(), offset));
     ++result.writes;
   }
+  result.write_cpu_seconds = detail::thread_cpu_seconds() - cpu_start;
   result.write_seconds = detail::seconds_since(start);
   const auto sync_start = detail::Clock::now();
   MQ_RETURN_IF_ERROR(detail::sync_data(fd, path));

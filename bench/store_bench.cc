@@ -83,6 +83,7 @@ struct RunResult {
   int64_t messages = 0;
   int64_t bytes = 0;
   double seconds = 0;
+  double cpu_seconds = 0;  // the broker core's thread (this one) over the timed puts
   int64_t failures = 0;
   int64_t record_bytes = 0;
   std::vector<double> put_us;   // every timed put, issue to reply
@@ -92,6 +93,7 @@ struct RunResult {
   uint64_t segments_deleted = 0;
   double msgs_per_second() const { return static_cast<double>(messages) / seconds; }
   double mb_per_second() const { return static_cast<double>(bytes) / seconds / 1e6; }
+  double cpu_us_per_msg() const { return cpu_seconds * 1e6 / static_cast<double>(messages); }
 };
 
 double percentile(std::vector<double> values, double q) {
@@ -185,12 +187,14 @@ RunResult run_puts(const Options& options, store::FlushDiskType flush, Segments 
   const uint64_t deleted_before = store.stats().segments_deleted;
   timing = true;
   stored_bytes = 0;
+  const double cpu_start = bench::detail::thread_cpu_seconds();
   start = Clock::now();
   deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   issue();
   env.run_until([&] { return outstanding == 0 && (stored_bytes + 1100 >= max_bytes || Clock::now() >= deadline); },
                 std::chrono::seconds(3600));
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  result.cpu_seconds = bench::detail::thread_cpu_seconds() - cpu_start;
   if (allocator) {
     result.segments_taken_ready = allocator->taken() - taken_before;
     result.segments_made_on_put_path = allocator->missed() - missed_before;
@@ -241,6 +245,11 @@ void run_async(const Options& options, Segments segments) {
     print(raw_name + "_for_inflight" + std::to_string(in_flight), raw->writes_per_second(), "writes/s");
     print(name, store.msgs_per_second(), "msgs/s", raw->writes_per_second(), raw_name);
     print(name + "_mb", store.mb_per_second(), "MB/s", raw->bytes_per_second() / 1e6, raw_name + "_mb");
+    // CPU per message: stable on a crowded machine, where wall time is not.
+    // The ratio is raw / store, so higher is better as for msgs/s.
+    print(raw_name + "_cpu_for_inflight" + std::to_string(in_flight), raw->cpu_us_per_write(), "us/write");
+    std::printf("%s_cpu %.2f us/msg ratio=%.2f vs %s_cpu\n", name.c_str(), store.cpu_us_per_msg(),
+                raw->cpu_us_per_write() / store.cpu_us_per_msg(), raw_name.c_str());
     print(name + "_put_p50", percentile(store.put_us, 0.5), "us");
     print(name + "_put_p99", percentile(store.put_us, 0.99), "us");
     if (store.failures > 0) print(name + "_failures", static_cast<double>(store.failures), "puts");

@@ -49,16 +49,17 @@ Result<AppendMessageResult> CommitLog::append(EncodedMessage& message, const std
   const PhyOffset wrote_offset(file->file_from_offset() + file->wrote_position());
   MQ_ASSERT(wrote_offset == max_offset());
 
-  const std::string key = queue_key(topic, queue_id);
-  const bool counts = !is_prepared_or_rollback(sysflag);
-  const QueueOffset queue_offset(counts ? topic_queue_table_[key] : 0);
+  // One lookup per put: the entry is bumped below once the bytes are in.
+  int64_t* next_queue_offset =
+      is_prepared_or_rollback(sysflag) ? nullptr : &topic_queue_table_[queue_key(topic, queue_id)];
+  const QueueOffset queue_offset(next_queue_offset ? *next_queue_offset : 0);
   // Store timestamps never go backwards within the log, even if the wall
   // clock does: recovery relies on file order matching time order.
   const int64_t store_timestamp = std::max(env_.clock().wall_ms(), last_append_timestamp_ms_);
   message.patch(queue_offset, wrote_offset, store_timestamp);
   MQ_RETURN_IF_ERROR(file->append(message.bytes));
 
-  if (counts) topic_queue_table_[key] += 1;
+  if (next_queue_offset) *next_queue_offset += 1;
   last_append_timestamp_ms_ = store_timestamp;
   file->note_store_timestamp(store_timestamp);
   AppendMessageResult result;

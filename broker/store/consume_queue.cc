@@ -114,6 +114,8 @@ ConsumeQueue::ConsumeQueue(env::Env& env, const MessageStoreConfig& config, std:
   MQ_ASSERT(files_.file_size() % kConsumeQueueEntrySize == 0);  // an entry never straddles two files
 }
 
+void ConsumeQueue::enable_write_behind() { files_.enable_write_behind(static_cast<size_t>(kOsPageSize)); }
+
 Status ConsumeQueue::load() {
   MQ_ASSERT(!loaded_);
   // Whether the queue's directories are durable cannot be known after a
@@ -219,7 +221,11 @@ Status ConsumeQueue::create_first_file_at(QueueOffset offset) {
   for (int64_t at = start; at < byte; at += kConsumeQueueEntrySize) {
     placeholders.insert(placeholders.end(), placeholder.begin(), placeholder.end());
   }
-  if (Status status = file->append(placeholders); !status.ok()) {
+  // Written at once even with write-behind: a file that outlived its
+  // placeholders (a crash) would start the queue at offset 0.
+  Status status = file->append(placeholders);
+  if (status.ok()) status = file->commit();
+  if (!status.ok()) {
     // Leave no empty file behind: it would make the retried put a mismatch.
     (void)files_.destroy();
     return status;
@@ -361,6 +367,11 @@ Result<int> ConsumeQueue::delete_expired_files(PhyOffset commitlog_min) {
 
 void ConsumeQueue::flush(int32_t least_pages, std::function<void(Status)> done) {
   MQ_ASSERT(least_pages >= 0);
+  // Every pass hands buffered entries to the file, synced or not.
+  if (Status status = files_.commit(); !status.ok()) {
+    env_.executor().post([done = std::move(done), status = std::move(status)] { done(status); });
+    return;
+  }
   const int64_t dirty_pages = files_.max_offset() / kOsPageSize - files_.flushed_where() / kOsPageSize;
   if (least_pages > 0 && dirty_pages < least_pages) {
     env_.executor().post([done = std::move(done)] { done(Status::Ok()); });

@@ -1,5 +1,6 @@
 #include "broker/store/mapped_file.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace mqlab::store {
@@ -31,21 +32,78 @@ MappedFile::MappedFile(std::shared_ptr<env::File> file, int64_t file_from_offset
 
 Status MappedFile::append(std::span<const uint8_t> bytes) {
   MQ_ASSERT(static_cast<int64_t>(bytes.size()) <= free_bytes());
+  if (max_pending_bytes_ > 0) {
+    if (pending_.size() + bytes.size() > max_pending_bytes_) MQ_RETURN_IF_ERROR(commit());
+    if (bytes.size() < max_pending_bytes_) {
+      pending_.insert(pending_.end(), bytes.begin(), bytes.end());
+      wrote_position_ += static_cast<int64_t>(bytes.size());
+      MQ_ASSERT(committed_position() >= flushed_position_);
+      return Status::Ok();
+    }
+    MQ_ASSERT(pending_.empty());  // too big to buffer: written at once, below
+  }
   MQ_RETURN_IF_ERROR(file_->pwrite(static_cast<uint64_t>(wrote_position_), bytes));
   wrote_position_ += static_cast<int64_t>(bytes.size());
   MQ_ASSERT(flushed_position_ <= wrote_position_);
   return Status::Ok();
 }
 
+void MappedFile::enable_write_behind(size_t max_pending_bytes) {
+  MQ_ASSERT(max_pending_bytes > 0);
+  MQ_ASSERT(pending_.empty());
+  max_pending_bytes_ = max_pending_bytes;  // the buffer grows on first use: most files are full and idle
+}
+
+Status MappedFile::commit() {
+  if (pending_.empty()) return Status::Ok();
+  const int64_t at = committed_position();
+  MQ_ASSERT(at >= flushed_position_);
+  MQ_RETURN_IF_ERROR(file_->pwrite(static_cast<uint64_t>(at), pending_));
+  pending_.clear();
+  if (is_full()) pending_.shrink_to_fit();  // no more appends here: give the buffer back
+  MQ_ASSERT(committed_position() == wrote_position_);
+  return Status::Ok();
+}
+
 Result<size_t> MappedFile::read(int64_t position, std::span<uint8_t> out) const {
   MQ_ASSERT(position >= 0);
   MQ_ASSERT(position + static_cast<int64_t>(out.size()) <= file_size_);
-  return file_->pread(static_cast<uint64_t>(position), out);
+  const int64_t committed = committed_position();
+  const int64_t end = position + static_cast<int64_t>(out.size());
+  if (pending_.empty() || end <= committed) return file_->pread(static_cast<uint64_t>(position), out);
+  // The part still buffered comes from memory; past wrote_position the file
+  // reads as zeros (nothing was appended there), and so does this.
+  size_t got = 0;
+  if (position < committed) {
+    const size_t from_file = static_cast<size_t>(committed - position);
+    MQ_ASSIGN_OR_RETURN(got, file_->pread(static_cast<uint64_t>(position), out.first(from_file)));
+    if (got < from_file) return got;
+  }
+  const int64_t memory_from = std::max(position, committed);
+  const int64_t memory_to = std::min(end, wrote_position_);
+  if (memory_to > memory_from) {
+    std::copy_n(pending_.begin() + static_cast<std::ptrdiff_t>(memory_from - committed),
+                static_cast<size_t>(memory_to - memory_from), out.begin() + static_cast<std::ptrdiff_t>(memory_from - position));
+    got += static_cast<size_t>(memory_to - memory_from);
+  }
+  if (end > wrote_position_) {
+    const int64_t zeros_from = std::max(position, wrote_position_);
+    std::fill(out.begin() + static_cast<std::ptrdiff_t>(zeros_from - position), out.end(), uint8_t{0});
+    got += static_cast<size_t>(end - zeros_from);
+  }
+  MQ_ASSERT(got == out.size());
+  return got;
 }
 
 void MappedFile::set_wrote_position(int64_t position) {
   MQ_ASSERT(position >= 0 && position <= file_size_);
+  // Buffered bytes past the new end go; those before it stay for the next
+  // commit (a truncation cuts the file itself separately).
+  if (!pending_.empty()) {
+    pending_.resize(static_cast<size_t>(std::max<int64_t>(0, position - committed_position())));
+  }
   wrote_position_ = position;
+  MQ_ASSERT(committed_position() <= wrote_position_);
   if (flushed_position_ > wrote_position_) flushed_position_ = wrote_position_;
 }
 
@@ -55,12 +113,17 @@ void MappedFile::set_flushed_position(int64_t position) {
 }
 
 void MappedFile::flush(std::function<void(Status)> done) {
-  const int64_t target = wrote_position_;
+  // A failed commit leaves bytes only in memory: the sync still runs (done
+  // must come from the executor) but covers, and reports, only what the
+  // file holds, with the commit's error.
+  const Status committed = commit();
+  const int64_t target = committed_position();
   const bool was_forced = needs_sync_;
   needs_sync_ = false;
   // The MappedFile may be deleted by retention or truncation while the sync
   // is in flight: hold it weakly, and let the caller hear the result anyway.
-  file_->sync([weak = weak_from_this(), target, was_forced, done = std::move(done)](Status status) {
+  file_->sync([weak = weak_from_this(), target, was_forced, committed, done = std::move(done)](Status status) {
+    if (status.ok() && !committed.ok()) status = committed;
     if (auto self = weak.lock()) {
       if (status.ok() && target > self->flushed_position_ && target <= self->wrote_position_) {
         self->flushed_position_ = target;

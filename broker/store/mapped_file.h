@@ -2,11 +2,22 @@
 // the 20-digit zero-padded offset of its first byte (RocketMQ's MappedFile;
 // we use pwrite/pread through the Env instead of mmap).
 //
-// Invariants: 0 <= flushed_position <= wrote_position <= file_size.
-//   wrote_position   bytes appended (visible to readers)
-//   flushed_position bytes known durable (a sync covering them completed)
+// Invariants: 0 <= flushed_position <= wrote_position <= file_size, and
+// committed_position <= wrote_position.
+//   wrote_position     bytes appended (visible to readers)
+//   committed_position bytes handed to the file (pwrite); the rest, with
+//                      write-behind on, waits in memory for commit()
+//   flushed_position   bytes known durable (a sync covering them completed)
 // Appends only go at wrote_position; the file's blocks are allocated to
 // file_size at creation, so unwritten bytes read as zeros.
+//
+// Write-behind (ConsumeQueues only, RocketMQ's writeBuffer + commit): an
+// append is a memcpy, and the buffered bytes reach the file in one pwrite
+// when the buffer fills, on flush(), or on commit(). Readers see them at
+// once. A process crash loses what was not committed, as a power loss loses
+// what was not flushed: only for data recovery rebuilds (a ConsumeQueue is
+// re-dispatched from the CommitLog). The CommitLog never buffers: an
+// ASYNC_FLUSH put is acknowledged once its bytes are in the page cache.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +26,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "broker/common/status.h"
 #include "broker/env/env.h"
@@ -34,14 +46,24 @@ class MappedFile : public std::enable_shared_from_this<MappedFile> {
   int64_t file_size() const { return file_size_; }
   int64_t wrote_position() const { return wrote_position_; }
   int64_t flushed_position() const { return flushed_position_; }
+  int64_t committed_position() const { return wrote_position_ - static_cast<int64_t>(pending_.size()); }
   int64_t free_bytes() const { return file_size_ - wrote_position_; }
   bool is_full() const { return wrote_position_ == file_size_; }
   const std::string& path() const { return file_->path(); }
   const std::shared_ptr<env::File>& file() const { return file_; }
 
   // Appends at wrote_position. Requires: bytes fit in the file. On error
-  // nothing is appended (the Env's pwrite is all-or-nothing).
+  // nothing is appended (the Env's pwrite is all-or-nothing). With
+  // write-behind, an error is the failed commit of earlier bytes the new
+  // ones would not fit beside; those stay buffered.
   Status append(std::span<const uint8_t> bytes);
+  // Buffer appends in memory, up to max_pending_bytes, from now on.
+  // Requires: max_pending_bytes > 0.
+  void enable_write_behind(size_t max_pending_bytes);
+  // Writes the buffered bytes to the file (one pwrite). On error they stay
+  // buffered for the next try.
+  Status commit();
+  bool has_pending() const { return !pending_.empty(); }
   // Reads at a position inside the file; only [0, wrote_position) holds data.
   Result<size_t> read(int64_t position, std::span<uint8_t> out) const;
 
@@ -60,8 +82,9 @@ class MappedFile : public std::enable_shared_from_this<MappedFile> {
   void mark_needs_sync() { needs_sync_ = true; }
   bool needs_sync() const { return needs_sync_ || flushed_position_ < wrote_position_; }
 
-  // Makes everything written so far durable; on ok, flushed_position covers
-  // the wrote_position seen at the call. done runs on the executor.
+  // Commits, then makes everything written so far durable; on ok,
+  // flushed_position covers the wrote_position seen at the call. done runs
+  // on the executor.
   void flush(std::function<void(Status)> done);
 
  private:
@@ -72,6 +95,9 @@ class MappedFile : public std::enable_shared_from_this<MappedFile> {
   int64_t flushed_position_ = 0;
   int64_t max_store_timestamp_ms_ = 0;
   bool needs_sync_ = false;
+  // Write-behind: the bytes [committed_position(), wrote_position_).
+  std::vector<uint8_t> pending_;
+  size_t max_pending_bytes_ = 0;  // 0: off, every append is a pwrite
 };
 
 }  // namespace mqlab::store

@@ -52,6 +52,7 @@ Status MappedFileQueue::load() {
       MQ_RETURN_IF_ERROR(file->allocate(static_cast<uint64_t>(file_size_)));
     }
     auto mapped = std::make_shared<MappedFile>(std::move(file), *offset, file_size_);
+    if (write_behind_bytes_ > 0) mapped->enable_write_behind(write_behind_bytes_);
     mapped->set_wrote_position(file_size_);
     mapped->set_flushed_position(file_size_);
     files_.push_back(std::move(mapped));
@@ -77,7 +78,21 @@ Result<std::shared_ptr<MappedFile>> MappedFileQueue::create_file(int64_t start_o
     }
   }
   ++dir_changes_;
-  return std::make_shared<MappedFile>(std::move(file), start_offset, file_size_);
+  auto mapped = std::make_shared<MappedFile>(std::move(file), start_offset, file_size_);
+  if (write_behind_bytes_ > 0) mapped->enable_write_behind(write_behind_bytes_);
+  return mapped;
+}
+
+void MappedFileQueue::enable_write_behind(size_t max_pending_bytes) {
+  MQ_ASSERT(max_pending_bytes > 0);
+  write_behind_bytes_ = max_pending_bytes;
+  for (const auto& file : files_) file->enable_write_behind(max_pending_bytes);
+}
+
+Status MappedFileQueue::commit() {
+  if (files_.empty()) return Status::Ok();
+  for (size_t i = 0; i + 1 < files_.size(); ++i) MQ_ASSERT(!files_[i]->has_pending());
+  return files_.back()->commit();
 }
 
 void MappedFileQueue::enable_preallocation(bool warm) {
@@ -95,6 +110,8 @@ Result<std::shared_ptr<MappedFile>> MappedFileQueue::last_file_or_create(int64_t
     }
     return files_.back();
   }
+  // The full file's buffered tail goes first, so only the last file buffers.
+  if (!files_.empty()) MQ_RETURN_IF_ERROR(files_.back()->commit());
   const int64_t next = files_.empty() ? start_offset : files_.back()->file_from_offset() + file_size_;
   if (files_.empty()) flushed_where_ = next;
   MQ_ASSIGN_OR_RETURN(std::shared_ptr<MappedFile> created, create_file(next));

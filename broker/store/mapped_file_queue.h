@@ -55,6 +55,13 @@ class MappedFileQueue {
   void enable_preallocation(bool warm);
   const AllocateMappedFileService* allocator() const { return allocator_.get(); }
 
+  // Files buffer appends in memory, up to max_pending_bytes each (see
+  // MappedFile's write-behind). Only the last file ever holds buffered
+  // bytes: a full one is committed before the next is created.
+  void enable_write_behind(size_t max_pending_bytes);
+  // Writes the last file's buffered bytes (one pwrite).
+  Status commit();
+
   // The file holding offset, or nullptr when no file covers it.
   std::shared_ptr<MappedFile> find_file(int64_t offset) const;
 
@@ -102,6 +109,7 @@ class MappedFileQueue {
   LatencyBuckets flush_latency_;
   std::unique_ptr<AllocateMappedFileService> allocator_;  // null: created on the put path
   int64_t requested_next_ = -1;  // start offset of the segment last requested ahead
+  size_t write_behind_bytes_ = 0;  // 0: every append is a pwrite
   LifetimeToken lifetime_;
 };
 

@@ -392,6 +392,21 @@ MessageProperties decode_properties(std::string_view text) {
   return properties;
 }
 
+std::optional<std::string_view> find_property(std::string_view text, std::string_view name) {
+  MQ_ASSERT(!name.empty());
+  std::optional<std::string_view> found;
+  while (!text.empty()) {
+    const size_t end = text.find(kPropertySeparator);
+    const std::string_view item = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+    // The same items decode_properties keeps: a name, then the first 0x01.
+    if (item.size() > name.size() && item[name.size()] == kNameValueSeparator && item.starts_with(name)) {
+      found = item.substr(name.size() + 1);
+    }
+  }
+  return found;
+}
+
 std::string MessageToStore::tags() const {
   const auto it = properties.find(std::string(kPropertyTags));
   return it == properties.end() ? std::string() : it->second;

@@ -30,6 +30,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -97,6 +98,10 @@ std::string encode_properties(const MessageProperties& properties);
 // Splits on 0x02 then on the first 0x01; tolerates a missing trailing 0x02
 // and skips empty items. Never fails: properties are opaque to validation.
 MessageProperties decode_properties(std::string_view text);
+// One property's value as decode_properties would give it (the last of a
+// repeated name), without building the map: the dispatcher's per-record
+// lookups. nullopt when absent.
+std::optional<std::string_view> find_property(std::string_view text, std::string_view name);
 
 // What a producer asks the store to keep (MessageExtBrokerInner).
 struct MessageToStore {

@@ -179,6 +179,8 @@ ConsumeQueue* MessageStore::find_consume_queue(const std::string& topic, int32_t
 ConsumeQueue& MessageStore::consume_queue(const std::string& topic, int32_t queue_id) {
   if (ConsumeQueue* existing = find_consume_queue(topic, queue_id)) return *existing;
   auto created = std::make_unique<ConsumeQueue>(env_, config_, topic, queue_id);
+  // Entries are buffered within one dispatch task, committed at its end.
+  created->enable_write_behind();
   ConsumeQueue& queue = *created;
   consume_queues_[topic][queue_id] = std::move(created);
   return queue;

@@ -173,9 +173,13 @@ class MessageStore {
   void reput_soon();
   void retry_reput_later();
   // Dispatches from reput_from_ on; an error means it stopped at a record it
-  // could not dispatch, which stays undispatched for a later try.
+  // could not dispatch, which stays undispatched for a later try. Every
+  // ConsumeQueue it wrote is committed before it returns.
   Status reput();
+  Status reput_batch();
   Status dispatch(const DispatchRequest& request);
+  // Hands the entries buffered by this dispatch task to the files.
+  Status commit_dispatched_queues();
 
   void complete_put(const AppendMessageResult& appended, std::function<void(PutMessageResult)> done);
   // SYNC_FLUSH and/or SYNC_MASTER: the reply waits for the flush and the
@@ -210,6 +214,10 @@ class MessageStore {
   bool disk_full_ = false;
   bool flush_failed_ = false;
   PhyOffset reput_from_;
+  // The ConsumeQueues written since the dispatch task began, in first-write
+  // order: their entries are buffered (write-behind) and committed together
+  // at the task's end, one pwrite per queue instead of one per entry.
+  std::vector<ConsumeQueue*> dispatched_queues_;
   bool reput_scheduled_ = false;
   env::TimerId reput_retry_timer_ = env::kNoTimer;
   bool async_flush_in_flight_ = false;

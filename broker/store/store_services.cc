@@ -40,6 +40,10 @@ void MessageStore::start_services() {
       },
       [this](const Status& status) { on_flush_error(status); });
   clean_service_ = std::make_unique<CleanCommitLogService>(*this);
+  // Queues loaded at start-up buffer their entries too (consume_queue.h).
+  for (auto& [topic, by_id] : consume_queues_) {
+    for (auto& [queue_id, queue] : by_id) queue->enable_write_behind();
+  }
   const Nanos now = env_.clock().now_ns();
   last_thorough_commit_log_flush_ = now;
   last_thorough_cq_flush_ = now;
@@ -91,6 +95,30 @@ void MessageStore::retry_reput_later() {
 }
 
 Status MessageStore::reput() {
+  MQ_ASSERT(dispatched_queues_.empty());
+  const Status dispatched = reput_batch();
+  // Also after an error: the entries dispatched before it are final.
+  const Status committed = commit_dispatched_queues();
+  MQ_ASSERT(dispatched_queues_.empty());
+  return dispatched.ok() ? committed : dispatched;
+}
+
+Status MessageStore::commit_dispatched_queues() {
+  Status first_error;
+  for (ConsumeQueue* queue : dispatched_queues_) {
+    if (Status status = queue->commit(); !status.ok()) {
+      // The entries stay buffered and readable; the next commit of this
+      // queue (a later dispatch, the flush pass) writes them.
+      MQ_LOG(kError, "store", "consume queue " << queue->topic() << "-" << queue->queue_id()
+                                                << " commit failed: " << status.to_string());
+      if (first_error.ok()) first_error = status;
+    }
+  }
+  dispatched_queues_.clear();
+  return first_error;
+}
+
+Status MessageStore::reput_batch() {
   CommitLogScanner scanner(commit_log_, reput_from_, dispatch_limit(), /*check_crc=*/false);
   for (int i = 0; i < kDispatchBatch; ++i) {
     std::optional<ScannedRecord> scanned = scanner.next();
@@ -115,13 +143,15 @@ Status MessageStore::reput() {
     request.consume_queue_offset = message.queue_offset;
     request.sysflag = message.sysflag;
     request.prepared_transaction_offset = message.prepared_transaction_offset;
-    const MessageProperties properties = message.properties();
-    if (auto it = properties.find(std::string(kPropertyTags)); it != properties.end()) {
-      request.tags_code = tags_code(it->second);
+    // Three lookups in place: decoding every property into a map cost more
+    // than the rest of the dispatch.
+    const std::string_view properties = message.properties_text;
+    if (auto tags = find_property(properties, kPropertyTags)) request.tags_code = tags_code(*tags);
+    if (request.topic == kScheduleTopic) {
+      request.tags_code = schedule_->deliver_timestamp_of(message.properties(), request.store_timestamp_ms);
     }
-    if (request.topic == kScheduleTopic) request.tags_code = schedule_->deliver_timestamp_of(properties, request.store_timestamp_ms);
-    if (auto it = properties.find(std::string(kPropertyKeys)); it != properties.end()) request.keys = it->second;
-    if (auto it = properties.find(std::string(kPropertyUniqKey)); it != properties.end()) request.uniq_key = it->second;
+    if (auto keys = find_property(properties, kPropertyKeys)) request.keys = std::string(*keys);
+    if (auto uniq_key = find_property(properties, kPropertyUniqKey)) request.uniq_key = std::string(*uniq_key);
     // The record stays undispatched (reput_from_ does not pass it) and is
     // retried: skipping it would leave a gap in its ConsumeQueue that every
     // later entry of that queue trips over.
@@ -147,6 +177,10 @@ Status MessageStore::dispatch(const DispatchRequest& request) {
   const int32_t tx = request.sysflag & kSysFlagTransactionMask;
   if (tx == kSysFlagTransactionPrepared || tx == kSysFlagTransactionRollback) return Status::Ok();  // not consumable
   ConsumeQueue& queue = consume_queue(request.topic, request.queue_id);
+  // A batch interleaves a handful of queues: a short linear search.
+  if (std::find(dispatched_queues_.begin(), dispatched_queues_.end(), &queue) == dispatched_queues_.end()) {
+    dispatched_queues_.push_back(&queue);
+  }
   const QueueOffset before = queue.max_offset();
   if (Status status = queue.put(request); !status.ok()) {
     MQ_LOG(kError, "store", "consume queue dispatch failed at commitlog offset "

@@ -33,6 +33,20 @@ TEST(Crc32, EveryLengthAndAlignmentMatchesZlib) {
   }
 }
 
+// Bodies of 64 bytes and more take the carry-less-multiply path on x86-64.
+TEST(Crc32, LongInputsAtEveryAlignmentMatchZlib) {
+  std::vector<uint8_t> data(2200);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 131 + (i >> 8) * 7 + 3);
+  for (size_t start = 0; start < 16; ++start) {
+    for (size_t length = 60; length <= 2100; length += (length < 300 ? 1 : 97)) {
+      std::span<const uint8_t> bytes(data.data() + start, length);
+      ASSERT_EQ(crc32_ieee(0, bytes), zlib_crc(bytes)) << "start " << start << " length " << length;
+      ASSERT_EQ(crc32_ieee(0x12345678u, bytes),
+                static_cast<uint32_t>(crc32(0x12345678uL, bytes.data(), static_cast<uInt>(bytes.size()))));
+    }
+  }
+}
+
 RC_GTEST_PROP(Crc32, MatchesZlibAndChains, (const std::vector<uint8_t>& a, const std::vector<uint8_t>& b)) {
   std::vector<uint8_t> joined = a;
   joined.insert(joined.end(), b.begin(), b.end());

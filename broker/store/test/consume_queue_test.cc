@@ -342,6 +342,65 @@ TEST_F(ConsumeQueueTest, UnflushedNewQueueVanishesOnPowerLoss) {
   EXPECT_EQ(queue->max_offset(), QueueOffset(0));
 }
 
+// Write-behind (the store's mode): entries are readable at once from the
+// buffer, reach the file a page at a time or on flush, and a process crash
+// loses only what never reached the file.
+TEST_F(ConsumeQueueTest, WriteBehindEntriesAreReadableBeforeTheyReachTheFile) {
+  auto queue = std::make_unique<ConsumeQueue>(env_, config_, kTopic, kQueueId);
+  queue->enable_write_behind();
+  ASSERT_TRUE(queue->load().ok());
+  ASSERT_TRUE(queue->recover().ok());
+  put_messages(*queue, 0, 7);  // two files: the first is written when the second starts
+  ASSERT_EQ(read_all(*queue).size(), 7u);
+  for (int64_t i = 0; i < 7; ++i) EXPECT_EQ(read_all(*queue)[static_cast<size_t>(i)], entry_of(message(i)));
+  auto across = queue->read(QueueOffset(3), 4);  // file, then buffer
+  ASSERT_TRUE(across.ok());
+  ASSERT_EQ(across->size(), 4u);
+  EXPECT_EQ((*across)[3], entry_of(message(6)));
+  queue.reset();  // a process crash: entries 5 and 6 were only buffered
+  queue = open_queue();
+  EXPECT_EQ(queue->max_offset(), QueueOffset(5));
+  EXPECT_EQ(read_all(*queue).back(), entry_of(message(4)));
+}
+
+TEST_F(ConsumeQueueTest, WriteBehindFlushWritesTheBufferAndSurvivesPowerLoss) {
+  {
+    auto queue = std::make_unique<ConsumeQueue>(env_, config_, kTopic, kQueueId);
+    queue->enable_write_behind();
+    ASSERT_TRUE(queue->load().ok());
+    ASSERT_TRUE(queue->recover().ok());
+    put_messages(*queue, 0, 3);
+    // A skipped flush (too few dirty pages) still hands the buffer to the file.
+    ASSERT_TRUE(flush(*queue, 1000).ok());
+    put_messages(*queue, 3, 4);
+    const Status flushed = flush(*queue);
+    ASSERT_TRUE(flushed.ok()) << flushed.to_string();
+    put_messages(*queue, 4, 5);  // buffered only
+  }
+  env_.power_loss();
+  auto queue = open_queue();
+  ASSERT_EQ(queue->max_offset(), QueueOffset(4));
+  EXPECT_EQ(read_all(*queue).back(), entry_of(message(3)));
+}
+
+TEST_F(ConsumeQueueTest, WriteBehindTruncateDropsBufferedEntriesPastTheCut) {
+  auto queue = std::make_unique<ConsumeQueue>(env_, config_, kTopic, kQueueId);
+  queue->enable_write_behind();
+  ASSERT_TRUE(queue->load().ok());
+  ASSERT_TRUE(queue->recover().ok());
+  put_messages(*queue, 0, 9);  // entries 5..8 buffered in the second file
+  ASSERT_TRUE(queue->truncate_dirty(PhyOffset(7 * kMessageSize)).ok());
+  EXPECT_EQ(queue->max_offset(), QueueOffset(7));
+  EXPECT_EQ(queue->max_physical_end(), PhyOffset(7 * kMessageSize));
+  put_messages(*queue, 7, 8);
+  ASSERT_TRUE(flush(*queue).ok());
+  queue.reset();
+  queue = open_queue();
+  ASSERT_EQ(queue->max_offset(), QueueOffset(8));
+  const std::vector<ConsumeQueueEntry> entries = read_all(*queue);
+  for (int64_t i = 0; i < 8; ++i) EXPECT_EQ(entries[static_cast<size_t>(i)], entry_of(message(i)));
+}
+
 TEST_F(ConsumeQueueTest, SiblingQueueFlushDoesNotDependOnAnother) {
   auto first = open_queue();
   put_messages(*first, 0, 1);
@@ -418,6 +477,10 @@ RC_GTEST_PROP(ConsumeQueue, RebuiltFromDispatchStreamEqualsOriginal, ()) {
   const int64_t crash_at = *rc::gen::inRange<int64_t>(0, n + 1);
   const int64_t flushed_at = *rc::gen::inRange<int64_t>(0, crash_at + 1);
   const int64_t replay_from = *rc::gen::inRange<int64_t>(0, flushed_at + 1);
+  // As the store runs them (entries buffered, consume_queue.h) or not; and
+  // a power loss, or a process crash that loses only the buffer.
+  const bool write_behind = *rc::gen::arbitrary<bool>();
+  const bool power_loss = *rc::gen::arbitrary<bool>();
 
   MemoryEnv env;
   env.memory_files().make_durable_dir("/a");
@@ -431,6 +494,7 @@ RC_GTEST_PROP(ConsumeQueue, RebuiltFromDispatchStreamEqualsOriginal, ()) {
   const MessageStoreConfig rebuilt_config = small_config("/b");
   {
     ConsumeQueue before_crash(env, rebuilt_config, kTopic, kQueueId);
+    if (write_behind) before_crash.enable_write_behind();
     RC_ASSERT(before_crash.load().ok());
     RC_ASSERT(before_crash.recover().ok());
     for (int64_t i = 0; i < crash_at; ++i) {
@@ -443,8 +507,9 @@ RC_GTEST_PROP(ConsumeQueue, RebuiltFromDispatchStreamEqualsOriginal, ()) {
       }
     }
   }
-  env.power_loss();
+  if (power_loss) env.power_loss();
   ConsumeQueue rebuilt(env, rebuilt_config, kTopic, kQueueId);
+  if (write_behind) rebuilt.enable_write_behind();
   RC_ASSERT(rebuilt.load().ok());
   RC_ASSERT(rebuilt.recover().ok());
   RC_ASSERT(rebuilt.max_offset() >= QueueOffset(flushed_at == 0 ? 0 : stream.first + flushed_at));

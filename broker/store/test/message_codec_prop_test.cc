@@ -389,6 +389,19 @@ RC_GTEST_PROP(MessageCodecProp, PropertiesRoundTripWithOrWithoutTrailingSeparato
   RC_ASSERT(decode_properties(text) == properties);
 }
 
+// The dispatcher looks properties up in place; it must see what the map
+// sees, on any text (repeated names, empty names or values, stray 0x01s).
+RC_GTEST_PROP(MessageCodecProp, FindPropertyAgreesWithDecodeProperties, ()) {
+  const std::string text = *rc::gen::container<std::string>(rc::gen::element('\x01', '\x02', 'K', 'T', 'A', 'G', 'S'));
+  const MessageProperties decoded = decode_properties(text);
+  for (const std::string name : {"K", "KK", "TAGS", "T", "S", "GS"}) {
+    const std::optional<std::string_view> found = find_property(text, name);
+    const auto it = decoded.find(name);
+    RC_ASSERT(found.has_value() == (it != decoded.end()));
+    if (found) RC_ASSERT(std::string(*found) == it->second);
+  }
+}
+
 RC_GTEST_PROP(MessageCodecProp, OffsetMessageIdRoundTrips, ()) {
   const HostAddress host = gen_host();
   const PhyOffset offset(*rc::gen::inRange<int64_t>(0, INT64_MAX));
