@@ -29,16 +29,22 @@
 //      first record is not its queue offset 0 (its files are gone), the lost
 //      queues are dropped and everything is re-dispatched from the oldest
 //      record (duplicates skipped). A lost queue none of whose records lies
-//      past the safe point is not noticed unless every queue is gone.
+//      past the safe point would leave no such trace, nor would a queue that
+//      lost only some of its files, so after the re-dispatch the
+//      ConsumeQueues are audited against the whole CommitLog
+//      (consume_queue_coverage.h): every consumable record must have an
+//      entry, and a record without one names a queue to rebuild.
 //
 // Before any of this, start-up checks that the store directories are
 // writable and takes {storePathRootDir}/lock, so a second broker pointed at
 // the same store is refused with the directory and the holder named.
 #include <algorithm>
+#include <set>
 
 #include "broker/common/log.h"
 #include "broker/env/path.h"
 #include "broker/store/clean_commit_log_service.h"
+#include "broker/store/consume_queue_coverage.h"
 #include "broker/store/message_store.h"
 #include "broker/store/schedule_message_service.h"
 
@@ -112,26 +118,48 @@ Status MessageStore::rebuild_lost_consume_queues(const std::vector<std::pair<std
                                                  PhyOffset dispatched_from) {
   // A queue the re-dispatch created, starting past queue offset 0: its files
   // were lost, and its older records lie before the safe point.
-  std::vector<std::pair<std::string, int32_t>> lost;
-  for (const auto& [topic, queue_id] : queues()) {
-    if (std::binary_search(loaded.begin(), loaded.end(), std::pair(topic, queue_id))) continue;
-    if (find_consume_queue(topic, queue_id)->min_offset() > QueueOffset(0)) lost.emplace_back(topic, queue_id);
+  std::set<std::pair<std::string, int32_t>> lost;
+  if (commit_log_.min_offset() < dispatched_from) {
+    for (const auto& [topic, queue_id] : queues()) {
+      if (std::binary_search(loaded.begin(), loaded.end(), std::pair(topic, queue_id))) continue;
+      if (find_consume_queue(topic, queue_id)->min_offset() > QueueOffset(0)) lost.emplace(topic, queue_id);
+    }
   }
-  // Dispatched from the oldest record already: nothing older to find.
-  if (lost.empty() || commit_log_.min_offset() >= dispatched_from) return Status::Ok();
-  for (const auto& [topic, queue_id] : lost) {
-    MQ_LOG(kWarn, "recovery", "consume queue " << topic << "-" << queue_id << " was lost (its first record at start-up"
-                                               << " has queue offset " << find_consume_queue(topic, queue_id)->min_offset().to_string()
+  // A queue with no record inside the window leaves no such trace, and a
+  // queue that lost only some files is not re-created at all (the
+  // re-dispatch skips records below its last entry): the ConsumeQueues must
+  // index every record of the log, and the records they miss name the
+  // queues that lost them.
+  MQ_ASSIGN_OR_RETURN(const ConsumeQueueCoverage coverage,
+                      audit_consume_queue_coverage(*this, commit_log_.min_offset(), commit_log_.max_offset()));
+  if (!coverage.stopped_at.empty()) {
+    MQ_LOG(kWarn, "recovery", "consume queue audit stopped: " << coverage.stopped_at);
+  }
+  if (coverage.records_unindexed > 0) {
+    MQ_LOG(kWarn, "recovery", coverage.records_unindexed << " commitlog records are in no consume queue ("
+                                  << coverage.incomplete_queues.size() << " queues lack records)");
+  }
+  lost.insert(coverage.incomplete_queues.begin(), coverage.incomplete_queues.end());
+  if (lost.empty()) return Status::Ok();
+  for (const auto& [topic, queue_id] : lost) {  // std::set: in name order
+    ConsumeQueue* queue = find_consume_queue(topic, queue_id);
+    MQ_LOG(kWarn, "recovery", "consume queue " << topic << "-" << queue_id << " was lost or lacks records ("
+                                               << (queue ? "queue offsets [" + queue->min_offset().to_string() + ", " +
+                                                               queue->max_offset().to_string() + ") at start-up"
+                                                         : std::string("no files"))
                                                << "): rebuilding it from commitlog offset "
                                                << commit_log_.min_offset().to_string());
-    MQ_RETURN_IF_ERROR(find_consume_queue(topic, queue_id)->destroy());
+    if (queue == nullptr) continue;
+    MQ_RETURN_IF_ERROR(queue->destroy());
     consume_queues_[topic].erase(queue_id);
     if (consume_queues_[topic].empty()) consume_queues_.erase(topic);
   }
   // Every other queue already holds the records before the safe point, so
   // their re-dispatch is skipped as duplicates; so is the index's.
   reput_from_ = commit_log_.min_offset();
-  return redispatch_to_end();
+  MQ_RETURN_IF_ERROR(redispatch_to_end());
+  for (const auto& [topic, queue_id] : lost) MQ_ASSERT(find_consume_queue(topic, queue_id) != nullptr);
+  return Status::Ok();
 }
 
 Status MessageStore::check_directories_writable() {
@@ -293,7 +321,7 @@ Status MessageStore::recover_commit_log(bool last_exit_ok) {
 // Makes the recovered state durable, then marks the store running with an
 // abort file, made durable before the first put is accepted.
 void MessageStore::finish_start(std::function<void(Status)> done) {
-  auto fail = [this](std::function<void(Status)>& done, const Status& status) {
+  auto fail = [](std::function<void(Status)>& done, const Status& status) {
     MQ_LOG(kError, "store", "start failed: " << status.to_string());
     done(status);
   };
@@ -314,7 +342,7 @@ void MessageStore::finish_start(std::function<void(Status)> done) {
 }
 
 void MessageStore::create_abort_file(std::function<void(Status)> done) {
-  auto fail = [this](std::function<void(Status)>& done, const Status& status) {
+  auto fail = [](std::function<void(Status)>& done, const Status& status) {
     MQ_LOG(kError, "store", "start failed: " << status.to_string());
     done(status);
   };
