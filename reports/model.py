@@ -41,8 +41,12 @@ COLUMNS = [
     Column("acknowledged", "acked", "acknowledged sends, all seeds", fmt_int),
     Column("lost", "lost", "acknowledged and never consumed, all seeds", fmt_int),
     Column("lost_per_million", "lost/M", "lost per million acknowledged", fmt_fixed(1)),
+    Column("expired_by_retention", "expired",
+           "acknowledged, deleted by CommitLog retention before a group read them (not lost), all seeds", fmt_int),
     Column("unknown", "unknown", "outcome never learned and never consumed, all seeds", fmt_int),
     Column("duplicates", "dup", "consumed more than once, all seeds", fmt_int),
+    Column("duplicates_stored_twice", "dup 2x",
+           "of the duplicates, receipts of a second stored copy (a producer retry), all seeds", fmt_int),
     Column("unavailable_write_s", "unavail W s", "seconds in which sends failed (worst seed)", fmt_fixed(1)),
     Column("unavailable_read_s", "unavail R s", "seconds in which acknowledged messages were unreadable (worst seed)",
            fmt_fixed(1)),
@@ -57,8 +61,8 @@ COLUMNS = [
 ]
 
 # Every cell figure, for the CSV, full precision.
-CSV_FIGURES = ["seeds", "crashed", "failed", "sent", "acknowledged", "lost", "lost_per_million", "unknown",
-               "duplicates", "unavailable_write_s", "unavailable_read_s", "send_p50_ms", "send_p99_ms",
+CSV_FIGURES = ["seeds", "crashed", "failed", "sent", "acknowledged", "lost", "lost_per_million",
+               "expired_by_retention", "unknown", "duplicates", "duplicates_stored_twice", "unavailable_write_s", "unavailable_read_s", "send_p50_ms", "send_p99_ms",
                "send_p999_ms", "e2e_p99_ms", "throughput_msgs_per_s", "throughput_relative", "recovery_s",
                "outcome", "worst_seed"]
 

@@ -133,6 +133,49 @@ std::vector<Window> group_down_windows(const History& history, Nanos run_end) {
   return clipped;
 }
 
+// One stored copy of a message as a group received it: the same seq at
+// another (broker, queue, queue offset) is another copy.
+using StoredCopy = std::tuple<std::string, uint64_t, std::string, int32_t, int64_t>;  // group, seq, broker, queue, offset
+
+StoredCopy copy_of(const ReceiptRecord& r) {
+  return {r.group.str(), r.seq, r.broker_name.str(), r.queue_id, r.queue_offset};
+}
+
+// A group received r's message before (first): why again? A copy it already
+// had is a redelivery (offsets rolled back); a retried one a RECONSUME_LATER
+// (its copy lives in the retry topic); any other copy was stored twice.
+// Returns whether it was another stored copy.
+bool count_duplicate(const ReceiptRecord& r, const ReceiptRecord& first, std::set<StoredCopy>& again,
+                     CheckerReport& report) {
+  MQ_ASSERT(r.seq == first.seq);
+  MQ_ASSERT(r.group == first.group);
+  DuplicateCauses& causes = report.duplicates_by_cause;
+  const StoredCopy copy = copy_of(r);
+  const bool seen_copy = copy == copy_of(first) || again.count(copy) > 0;
+  if (r.reconsume_times > 0) {
+    ++causes.retried;
+  } else if (seen_copy) {
+    ++causes.redelivered;
+  } else {
+    ++causes.stored_twice;
+    ++report.stored_twice_by_broker[r.broker_name.str()];
+  }
+  again.insert(copy);
+  MQ_ASSERT(causes.total() == report.duplicates);
+  return r.reconsume_times == 0 && !seen_copy;
+}
+
+// The retention rule that deleted an acknowledged message before it was
+// read, if its group's CommitLog head passed its offset.
+std::optional<std::string> expired_by(const SendRecord& send, const CheckerOptions& options) {
+  auto head = options.retention.find(send.broker_name.str());
+  if (head == options.retention.end()) return std::nullopt;
+  const std::optional<int64_t> offset = commit_log_offset_of(send.msg_id.view());
+  if (!offset || *offset >= head->second.deleted_below) return std::nullopt;
+  MQ_ASSERT(head->second.segments_deleted > 0);
+  return head->second.rule;
+}
+
 }  // namespace
 
 LatencySummary summarize_latency(std::vector<Nanos>& values) {
@@ -156,15 +199,20 @@ LatencySummary summarize_latency(std::vector<Nanos>& values) {
 CheckerReport check_history(const History& history, const CheckerOptions& options) {
   CheckerReport report;
   const auto& sends = history.sends();
-  // Receipts per group: first receipt time per seq, duplicates, reordering.
-  std::map<std::string, std::map<uint64_t, Nanos>> first_receipt;  // group -> seq -> time
+  const auto& receipts = history.receipts();
+  // Receipts per group: first receipt per seq, duplicates, reordering.
+  std::map<std::string, std::map<uint64_t, size_t>> first_receipt;  // group -> seq -> index into receipts
+  std::set<StoredCopy> copies_received_again;  // the few copies past each first receipt
+  std::set<uint64_t> stored_twice;             // seqs a group received from a second stored copy
   std::map<std::tuple<std::string, std::string, int32_t>, int64_t> highest_offset;
   std::vector<Nanos> first_any(sends.size(), -1);
-  for (const ReceiptRecord& r : history.receipts()) {
+  for (size_t i = 0; i < receipts.size(); ++i) {
+    const ReceiptRecord& r = receipts[i];
     if (!r.body_intact) ++report.corrupted;
     auto& seen = first_receipt[r.group];
-    if (!seen.emplace(r.seq, r.at).second) {
+    if (auto [it, inserted] = seen.emplace(r.seq, i); !inserted) {
       ++report.duplicates;
+      if (count_duplicate(r, receipts[it->second], copies_received_again, report)) stored_twice.insert(r.seq);
       continue;
     }
     auto& highest = highest_offset[{r.group, r.broker_name, r.queue_id}];
@@ -196,16 +244,26 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
     }
     if (stored_unconfirmed(s.outcome) && !received) ++report.lost_unconfirmed;
     if (s.outcome != SendOutcome::kOk) continue;
+    const std::optional<int> foreseen = foreseen_by(s, options);
+    // Deleted by retention unread, and no fault of the bound explains it:
+    // the retention rule worked as configured. Not lost, and not unreadable
+    // (the groups drained past it).
+    const std::optional<std::string> expired = foreseen ? std::nullopt : expired_by(s, options);
     // Acknowledged: unreadable from the threshold until its first receipt.
     const Nanos readable_by = s.completed_at + options.read_unavailable_threshold;
     const Nanos read_at = received ? first_any[s.seq] : options.run_end;
-    if (read_at > readable_by) read_windows.push_back(Window{readable_by, read_at, s.broker_name});
+    if (read_at > readable_by && (received || !expired)) read_windows.push_back(Window{readable_by, read_at, s.broker_name});
     bool lost_somewhere = false;
-    const std::optional<int> foreseen = foreseen_by(s, options);
+    bool expired_somewhere = false;
     const bool within_bound = !options.loss_at_risk || foreseen.has_value();
     for (const std::string& group : options.consumer_groups) {
       const auto& seen = first_receipt[group];
       if (seen.count(s.seq)) continue;
+      if (expired) {
+        expired_somewhere = true;
+        ++report.expired_by_group[group];
+        continue;
+      }
       lost_somewhere = true;
       ++report.lost_by_group[group];
       const int fault = foreseen ? *foreseen : attribute(s, options);
@@ -218,8 +276,15 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
       }
     }
     if (lost_somewhere) ++report.lost;
+    MQ_ASSERT(!(lost_somewhere && expired_somewhere));
+    if (expired_somewhere) {
+      ++report.expired_by_retention;
+      ++report.expired_by_rule[expired->empty() ? "retention (rule not recorded)" : *expired];
+    }
     if (lost_somewhere && !within_bound) ++report.lost_outside_bound;
   }
+  report.messages_stored_twice = static_cast<int64_t>(stored_twice.size());
+  MQ_ASSERT(report.messages_stored_twice <= report.duplicates_by_cause.stored_twice);
   report.write_unavailable = write_windows(history, options.run_end);
   report.write_unavailable_s = merge_windows(report.write_unavailable);
   const std::vector<Window> down = group_down_windows(history, options.run_end);
@@ -234,6 +299,8 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
   }
   MQ_ASSERT(report.acknowledged + report.failed + report.unknown_outcome + report.stored_unconfirmed == report.sent);
   MQ_ASSERT(report.lost_outside_bound <= report.lost);
+  MQ_ASSERT(report.duplicates_by_cause.total() == report.duplicates);
+  MQ_ASSERT(report.expired_by_retention <= report.acknowledged);
   return report;
 }
 

@@ -1,8 +1,17 @@
 // The checker: turns a run's History into the figures mqlab exists to
 // measure (architecture.md, "What a run measures"):
 //   lost        acknowledged (SEND_OK) messages a consumer group never received
+//               and retention did not delete first
+//   expired     acknowledged messages CommitLog retention deleted before a
+//               group read them (sim/retention_expiry.h): the configured
+//               retention working, counted apart and not as unreadable
 //   unknown     sends whose outcome the producer never learned, never received
-//   duplicates  receipts of a message a group had already received
+//   duplicates  receipts of a message a group had already received, by
+//               cause: the same stored copy read again (at-least-once
+//               redelivery: consume offsets rolled back to the last commit
+//               after a consumer or broker restart, or a rebalance), a
+//               consumer retry (RECONSUME_LATER, via the retry topic), or
+//               another stored copy (the producer's retry stored it twice)
 //   reordered   receipts whose queue offset is below one the group already
 //               received from that queue (redeliveries excluded)
 //   corrupted   receipts whose body differs from what was sent
@@ -27,6 +36,7 @@
 
 #include "faults/fault_schedule.h"
 #include "sim/history.h"
+#include "sim/retention_expiry.h"
 
 namespace mqlab::sim {
 
@@ -68,6 +78,18 @@ struct CheckerOptions {
   // with the fault that may (LossBound::at_risk). A lost message in it is
   // attributed to that fault; one outside it is counted apart.
   std::optional<std::map<uint64_t, int>> loss_at_risk;
+  // Per broker group, where retention left its CommitLog's head (and why):
+  // an unreceived acknowledged message stored below it expired, unless the
+  // loss bound foresaw a fault destroying it (that stays a loss).
+  std::map<std::string, RetentionHead> retention;
+};
+
+// Why a group received a message again (CheckerReport::duplicates_by_cause).
+struct DuplicateCauses {
+  int64_t redelivered = 0;   // the same stored copy again: offsets rolled back (restart, rebalance)
+  int64_t retried = 0;       // reconsumeTimes > 0: the handler asked RECONSUME_LATER
+  int64_t stored_twice = 0;  // another stored copy: a producer retry after an unanswered send
+  int64_t total() const { return redelivered + retried + stored_twice; }
 };
 
 struct CheckerReport {
@@ -83,6 +105,12 @@ struct CheckerReport {
   int64_t unknown_delivered = 0;   // unknown outcome, received after all
   int64_t failed_delivered = 0;    // FAILED yet received: a client or broker bug
   int64_t duplicates = 0;
+  DuplicateCauses duplicates_by_cause;             // sums to duplicates
+  std::map<std::string, int64_t> stored_twice_by_broker;  // "broker-a" -> receipts of a second stored copy there
+  int64_t messages_stored_twice = 0;               // distinct messages some group received from two stored copies
+  int64_t expired_by_retention = 0;                // distinct acknowledged messages retention deleted unread
+  std::map<std::string, int64_t> expired_by_group;
+  std::map<std::string, int64_t> expired_by_rule;  // the rule (RetentionHead::rule) -> distinct messages
   int64_t reordered = 0;
   std::map<std::string, int64_t> reordered_by_queue;  // "broker-a:3" -> reordered receipts from that queue
   int64_t corrupted = 0;

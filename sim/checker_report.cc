@@ -43,7 +43,13 @@ nlohmann::json checker_figures_json(const CheckerReport& c) {
           {"unknown", c.unknown},
           {"unknown_delivered", c.unknown_delivered},
           {"failed_delivered", c.failed_delivered},
+          {"expired_by_retention", c.expired_by_retention},
           {"duplicates", c.duplicates},
+          {"duplicates_by_cause",
+           {{"redelivered", c.duplicates_by_cause.redelivered},
+            {"retried", c.duplicates_by_cause.retried},
+            {"stored_twice", c.duplicates_by_cause.stored_twice}}},
+          {"messages_stored_twice", c.messages_stored_twice},
           {"reordered", c.reordered},
           {"corrupted", c.corrupted},
           {"unavailable_write_s", c.write_unavailable_s},
@@ -64,9 +70,17 @@ void print_checker_figures(std::ostream& out, const CheckerReport& c) {
   row("sent", std::to_string(c.sent));
   row("acknowledged", std::to_string(c.acknowledged));
   row("lost", std::to_string(c.lost));
+  if (c.expired_by_retention > 0) row("expired by retention", std::to_string(c.expired_by_retention));
   row("unknown", std::to_string(c.unknown));
   row("failed", std::to_string(c.failed));
   row("duplicates", std::to_string(c.duplicates));
+  // Harmless redelivery (at-least-once) apart from messages stored twice.
+  if (c.duplicates > 0) {
+    row("  redelivered", std::to_string(c.duplicates_by_cause.redelivered));
+    row("  retried", std::to_string(c.duplicates_by_cause.retried));
+    row("  stored twice", std::to_string(c.duplicates_by_cause.stored_twice) + " (" +
+                              std::to_string(c.messages_stored_twice) + " msgs)");
+  }
   row("reordered", std::to_string(c.reordered));
   row("corrupted", std::to_string(c.corrupted));
   std::snprintf(line, sizeof(line), "%.2f", c.write_unavailable_s);

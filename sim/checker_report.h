@@ -14,7 +14,9 @@ namespace mqlab::sim {
 
 // "figure value" rows: sent, acknowledged, lost, ..., throughput msgs/s.
 void print_checker_figures(std::ostream& out, const CheckerReport& report);
-// {"sent": .., "acknowledged": .., "lost": .., "send_latency": {...}, ...}
+// {"sent": .., "acknowledged": .., "lost": .., "send_latency": {...}, ...}:
+// fixed keys only (a sweep takes the spread of each); the maps keyed by
+// rule, group or broker go beside it (run_to_json).
 nlohmann::json checker_figures_json(const CheckerReport& report);
 // [{"broker", "from_s", "to_s"}...]
 nlohmann::json windows_json(const std::vector<Window>& windows);

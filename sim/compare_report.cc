@@ -218,7 +218,13 @@ nlohmann::json cell_figures(const std::string& fault, const std::vector<const nl
     if (record->at("verdict") != "passed") ++failed;
     runs.push_back(&record->at("run"));
   }
-  int64_t sent = 0, acknowledged = 0, lost = 0, unknown = 0, duplicates = 0;
+  int64_t sent = 0, acknowledged = 0, lost = 0, unknown = 0, duplicates = 0, stored_twice = 0, expired = 0;
+  // Figures a run's report gained later (sim/checker.h): 0 in older reports.
+  const auto count_of = [](const nlohmann::json& run, const char* key, const char* part = nullptr) {
+    const nlohmann::json& figures = run.at("figures");
+    if (!figures.contains(key)) return int64_t{0};
+    return part == nullptr ? figures.at(key).get<int64_t>() : figures.at(key).value(part, int64_t{0});
+  };
   double unavailable_write = 0, unavailable_read = 0, p50 = 0, p99 = 0, p999 = 0, e2e_p99 = 0, throughput = 0;
   nlohmann::json recovery = nullptr;
   uint64_t worst_seed = records.empty() ? 0 : records.front()->at("seed").get<uint64_t>();
@@ -229,6 +235,8 @@ nlohmann::json cell_figures(const std::string& fault, const std::vector<const nl
     lost += static_cast<int64_t>(figure(*run, "lost"));
     unknown += static_cast<int64_t>(figure(*run, "unknown"));
     duplicates += static_cast<int64_t>(figure(*run, "duplicates"));
+    stored_twice += count_of(*run, "duplicates_by_cause", "stored_twice");
+    expired += count_of(*run, "expired_by_retention");
     unavailable_write = std::max(unavailable_write, figure(*run, "unavailable_write_s"));
     unavailable_read = std::max(unavailable_read, figure(*run, "unavailable_read_s"));
     p50 = std::max(p50, latency(*run, "send_latency", "p50_ms"));
@@ -254,6 +262,8 @@ nlohmann::json cell_figures(const std::string& fault, const std::vector<const nl
           {"lost_per_million", acknowledged > 0 ? 1e6 * static_cast<double>(lost) / static_cast<double>(acknowledged) : 0.0},
           {"unknown", unknown},
           {"duplicates", duplicates},
+          {"duplicates_stored_twice", stored_twice},
+          {"expired_by_retention", expired},
           {"unavailable_write_s", unavailable_write},
           {"unavailable_read_s", unavailable_read},
           {"send_p50_ms", p50},

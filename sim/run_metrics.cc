@@ -13,6 +13,8 @@ double run_metric_value(const std::string& metric, const RunResult& r) {
   if (metric == "lost") return static_cast<double>(c.lost);
   if (metric == "unknown") return static_cast<double>(c.unknown);
   if (metric == "duplicates") return static_cast<double>(c.duplicates);
+  if (metric == "expired_by_retention") return static_cast<double>(c.expired_by_retention);
+  if (metric == "stored_twice") return static_cast<double>(c.duplicates_by_cause.stored_twice);
   if (metric == "reordered") return static_cast<double>(c.reordered);
   if (metric == "corrupted") return static_cast<double>(c.corrupted);
   if (metric == "unavailable_write_s") return c.write_unavailable_s;

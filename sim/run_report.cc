@@ -97,6 +97,9 @@ nlohmann::json run_to_json(const RunResult& r) {
       {"faults", faults},
       {"figures", checker_figures_json(c)},
       {"reordered_by_queue", c.reordered_by_queue},
+      {"expired_by_rule", c.expired_by_rule},
+      {"expired_by_group", c.expired_by_group},
+      {"stored_twice_by_broker", c.stored_twice_by_broker},
       {"unavailable_write_windows", windows_json(c.write_unavailable)},
       {"unavailable_read_windows", windows_json(c.read_unavailable)},
       {"lost_by_fault", by_fault},
@@ -129,6 +132,9 @@ void print_run_summary(std::ostream& out, const RunResult& r, const std::string&
     out << "  lost " << count << " to "
         << (index < 0 ? std::string("no fault (a bug?)") : r.schedule.events[static_cast<size_t>(index)].describe())
         << "\n";
+  }
+  for (const auto& [rule, count] : c.expired_by_rule) {
+    out << "  expired " << count << " by retention (not lost): " << rule << "\n";
   }
   out << "loss bound: " << r.loss_bound.reason << "\n";
   if (c.lost_outside_bound > 0) out << "  " << c.lost_outside_bound << " lost messages the bound did not foresee\n";

@@ -40,9 +40,10 @@ constexpr std::array<std::string_view, 13> kTopKeys = {
     "network", "workload",    "faults",   "nemesis", "expect",         "matrix"};
 
 // What the checker reports (architecture.md, "What a run measures").
-constexpr std::array<std::string_view, 17> kMetrics = {
-    // messages, counted from the history
-    "lost", "unknown", "duplicates", "reordered", "corrupted",
+constexpr std::array<std::string_view, 19> kMetrics = {
+    // messages, counted from the history (expired: deleted by retention
+    // unread; stored_twice: the duplicates that are a second stored copy)
+    "lost", "unknown", "duplicates", "reordered", "corrupted", "expired_by_retention", "stored_twice",
     // seconds in which sends / reads of acknowledged messages failed
     "unavailable_write_s", "unavailable_read_s",
     // send round trip and end to end (send to receipt), milliseconds
@@ -71,10 +72,6 @@ constexpr std::array<std::string_view, 2> kFlushNames = {"ASYNC_FLUSH", "SYNC_FL
 constexpr std::array<std::string_view, 3> kArrivalNames = {"constant", "poisson", "bursts"};
 constexpr std::array<std::string_view, 2> kKeyModeNames = {"none", "device"};
 constexpr std::array<std::string_view, 2> kConsumeModeNames = {"clustering", "broadcasting"};
-
-// Partition sides and nemesis targets may name groups of machines.
-constexpr std::array<std::string_view, 6> kMachineAliases = {"rest",   "brokers",  "masters",
-                                                             "slaves", "namesrvs", "clients"};
 
 std::vector<std::string_view> fault_kind_names() {
   std::vector<std::string_view> names;

@@ -299,6 +299,7 @@ RunResult SimWorld::run() {
   options.broker_group_of = broker_group_of_;
   result.loss_bound = compute_loss_bound(scenario_, schedule_, fault_instants_, history_);
   options.loss_at_risk = result.loss_bound.at_risk;
+  options.retention = retention_heads(*this);  // unread messages retention deleted are expiry, not loss
   result.report = check_history(history_, options);
   result.series = latency_series(history_);
   result.series.replication_lag = replication_lag_;

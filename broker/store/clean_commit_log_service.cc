@@ -11,6 +11,28 @@ namespace {
 constexpr int kDeleteFilesBatchMax = 10;     // DELETE_FILES_BATCH_MAX
 constexpr int kManualDeleteRuns = 20;        // a TRIGGER_DELETE_FILES lasts 20 runs
 constexpr int64_t kMillisPerHour = 3'600'000;
+
+// Which rule deleted segments, in broker.conf terms: kept in the store's
+// stats so an audit (mqsim's checker) tells messages retention expired
+// from lost ones, and says why they went.
+std::string deletion_rule(const MessageStoreConfig& config, bool by_time, bool by_space, bool forcibly, double used) {
+  std::ostringstream rule;
+  const int used_percent = static_cast<int>(used * 100);
+  if (forcibly) {
+    rule << "disk " << used_percent << "% used > diskSpaceCleanForciblyRatio " << config.diskSpaceCleanForciblyRatio
+         << ", regardless of fileReservedTime";
+    return rule.str();
+  }
+  rule << "older than fileReservedTime " << config.fileReservedTime << " h";
+  if (by_time) {
+    rule << ", at deleteWhen " << config.deleteWhen;
+  } else if (by_space) {
+    rule << ", disk " << used_percent << "% used > diskMaxUsedSpaceRatio " << config.diskMaxUsedSpaceRatio << "%";
+  } else {
+    rule << ", by hand (TRIGGER_DELETE_FILES)";
+  }
+  return rule.str();
+}
 }  // namespace
 
 CleanCommitLogService::CleanCommitLogService(MessageStore& store) : store_(store) {}
@@ -103,6 +125,7 @@ int CleanCommitLogService::run_once(bool manual) {
     ++deleted;
   }
   store_.stats_.segments_deleted += static_cast<uint64_t>(deleted);
+  if (deleted > 0) store_.stats_.retention_rule = deletion_rule(config, by_time, by_space, forcibly, used);
   if (deleted > 0) {
     clean_consume_queues();
     make_removals_durable();

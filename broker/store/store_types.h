@@ -85,6 +85,9 @@ struct StoreStats {
   uint64_t bytes_appended = 0;
   uint64_t commit_log_flushes = 0;
   uint64_t segments_deleted = 0;
+  // The retention rule that deleted the last segments, in broker.conf terms
+  // (CleanCommitLogService), so an audit can tell expiry from loss.
+  std::string retention_rule;
   uint64_t slave_timeouts = 0;          // SYNC_MASTER: FLUSH_SLAVE_TIMEOUT replies
   uint64_t slave_not_available = 0;     // SYNC_MASTER: SLAVE_NOT_AVAILABLE replies
   uint64_t replica_bytes_appended = 0;  // SLAVE: bytes received from the master
