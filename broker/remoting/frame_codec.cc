@@ -89,8 +89,11 @@ std::vector<uint8_t> encode_frame(const RemotingCommand& command) { return encod
 
 std::vector<uint8_t> encode_frame_prefix(const RemotingCommand& command, uint64_t trailing_body_bytes) {
   MQ_ASSERT(command.serialize_type == SerializeType::JSON || command.serialize_type == SerializeType::ROCKETMQ);
-  std::vector<uint8_t> frame(kFramePrefixBytes, 0);  // the two lengths, patched below
+  // Reserved before anything goes in, so the frame is allocated once (a
+  // vector made with its 8 bytes first would allocate them, then again).
+  std::vector<uint8_t> frame;
   frame.reserve(kFramePrefixBytes + estimated_header_bytes(command) + command.body.size());
+  frame.resize(kFramePrefixBytes, 0);  // the two lengths, patched below
   if (command.serialize_type == SerializeType::ROCKETMQ) {
     append_rocketmq_header(command, frame);
   } else {

@@ -23,12 +23,14 @@
 // (JavaScript has one number type), other doubles in their shortest form
 // ("1.5"); null values are dropped, as ali-ons drops undefined.
 //
-// Both directions have a fast path for the headers peers really send (ASCII
-// text, integer fields, string extFields values) and a general path through
-// nlohmann's serializer and SAX parser for everything else, errors included.
-// The fast paths must agree with the general ones byte for byte and field
-// for field (remoting_codec_prop_test.cc checks it); the general ones are
-// exported for that test only.
+// Both directions have a fast path (json_header_fast_path.cc) for the
+// headers peers really send (ASCII text, integer fields; extFields values as
+// strings, or as ali-ons' bare integers, booleans and nulls) and a general
+// path through nlohmann's serializer and SAX parser for everything else,
+// errors included. The fast paths must agree with the general ones byte for
+// byte and field for field (json_header_fast_path_prop_test.cc and
+// fuzz/json_header_fuzzer.cc check it); the general ones are exported for
+// those checks and remoting_bench only.
 //
 // Reading is a SAX pass that builds the command directly and skips unknown
 // keys without materialising them, so a hostile header costs no memory beyond
@@ -41,6 +43,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -61,5 +64,15 @@ Result<RemotingCommand> decode_json_header(std::span<const uint8_t> header);
 // The general paths alone: what the two functions above must equal.
 void append_json_header_general(const RemotingCommand& command, std::vector<uint8_t>& out);
 Result<RemotingCommand> decode_json_header_general(std::span<const uint8_t> header);
+
+// What a header decodes to before its fields are read: what Java's
+// RemotingCommand holds for a field the peer left out (version 0, language
+// JAVA). Both readers start from it.
+RemotingCommand json_header_defaults();
+
+// The fast reader alone: the command, or nullopt when the header strays
+// from the common shape and the general path decides (errors included).
+// For tests and benchmarks: what real clients send must not stray.
+std::optional<RemotingCommand> decode_json_header_fast(std::span<const uint8_t> header);
 
 }  // namespace mqlab::remoting

@@ -1,13 +1,19 @@
 // The JSON header's fast paths agree with its general (nlohmann) paths: the
 // writer byte for byte, the reader command for command and error for error,
-// on random commands, JSON-ish token soup and headers with one byte damaged.
+// on random commands, JSON-ish token soup, headers with one byte damaged,
+// headers shaped like ali-ons' (bare numbers, booleans and nulls, escapes,
+// non-ASCII) and every frame of the ali-ons capture; and the headers real
+// clients send are read by the fast path itself, not handed on.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "broker/remoting/json_header.h"
+#include "broker/remoting/test/remoting_test_util.h"
 
 namespace mqlab::remoting {
 namespace {
@@ -124,6 +130,183 @@ TEST(JsonHeaderFastPath, CommonShapesDecodeAsTheGeneralPathDoes) {
     } else {
       EXPECT_EQ(fast.status().to_string(), general.status().to_string()) << header;
     }
+  }
+}
+
+// --- headers as ali-ons writes them ------------------------------------------
+//
+// ali-ons (JSON.stringify) puts "extFields" last, keys in its own order, and
+// sends numbers and booleans bare. The generators below write such headers
+// with values the fast path must take (short integers, booleans, nulls,
+// ASCII strings with escapes) and, when `hostile`, ones it must hand on with
+// the same outcome (\u escapes beyond ASCII and lone surrogates, raw
+// non-ASCII bytes, -0, 19 and 20 digits, fractions, exponents, leading
+// zeros, a lone minus).
+
+// text without its non-ASCII bytes (which are the general path's to read).
+std::string ascii_only(std::string text) {
+  std::erase_if(text, [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
+  return text;
+}
+
+// text as a JSON string literal, each byte escaped or not at random in the
+// ways JSON allows (a quote, a backslash and a control byte must be).
+std::string gen_string_literal(const std::string& text) {
+  std::string literal = "\"";
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    const bool must_escape = byte < 0x20 || c == '"' || c == '\\';
+    if (byte >= 0x80 || (!must_escape && *rc::gen::inRange(0, 8) != 0)) {
+      literal += c;
+    } else if (c == '"' || c == '\\') {
+      literal += *rc::gen::element(0, 1) == 0 ? std::string("\\") + c : (c == '"' ? "\\u0022" : "\\u005C");
+    } else {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), *rc::gen::element(0, 1) == 0 ? "\\u%04x" : "\\u%04X", byte);
+      literal += c == '\n' && *rc::gen::element(0, 1) == 0 ? "\\n" : escaped;
+    }
+  }
+  return literal + "\"";
+}
+
+// An extFields value as ali-ons sends it, which the fast path must take.
+std::string gen_ext_value_json() {
+  static const std::vector<std::string> kBare = {"0", "1", "-1", "4", "15000", "1795946416061", "-2147483649",
+                                                 "999999999999999999", "-999999999999999999", "true", "false",
+                                                 "null"};
+  switch (*rc::gen::inRange(0, 4)) {
+    case 0: return *rc::gen::elementOf(kBare);
+    case 1: return std::to_string(*rc::gen::inRange<int64_t>(-999999999999999999, 999999999999999999));
+    case 2: return gen_string_literal(ascii_only(gen_text(6)));
+    default: return gen_string_literal(*rc::gen::container<std::string>(rc::gen::inRange<char>(0x20, 0x7f)));
+  }
+}
+
+// A number near the fast path's edges: 1 to 24 digits, half the time 16
+// to 21 (around its 18 and int64's 19), now and then a minus, a leading
+// zero, a fraction or an exponent.
+std::string gen_number_text() {
+  std::string text = *rc::gen::inRange(0, 3) == 0 ? "-" : "";
+  const auto digits = *rc::gen::element(0, 1) == 0 ? *rc::gen::inRange(1, 25) : *rc::gen::inRange(16, 22);
+  text += static_cast<char>(*rc::gen::inRange(0, 8) == 0 ? '0' : '1' + *rc::gen::inRange(0, 9));
+  for (int i = 1; i < digits; ++i) text += static_cast<char>('0' + *rc::gen::inRange(0, 10));
+  static const std::vector<std::string> kTails = {"", "", "", "", "", "", ".5", ".0", "e2", "E-1", "e+0"};
+  return text + *rc::gen::elementOf(kTails);
+}
+
+// One the fast path must hand on, or refuse as the general path does.
+std::string gen_hostile_ext_value_json() {
+  static const std::vector<std::string> kHostile = {
+      "-0", "01", "-01", "1.5", "1.0", "1e3", "1E3", "-", "9999999999999999999", "-9999999999999999999",
+      "18446744073709551615", "18446744073709551616", "123456789012345678901234", "tru", "nul", "True",
+      "\"\\u00e9\"", "\"\\uD83D\\uDE00\"", "\"\\uDE00\"", "\"\\u0080\"", "\"\xc3\xa9\"", "\"\xff\"",
+      "\"a\\qb\"", "[]", "{}", "[1]", "{\"x\":1}", "\"\x01\"", "1 2", "+1", ".5"};
+  switch (*rc::gen::inRange(0, 4)) {
+    case 0: return gen_string_literal(gen_text(6));  // raw non-ASCII, valid or not
+    case 1: return *rc::gen::elementOf(kHostile);
+    default: return gen_number_text();
+  }
+}
+
+// A header with 0..13 extFields; when hostile, one of them (at least one)
+// has a value or a name from the hostile side, so every case tests it.
+std::string gen_ali_ons_header(bool hostile) {
+  static const std::vector<std::string> kNames = {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k",
+                                                  "topic", "queueId", "consumerGroup", "commitOffset"};
+  std::string header = "{\"code\":" + std::to_string(*rc::gen::arbitrary<int32_t>()) +
+                       ",\"language\":\"JAVA\",\"opaque\":" + std::to_string(*rc::gen::arbitrary<int32_t>()) +
+                       ",\"flag\":0,\"version\":121,\"extFields\":{";
+  const auto fields = *rc::gen::inRange(hostile ? 1 : 0, 14);
+  const auto hostile_at = hostile ? *rc::gen::inRange(0, fields) : -1;
+  for (int i = 0; i < fields; ++i) {
+    if (i > 0) header += ',';
+    // Names repeat now and then: the last occurrence wins, a null removes.
+    std::string name = *rc::gen::inRange(0, 4) == 0 ? ascii_only(gen_text(2)) : *rc::gen::elementOf(kNames);
+    std::string value = gen_ext_value_json();
+    if (i == hostile_at) {
+      if (*rc::gen::inRange(0, 5) == 0) {
+        name = gen_text(2);  // raw non-ASCII in the name
+      } else {
+        value = gen_hostile_ext_value_json();
+      }
+    }
+    header += gen_string_literal(name) + ":" + value;
+  }
+  return header + "}}";
+}
+
+// At RapidCheck's full size throughout: its small sizes skew inRange
+// towards the low end, which would mostly pick the first branch of every
+// choice above (and the first cases run small).
+std::string gen_full_size_ali_ons_header(bool hostile) {
+  return *rc::gen::resize(100, rc::gen::exec([hostile] { return gen_ali_ons_header(hostile); }));
+}
+
+Bytes to_header_bytes(const std::string& text) { return Bytes(text.begin(), text.end()); }
+
+RC_GTEST_PROP(JsonHeaderFastPath, ReaderEqualsGeneralOnAliOnsStyleHeaders, ()) {
+  assert_same_decoding(to_header_bytes(gen_full_size_ali_ons_header(true)));
+}
+
+// Bare integers of up to 18 digits, booleans and nulls are read by the fast
+// path itself (they are what ali-ons sends with every request), and read as
+// the general path reads them.
+RC_GTEST_PROP(JsonHeaderFastPath, AliOnsBareValuesTakeTheFastPath, ()) {
+  const Bytes bytes = to_header_bytes(gen_full_size_ali_ons_header(false));
+  const std::optional<RemotingCommand> fast = decode_json_header_fast(bytes);
+  const Result<RemotingCommand> general = decode_json_header_general(bytes);
+  RC_ASSERT(general.ok());
+  RC_ASSERT(fast.has_value());
+  RC_ASSERT(*fast == *general);
+}
+
+TEST(JsonHeaderFastPath, BareExtValuesAreStringifiedAsTheGeneralPathDoes) {
+  const std::string header =
+      R"({"code":310,"extFields":{"d":4,"e":-1,"g":1795946416061,"k":false,"t":true,"n":null,"x":"1","x":null}})";
+  const Bytes bytes = to_header_bytes(header);
+  const std::optional<RemotingCommand> fast = decode_json_header_fast(bytes);
+  ASSERT_TRUE(fast.has_value());
+  EXPECT_EQ(fast->ext_fields, (ExtFields{{"d", "4"}, {"e", "-1"}, {"g", "1795946416061"}, {"k", "false"},
+                                         {"t", "true"}}));
+  EXPECT_EQ(*fast, *decode_json_header_general(bytes));
+  // Texts the general path would not give back as they came, and one that
+  // is not JSON at all: handed on, to the general path's outcome.
+  const std::map<std::string, std::string> kHandedOn = {
+      {"-0", "0"}, {"1.0", "1"}, {"1e3", "1000"}, {"1234567890123456789", "1234567890123456789"},
+      {"\"\\u00e9\"", "\xc3\xa9"}, {"01", ""}};
+  for (const auto& [value, text] : kHandedOn) {
+    const Bytes other = to_header_bytes(R"({"code":1,"extFields":{"a":)" + value + "}}");
+    EXPECT_FALSE(decode_json_header_fast(other).has_value()) << value;
+    const Result<RemotingCommand> decoded = decode_json_header(other);
+    const Result<RemotingCommand> general = decode_json_header_general(other);
+    ASSERT_EQ(decoded.ok(), !text.empty()) << value;
+    ASSERT_EQ(general.ok(), !text.empty()) << value;
+    if (text.empty()) {
+      EXPECT_EQ(decoded.status().to_string(), general.status().to_string()) << value;
+    } else {
+      EXPECT_EQ(decoded->ext_fields.at("a"), text) << value;
+      EXPECT_EQ(*decoded, *general) << value;
+    }
+  }
+}
+
+// Every frame a real ali-ons client sent is read by the fast path, and to
+// what the general path reads.
+TEST(JsonHeaderFastPath, AliOnsCaptureTakesTheFastPathAndAgrees) {
+  const auto frames = test_support::load_ali_ons_frames();
+  if (frames.empty()) GTEST_SKIP() << "no capture at " << test_support::kAliOnsFramesPath;
+  for (const auto& [code, frame] : frames) {
+    SCOPED_TRACE(code);
+    ASSERT_GE(frame.size(), kFramePrefixBytes);
+    const size_t header_length = get_u32_be(frame.data() + 4) & 0xFFFFFF;
+    ASSERT_LE(kFramePrefixBytes + header_length, frame.size());
+    const std::span<const uint8_t> header(frame.data() + kFramePrefixBytes, header_length);
+    const std::optional<RemotingCommand> fast = decode_json_header_fast(header);
+    const Result<RemotingCommand> general = decode_json_header_general(header);
+    ASSERT_TRUE(general.ok()) << general.status().to_string();
+    ASSERT_TRUE(fast.has_value());
+    EXPECT_EQ(*fast, *general);
+    EXPECT_EQ(fast->code, code);
   }
 }
 

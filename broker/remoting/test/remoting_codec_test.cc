@@ -4,14 +4,11 @@
 // given, and the typed extFields reads a processor answers errors from.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "broker/common/big_endian.h"
 #include "broker/remoting/frame_codec.h"
@@ -27,17 +24,9 @@ using test_support::Bytes;
 using test_support::Drained;
 using test_support::drain;
 using test_support::frame_with_header;
+using test_support::kAliOnsFramesPath;
+using test_support::load_ali_ons_frames;
 using test_support::to_bytes;
-
-const char* const kAliOnsFramesPath = MQLAB_SOURCE_DIR "/../shared/testdata/ali-ons-request-frames.json";
-
-Bytes from_hex(const std::string& hex) {
-  Bytes bytes;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-    bytes.push_back(static_cast<uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
-  }
-  return bytes;
-}
 
 Result<RemotingCommand> decode_json(std::string_view header, std::string_view body = "") {
   return decode_frame(frame_with_header(header, body));
@@ -83,18 +72,6 @@ const std::map<int32_t, ExpectedFrame>& expected_ali_ons_frames() {
        {26930, {{"clientID", "127.0.0.1@24819"}, {"consumerGroup", "CG_GOLDEN"}}, ""}},
   };
   return kExpected;
-}
-
-// The captured frames as (code from the file, bytes); empty when absent.
-std::vector<std::pair<int32_t, Bytes>> load_ali_ons_frames() {
-  std::ifstream file(kAliOnsFramesPath);
-  if (!file) return {};
-  const nlohmann::json root = nlohmann::json::parse(file);
-  std::vector<std::pair<int32_t, Bytes>> frames;
-  for (const auto& frame : root.at("frames")) {
-    frames.emplace_back(frame.at("code").get<int32_t>(), from_hex(frame.at("frame_hex").get<std::string>()));
-  }
-  return frames;
 }
 
 TEST(AliOnsCapture, EveryFrameDecodesToWhatTheClientSent) {

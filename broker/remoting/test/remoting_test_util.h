@@ -1,13 +1,17 @@
 // Helpers shared by the remoting tests: frames built around a header given as
-// text, and draining a FrameDecoder to see what it makes of a stream.
+// text, the frames a real ali-ons client sent (shared/testdata), and draining
+// a FrameDecoder to see what it makes of a stream.
 #pragma once
 
 #include <cstdint>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "broker/common/big_endian.h"
 #include "broker/remoting/frame_codec.h"
@@ -26,6 +30,28 @@ inline Bytes frame_with_header(std::string_view header, std::string_view body = 
   frame.insert(frame.end(), header.begin(), header.end());
   frame.insert(frame.end(), body.begin(), body.end());
   return frame;
+}
+
+inline const char* const kAliOnsFramesPath = MQLAB_SOURCE_DIR "/../shared/testdata/ali-ons-request-frames.json";
+
+inline Bytes from_hex(const std::string& hex) {
+  Bytes bytes;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    bytes.push_back(static_cast<uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  }
+  return bytes;
+}
+
+// The captured frames as (code from the file, bytes); empty when absent.
+inline std::vector<std::pair<int32_t, Bytes>> load_ali_ons_frames() {
+  std::ifstream file(kAliOnsFramesPath);
+  if (!file) return {};
+  const nlohmann::json root = nlohmann::json::parse(file);
+  std::vector<std::pair<int32_t, Bytes>> frames;
+  for (const auto& frame : root.at("frames")) {
+    frames.emplace_back(frame.at("code").get<int32_t>(), from_hex(frame.at("frame_hex").get<std::string>()));
+  }
+  return frames;
 }
 
 // What a decoder made of the bytes fed so far: the commands, then why it

@@ -1,0 +1,570 @@
+// The JSON header's fast paths (json_header.h): a hand-written writer and
+// reader for the headers peers really send.
+//
+// Every command mqlab sends passes through both directions of this codec,
+// and nlohmann's DOM (writing) and SAX (reading) cost more than the rest of
+// a message's trip through the simulator. The fast paths handle the headers
+// that are actually sent (ASCII strings, integer fields, extFields values as
+// strings, or as the bare integers, booleans and nulls ali-ons sends) and
+// must give exactly what the general paths (json_header.cc) give: the writer
+// the same bytes, the reader the same command. Anything else (non-ASCII
+// text, \u escapes beyond ASCII, nulls outside extFields, fractions,
+// exponents, long integers, nested unknown values, any error) goes to the
+// general path, which also words the errors. The same counts for the
+// writer: a string with a non-ASCII byte goes through nlohmann's serializer.
+#include <array>
+#include <charconv>
+#include <cstring>
+#include <iterator>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include <nlohmann/json.hpp>
+
+#include "broker/remoting/json_header.h"
+#include "broker/remoting/wire_text.h"
+
+namespace mqlab::remoting {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr std::string_view kHeaderKeyCode = "code";
+constexpr std::string_view kHeaderKeyExtFields = "extFields";
+constexpr std::string_view kTrue = "true";
+constexpr std::string_view kFalse = "false";
+constexpr std::string_view kNull = "null";
+
+// How a byte of a string value goes out, and how it is read back.
+enum class ByteClass : uint8_t { kPlain, kEscaped, kNonAscii };
+
+constexpr std::array<ByteClass, 256> make_byte_classes() {
+  std::array<ByteClass, 256> classes{};
+  for (size_t c = 0; c < 256; ++c) {
+    if (c >= 0x80) {
+      classes[c] = ByteClass::kNonAscii;
+    } else if (c < 0x20 || c == '"' || c == '\\') {
+      classes[c] = ByteClass::kEscaped;
+    } else {
+      classes[c] = ByteClass::kPlain;  // DEL (0x7F) included: nlohmann writes it as it is
+    }
+  }
+  return classes;
+}
+constexpr std::array<ByteClass, 256> kByteClasses = make_byte_classes();
+
+ByteClass byte_class(char c) { return kByteClasses[static_cast<unsigned char>(c)]; }
+
+// Whether none of 8 bytes needs care: no quote, backslash, control byte or
+// non-ASCII byte (the classic "has a byte less than n / equal to c" word
+// tricks; each is exact as an any-byte test).
+bool word_is_plain(uint64_t word) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHighBits = 0x8080808080808080ull;
+  const uint64_t quote = word ^ (kOnes * '"');
+  const uint64_t backslash = word ^ (kOnes * '\\');
+  const uint64_t masked = ((word - kOnes * 0x20) & ~word) | ((quote - kOnes) & ~quote) |
+                          ((backslash - kOnes) & ~backslash) | word;
+  return (masked & kHighBits) == 0;
+}
+
+// The first byte at or after p whose class is not kPlain, or end.
+const char* skip_plain(const char* p, const char* end) {
+#if defined(__SSE2__)
+  // 16 bytes at a time while 16 remain (the header's end, not the string's:
+  // strings are short, headers are not). As signed bytes, both control bytes
+  // and non-ASCII bytes are below 0x20, so one compare finds them.
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  const __m128i space = _mm_set1_epi8(0x20);
+  while (end - p >= 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)),
+                                         _mm_cmplt_epi8(bytes, space));
+    const auto mask = static_cast<unsigned>(_mm_movemask_epi8(special));
+    if (mask != 0) return p + __builtin_ctz(mask);
+    p += 16;
+  }
+#endif
+  while (end - p >= 8) {
+    uint64_t word;
+    std::memcpy(&word, p, sizeof(word));
+    if (!word_is_plain(word)) break;
+    p += 8;
+  }
+  while (p != end && byte_class(*p) == ByteClass::kPlain) ++p;
+  return p;
+}
+
+void append_bytes(const char* data, size_t size, std::vector<uint8_t>& out) {
+  const auto* bytes = reinterpret_cast<const uint8_t*>(data);  // a byte-to-byte copy: one memmove
+  out.insert(out.end(), bytes, bytes + size);
+}
+
+void append_text(std::string_view text, std::vector<uint8_t>& out) { append_bytes(text.data(), text.size(), out); }
+
+// JSON's escape for an ASCII byte that needs one, as nlohmann's serializer
+// writes it: the short forms, else \u00xx in lowercase hex.
+void append_escape(unsigned char c, std::vector<uint8_t>& out) {
+  switch (c) {
+    case '"': return append_text("\\\"", out);
+    case '\\': return append_text("\\\\", out);
+    case '\b': return append_text("\\b", out);
+    case '\f': return append_text("\\f", out);
+    case '\n': return append_text("\\n", out);
+    case '\r': return append_text("\\r", out);
+    case '\t': return append_text("\\t", out);
+    default: break;
+  }
+  MQ_ASSERT(c < 0x20);
+  constexpr std::string_view kHex = "0123456789abcdef";
+  const char escaped[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
+  append_bytes(escaped, sizeof(escaped), out);
+}
+
+// A JSON string literal of text, byte for byte what dump_json_text writes.
+void append_json_string(std::string_view text, std::vector<uint8_t>& out) {
+  const size_t start = out.size();
+  out.push_back('"');
+  const char* run = text.data();
+  const char* const end = text.data() + text.size();
+  while (true) {
+    const char* special = skip_plain(run, end);
+    append_bytes(run, static_cast<size_t>(special - run), out);
+    if (special == end) break;
+    if (byte_class(*special) == ByteClass::kNonAscii) {
+      // UTF-8 validation and U+FFFD replacement are the serializer's: the
+      // whole string goes through it instead.
+      out.resize(start);
+      return append_text(dump_json_text(Json(std::string(text))), out);
+    }
+    append_escape(static_cast<unsigned char>(*special), out);
+    run = special + 1;
+  }
+  out.push_back('"');
+}
+
+void append_int(int32_t value, std::vector<uint8_t>& out) {
+  char digits[16];
+  const auto [end, error] = std::to_chars(std::begin(digits), std::end(digits), value);
+  MQ_ASSERT(error == std::errc());
+  append_bytes(digits, static_cast<size_t>(end - digits), out);
+}
+
+// A recursive-descent reader of the common header shape; nullopt whenever
+// the input strays from it (the general path then decides, errors included).
+class CommonHeaderParser {
+ public:
+  explicit CommonHeaderParser(std::span<const uint8_t> header)
+      : at_(reinterpret_cast<const char*>(header.data())), end_(at_ + header.size()) {}
+
+  std::optional<RemotingCommand> parse() && {
+    RemotingCommand command = json_header_defaults();
+    bool saw_code = false;
+    if (!consume('{')) return std::nullopt;
+    if (consume('}')) return std::nullopt;  // no "code": the general path words it
+    do {
+      std::string_view key;
+      if (!read_text(key, key_scratch_) || !consume(':')) return std::nullopt;
+      if (!read_header_field(key, command, saw_code)) return std::nullopt;
+    } while (consume(','));
+    if (!consume('}')) return std::nullopt;
+    skip_whitespace();
+    if (at_ != end_ || !saw_code) return std::nullopt;
+    return command;
+  }
+
+ private:
+  bool read_header_field(std::string_view key, RemotingCommand& command, bool& saw_code) {
+    if (key == kHeaderKeyCode || key == "opaque" || key == "flag" || key == "version") {
+      const std::optional<int32_t> number = read_int32();
+      if (!number) return false;
+      if (key == kHeaderKeyCode) {
+        command.code = *number;
+        saw_code = true;
+      } else {
+        (key == "opaque" ? command.opaque : key == "flag" ? command.flag : command.version) = *number;
+      }
+      return true;
+    }
+    if (key == "language") return read_text_into(command.language);
+    if (key == "remark") return read_text_into(command.remark);
+    if (key == kHeaderKeyExtFields) return read_ext_fields(command.ext_fields);
+    return skip_scalar();  // an unknown key, such as serializeTypeCurrentRPC
+  }
+
+  // A repeated extFields replaces the earlier one, as in the general path.
+  bool read_ext_fields(ExtFields& ext_fields) {
+    ext_fields.clear();
+    if (!consume('{')) return false;
+    if (consume('}')) return true;
+    do {
+      std::string_view name;
+      if (!read_text(name, name_scratch_) || !consume(':') || !read_ext_value(name, ext_fields)) return false;
+    } while (consume(','));
+    return consume('}');
+  }
+
+  // One extFields value, stored under name (the last occurrence wins). A
+  // string is stored as it is; the bare values ali-ons sends ("d":4,
+  // "k":false) as the text the general path stringifies them to, which for
+  // these is their own text; null removes the name, as there.
+  bool read_ext_value(std::string_view name, ExtFields& ext_fields) {
+    skip_whitespace();
+    if (at_ == end_) return false;
+    std::string_view value;
+    if (*at_ == '"') {
+      const char* const start = at_ + 1;
+      const char* const special = skip_plain(start, end_);
+      if (special == end_ || *special != '"') return read_escaped_ext_value(name, ext_fields);
+      value = std::string_view(start, static_cast<size_t>(special - start));
+      at_ = special + 1;
+    } else if (consume_literal(kTrue)) {
+      value = kTrue;
+    } else if (consume_literal(kFalse)) {
+      value = kFalse;
+    } else if (consume_literal(kNull)) {
+      ext_fields.erase(name);
+      return true;
+    } else if (!read_integer_text(value)) {
+      return false;
+    }
+    ext_fields.insert_or_assign(name, value);  // built in place from the views: no temporary
+    return true;
+  }
+
+  // A string value with escapes, decoded straight into the string the field
+  // keeps: one allocation (if any) rather than a scratch buffer and a copy.
+  bool read_escaped_ext_value(std::string_view name, ExtFields& ext_fields) {
+    std::string value;
+    if (!read_string(value)) return false;
+    ext_fields.insert_or_assign(name, std::move(value));
+    return true;
+  }
+
+  bool consume_literal(std::string_view literal) {
+    if (static_cast<size_t>(end_ - at_) < literal.size() || std::memcmp(at_, literal.data(), literal.size()) != 0) {
+      return false;
+    }
+    at_ += literal.size();  // "truex" is not valid JSON: the delimiter expected next refuses the x
+    return true;
+  }
+
+  // An integer whose text is what the general path turns its value back
+  // into: -?(0|[1-9][0-9]*) with at most 18 digits (int64 holds all of
+  // them, and std::to_string writes them as they came), not "-0" (which
+  // reads as 0) and not followed by a fraction or exponent (a double).
+  bool read_integer_text(std::string_view& out) {
+    constexpr size_t kMaxExactDigits = 18;
+    const char* const start = at_;
+    const char* p = at_;
+    if (p != end_ && *p == '-') ++p;
+    const char* const digits = p;
+    while (p != end_ && *p >= '0' && *p <= '9') ++p;
+    const auto count = static_cast<size_t>(p - digits);
+    if (count == 0 || count > kMaxExactDigits || (*digits == '0' && (count > 1 || digits != start))) return false;
+    if (p != end_ && (*p == '.' || *p == 'e' || *p == 'E')) return false;
+    out = std::string_view(start, static_cast<size_t>(p - start));
+    at_ = p;
+    MQ_ASSERT(!out.empty());
+    return true;
+  }
+
+  bool skip_scalar() {
+    skip_whitespace();
+    if (at_ == end_) return false;
+    std::string_view ignored;
+    if (*at_ == '"') return read_text(ignored, value_scratch_);
+    return read_int32().has_value();
+  }
+
+  // A string as a view: of the input when it has no escape (the common
+  // case, no copy), else of scratch holding its decoded text.
+  bool read_text(std::string_view& out, std::string& scratch) {
+    skip_whitespace();
+    if (at_ == end_ || *at_ != '"') return false;
+    const char* const start = at_ + 1;
+    const char* const special = skip_plain(start, end_);
+    if (special != end_ && *special == '"') {
+      out = std::string_view(start, static_cast<size_t>(special - start));
+      at_ = special + 1;
+      return true;
+    }
+    if (!read_string(scratch)) return false;  // from the opening quote again
+    out = scratch;
+    return true;
+  }
+
+  bool read_text_into(std::string& out) {
+    std::string_view text;
+    if (!read_text(text, value_scratch_)) return false;
+    out.assign(text);
+    return true;
+  }
+
+  // ASCII text with JSON's escapes; an escape of anything beyond ASCII
+  // (\u00e9, surrogates), control bytes and non-ASCII bytes are left to
+  // the general path.
+  bool read_string(std::string& out) {
+    if (!consume('"')) return false;
+    out.clear();
+    const char* run = at_;
+    while (true) {
+      at_ = skip_plain(at_, end_);
+      if (at_ == end_) return false;
+      const char c = *at_;
+      if (byte_class(c) == ByteClass::kNonAscii) return false;
+      out.append(run, at_);
+      if (c == '"') {
+        ++at_;
+        return true;
+      }
+      if (c != '\\') return false;  // a raw control byte: invalid JSON
+      ++at_;
+      const std::optional<char> unescaped = read_escape();
+      if (!unescaped) return false;
+      out.push_back(*unescaped);
+      run = at_;
+    }
+  }
+
+  // The character after a backslash (and its four hex digits for \u).
+  std::optional<char> read_escape() {
+    if (at_ == end_) return std::nullopt;
+    switch (*at_++) {
+      case '"': return '"';
+      case '\\': return '\\';
+      case '/': return '/';
+      case 'b': return '\b';
+      case 'f': return '\f';
+      case 'n': return '\n';
+      case 'r': return '\r';
+      case 't': return '\t';
+      case 'u': break;
+      default: return std::nullopt;
+    }
+    if (end_ - at_ < 4) return std::nullopt;
+    unsigned code = 0;
+    for (int i = 0; i < 4; ++i) {
+      const int digit = hex_digit(*at_++);
+      if (digit < 0) return std::nullopt;
+      code = code * 16 + static_cast<unsigned>(digit);
+    }
+    if (code >= 0x80) return std::nullopt;  // UTF-8 encoding and surrogates are the general path's
+    return static_cast<char>(code);
+  }
+
+  static int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  }
+
+  // -?(0|[1-9][0-9]*) within int32, not followed by a fraction or exponent.
+  std::optional<int32_t> read_int32() {
+    skip_whitespace();
+    const char* start = at_;
+    if (at_ != end_ && *at_ == '-') ++at_;
+    const char* digits = at_;
+    while (at_ != end_ && *at_ >= '0' && *at_ <= '9') ++at_;
+    const size_t count = static_cast<size_t>(at_ - digits);
+    if (count == 0 || count > 10 || (count > 1 && *digits == '0')) return std::nullopt;
+    if (at_ != end_ && (*at_ == '.' || *at_ == 'e' || *at_ == 'E')) return std::nullopt;
+    int64_t value = 0;
+    const auto [end, error] = std::from_chars(start, at_, value);
+    if (error != std::errc() || end != at_) return std::nullopt;
+    if (value < std::numeric_limits<int32_t>::min() || value > std::numeric_limits<int32_t>::max()) {
+      return std::nullopt;
+    }
+    return static_cast<int32_t>(value);
+  }
+
+  bool consume(char c) {
+    skip_whitespace();
+    if (at_ == end_ || *at_ != c) return false;
+    ++at_;
+    return true;
+  }
+
+  void skip_whitespace() {
+    while (at_ != end_ && (*at_ == ' ' || *at_ == '\t' || *at_ == '\n' || *at_ == '\r')) ++at_;
+  }
+
+  const char* at_;
+  const char* const end_;
+  // Decoded text of strings with escapes, reused.
+  std::string key_scratch_;
+  std::string name_scratch_;
+  std::string value_scratch_;
+};
+
+// How many bytes text takes as a JSON string literal's content at most, or
+// nullopt when it holds a non-ASCII byte (the serializer's business).
+std::optional<size_t> ascii_literal_bound(std::string_view text) {
+  const char* const end = text.data() + text.size();
+  const char* special = skip_plain(text.data(), end);
+  if (special == end) return text.size();  // the common case: nothing to escape
+  for (; special != end; ++special) {
+    if (byte_class(*special) == ByteClass::kNonAscii) return std::nullopt;
+  }
+  return text.size() * 6;  // "\u00xx" at worst
+}
+
+// Writes text's literal content at p (escaped as append_json_string does);
+// returns the end. Requires: ascii_literal_bound(text) has a value.
+char* put_ascii_literal(std::string_view text, char* p) {
+  const char* run = text.data();
+  const char* const end = text.data() + text.size();
+  while (true) {
+    const char* const special = skip_plain(run, end);
+    std::memcpy(p, run, static_cast<size_t>(special - run));
+    p += special - run;
+    if (special == end) return p;
+    const auto c = static_cast<unsigned char>(*special);
+    MQ_ASSERT(byte_class(*special) == ByteClass::kEscaped);
+    *p++ = '\\';
+    switch (c) {
+      case '"': *p++ = '"'; break;
+      case '\\': *p++ = '\\'; break;
+      case '\b': *p++ = 'b'; break;
+      case '\f': *p++ = 'f'; break;
+      case '\n': *p++ = 'n'; break;
+      case '\r': *p++ = 'r'; break;
+      case '\t': *p++ = 't'; break;
+      default: {
+        constexpr std::string_view kHex = "0123456789abcdef";
+        *p++ = 'u';
+        *p++ = '0';
+        *p++ = '0';
+        *p++ = kHex[c >> 4];
+        *p++ = kHex[c & 0xF];
+      }
+    }
+    run = special + 1;
+  }
+}
+
+// The header when every string in it is ASCII (whatever it escapes), the
+// case of every header mqlab writes: sized once, then written through a
+// pointer. Returns false, writing nothing, otherwise.
+bool append_ascii_json_header(const RemotingCommand& command, std::vector<uint8_t>& out) {
+  constexpr size_t kIntBytes = 11;  // "-2147483648"
+  constexpr std::string_view kOpen = "{\"code\":";
+  constexpr std::string_view kExtOpen = ",\"extFields\":{";
+  constexpr std::string_view kFlag = "},\"flag\":";
+  constexpr std::string_view kLanguage = ",\"language\":\"";
+  constexpr std::string_view kOpaque = "\",\"opaque\":";
+  constexpr std::string_view kRemark = ",\"remark\":\"";
+  constexpr std::string_view kVersion = ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":";
+  size_t bound = kOpen.size() + kExtOpen.size() + kFlag.size() + kLanguage.size() + kOpaque.size() +
+                 kRemark.size() + 1 + kVersion.size() + 4 * kIntBytes + 1;
+  bool all_plain = true;  // nothing to escape anywhere: every string is copied as it is
+  const auto add = [&bound, &all_plain](std::string_view text) {
+    const std::optional<size_t> bytes = ascii_literal_bound(text);
+    if (bytes) bound += *bytes;
+    if (bytes && *bytes != text.size()) all_plain = false;
+    return bytes.has_value();
+  };
+  if (!add(command.language) || !add(command.remark)) return false;
+  for (const auto& [name, value] : command.ext_fields) {
+    if (!add(name) || !add(value)) return false;
+    bound += 6;  // "name":"value",
+  }
+  const size_t start = out.size();
+  out.resize(start + bound);
+  char* const begin = reinterpret_cast<char*>(out.data() + start);
+  char* p = begin;
+  const auto put = [&p](std::string_view text) {
+    std::memcpy(p, text.data(), text.size());
+    p += text.size();
+  };
+  const auto put_int = [&p](int32_t value) {
+    const auto [end, error] = std::to_chars(p, p + kIntBytes, value);
+    MQ_ASSERT(error == std::errc());
+    p = end;
+  };
+  const auto put_literal = [&p, all_plain, &put](std::string_view text) {
+    if (all_plain) return put(text);  // scanned once already, above
+    p = put_ascii_literal(text, p);
+  };
+  // Keys in sorted order, as the general path's std::map writes them.
+  put(kOpen);
+  put_int(command.code);
+  put(kExtOpen);
+  bool first = true;
+  for (const auto& [name, value] : command.ext_fields) {
+    if (!first) *p++ = ',';
+    first = false;
+    *p++ = '"';
+    put_literal(name);
+    put("\":\"");
+    put_literal(value);
+    *p++ = '"';
+  }
+  put(kFlag);
+  put_int(command.flag);
+  put(kLanguage);
+  put_literal(command.language);
+  put(kOpaque);
+  put_int(command.opaque);
+  if (!command.remark.empty()) {
+    put(kRemark);
+    put_literal(command.remark);
+    *p++ = '"';
+  }
+  put(kVersion);
+  put_int(command.version);
+  *p++ = '}';
+  const auto written = static_cast<size_t>(p - begin);
+  MQ_ASSERT(written <= bound);
+  out.resize(start + written);
+  return true;
+}
+
+}  // namespace
+
+void append_json_header(const RemotingCommand& command, std::vector<uint8_t>& out) {
+  if (append_ascii_json_header(command, out)) return;
+  // Keys in sorted order, as the general path's std::map writes them.
+  append_text("{\"code\":", out);
+  append_int(command.code, out);
+  append_text(",\"extFields\":{", out);
+  bool first = true;
+  for (const auto& [name, value] : command.ext_fields) {
+    if (!first) out.push_back(',');
+    first = false;
+    append_json_string(name, out);
+    out.push_back(':');
+    append_json_string(value, out);
+  }
+  append_text("},\"flag\":", out);
+  append_int(command.flag, out);
+  append_text(",\"language\":", out);
+  append_json_string(command.language, out);
+  append_text(",\"opaque\":", out);
+  append_int(command.opaque, out);
+  if (!command.remark.empty()) {
+    append_text(",\"remark\":", out);
+    append_json_string(command.remark, out);
+  }
+  append_text(",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":", out);
+  append_int(command.version, out);
+  out.push_back('}');
+}
+
+std::optional<RemotingCommand> decode_json_header_fast(std::span<const uint8_t> header) {
+  std::optional<RemotingCommand> command = CommonHeaderParser(header).parse();
+  if (command) MQ_ASSERT(command->serialize_type == SerializeType::JSON);
+  if (command) MQ_ASSERT(command->body.empty());  // the header only: the frame codec adds the body
+  return command;
+}
+
+}  // namespace mqlab::remoting
