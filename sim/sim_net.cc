@@ -284,11 +284,16 @@ class SimConnection final : public env::Connection, public std::enable_shared_fr
     inbox_.clear();
   }
 
+  // EndpointState::post's checks, without its second closure around this
+  // one (which cost an allocation per delivered chunk): while this end
+  // lives, its stream keeps the endpoint's state alive.
   void schedule_flush() {
     if (inbox_.empty() || flush_posted_ || handlers_ == nullptr) return;
+    if (!endpoint().alive()) return;
     flush_posted_ = true;
-    endpoint().post([weak = weak_from_this()] {
-      if (const std::shared_ptr<SimConnection> self = weak.lock()) self->flush_inbox();
+    endpoint().executor.post([weak = weak_from_this()] {
+      const std::shared_ptr<SimConnection> self = weak.lock();
+      if (self && self->endpoint().alive()) self->flush_inbox();
     });
   }
 
@@ -348,8 +353,11 @@ void Stream::schedule_front(int from) {
   MQ_ASSERT(!pipe.stalled);
   MQ_ASSERT(pipe.delivery_event == kNoEvent);
   MQ_ASSERT(!pipe.queue.empty());
-  pipe.delivery_event =
-      core->at(pipe.queue.front().deliver_at, [self = shared_from_this(), from] { self->deliver_front(from); });
+  // One closure per direction, capturing the stream alone: it then fits in
+  // std::function's inline buffer, and a chunk's delivery allocates nothing.
+  const Nanos due = pipe.queue.front().deliver_at;
+  pipe.delivery_event = from == 0 ? core->at(due, [self = shared_from_this()] { self->deliver_front(0); })
+                                  : core->at(due, [self = shared_from_this()] { self->deliver_front(1); });
 }
 
 void Stream::deliver_front(int from) {

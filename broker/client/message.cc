@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "broker/client/compression.h"
+#include "broker/common/assert.h"
 
 namespace mqlab::client {
 
@@ -23,7 +24,35 @@ std::optional<std::string> MessageExt::property(std::string_view name) const {
   return it->second;
 }
 
-Result<MessageExt> to_message_ext(const store::DecodedMessage& decoded) {
+namespace {
+
+// The "ip:port" text of the last host seen. A pull response's messages
+// mostly share one born host and one store host, and formatting them was a
+// tenth of decoding a pulled message.
+class HostText {
+ public:
+  const std::string& of(const store::HostAddress& address) {
+    if (!known_ || !(address == address_)) {
+      address_ = address;
+      text_ = address.to_string();
+      known_ = true;
+    }
+    MQ_ASSERT(!text_.empty());
+    return text_;
+  }
+
+ private:
+  store::HostAddress address_;
+  std::string text_;
+  bool known_ = false;
+};
+
+struct HostTexts {
+  HostText born;
+  HostText store;
+};
+
+Result<MessageExt> to_message_ext(const store::DecodedMessage& decoded, HostTexts& hosts) {
   MessageExt message;
   message.topic = std::string(decoded.topic);
   message.queueId = decoded.queue_id;
@@ -36,8 +65,8 @@ Result<MessageExt> to_message_ext(const store::DecodedMessage& decoded) {
   message.bornTimestamp = decoded.born_timestamp_ms;
   message.storeTimestamp = decoded.store_timestamp_ms;
   message.preparedTransactionOffset = decoded.prepared_transaction_offset;
-  message.bornHost = decoded.born_host.to_string();
-  message.storeHost = decoded.store_host.to_string();
+  message.bornHost = hosts.born.of(decoded.born_host);
+  message.storeHost = hosts.store.of(decoded.store_host);
   message.offsetMsgId = store::create_offset_message_id(decoded.store_host, decoded.physical_offset);
   message.properties = decoded.properties();
   const auto uniq = message.properties.find(std::string(store::kPropertyUniqKey));
@@ -50,8 +79,16 @@ Result<MessageExt> to_message_ext(const store::DecodedMessage& decoded) {
   return message;
 }
 
+}  // namespace
+
+Result<MessageExt> to_message_ext(const store::DecodedMessage& decoded) {
+  HostTexts hosts;
+  return to_message_ext(decoded, hosts);
+}
+
 PulledMessages decode_pulled_messages(std::span<const uint8_t> body) {
   PulledMessages out;
+  HostTexts hosts;
   size_t position = 0;
   while (position < body.size()) {
     Result<store::DecodedRecord> record = store::decode_record(body.subspan(position));
@@ -63,7 +100,7 @@ PulledMessages decode_pulled_messages(std::span<const uint8_t> body) {
       out.error = Status::Corruption("pulled record at byte " + std::to_string(position) + " is a blank record");
       return out;
     }
-    Result<MessageExt> message = to_message_ext(record->message);
+    Result<MessageExt> message = to_message_ext(record->message, hosts);
     if (!message.ok()) {
       out.error = message.status().with_context("pulled record at byte " + std::to_string(position));
       return out;

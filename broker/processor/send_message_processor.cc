@@ -158,11 +158,15 @@ void SendMessageProcessor::process(const RemotingCommand& request, remoting::Res
   // Put latency is the store's part of the round trip: from handing it the
   // message to its answer (flush, slave ack), whatever the outcome.
   const Nanos put_started_ns = controller_.env().clock().now_ns();
+  // The reply needs only the request's opaque and serialize type: capture
+  // the response's skeleton, not the request with its body and ext fields
+  // (three copies of them per put, through the guard and std::function).
+  RemotingCommand response = request.make_response(ResponseCode::SUCCESS, "");
   controller_.message_store().put_message(
-      std::move(message),
-      lifetime_.guard([this, request, channel, destination, put_started_ns](store::PutMessageResult result) mutable {
+      std::move(message), lifetime_.guard([this, response = std::move(response), channel, destination,
+                                           put_started_ns](store::PutMessageResult result) mutable {
         controller_.stats().put_latency.record(controller_.env().clock().now_ns() - put_started_ns);
-        reply_put(request, std::move(channel), result, destination);
+        reply_put(std::move(response), std::move(channel), result, destination);
       }));
 }
 
@@ -255,10 +259,13 @@ store::MessageToStore SendMessageProcessor::build_message(const RemotingCommand&
   return message;
 }
 
-void SendMessageProcessor::reply_put(const RemotingCommand& request, remoting::ResponseChannel channel,
+void SendMessageProcessor::reply_put(RemotingCommand response, remoting::ResponseChannel channel,
                                      const store::PutMessageResult& result, const Destination& destination) {
+  MQ_ASSERT(response.is_response());
+  MQ_ASSERT(response.ext_fields.empty());
   const PutResponse put = put_status_response(result);
-  RemotingCommand response = request.make_response(put.code, put.remark);
+  response.code = put.code;
+  response.remark = put.remark;
   response.set_ext_string("MSG_REGION", "DefaultRegion");
   response.set_ext_string("TRACE_ON", "true");
   if (put.stored) {

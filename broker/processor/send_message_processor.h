@@ -104,7 +104,8 @@ class SendMessageProcessor {
                                              const SendMessageRequestHeader& header, Destination& destination);
   store::MessageToStore build_message(const remoting::RemotingCommand& request, const SendMessageRequestHeader& header,
                                       const Destination& destination, const std::string& remote_address);
-  void reply_put(const remoting::RemotingCommand& request, remoting::ResponseChannel channel,
+  // response: request.make_response()'s skeleton; the put's outcome fills it.
+  void reply_put(remoting::RemotingCommand response, remoting::ResponseChannel channel,
                  const store::PutMessageResult& result, const Destination& destination);
 
   BrokerController& controller_;

@@ -63,6 +63,41 @@ TEST(PulledMessages, DecodeEveryFieldOfConcatenatedRecords) {
   EXPECT_EQ(pulled.messages[1].queueOffset, 13);
 }
 
+// decode_pulled_messages reuses the last host's text while hosts repeat:
+// a batch whose hosts change back and forth must still name each one's own.
+TEST(PulledMessages, EachMessageNamesItsOwnHostsWhenTheyChangeWithinABatch) {
+  const std::vector<store::HostAddress> born = {store::HostAddress::ipv4(10, 0, 0, 10, 50000),
+                                                store::HostAddress::ipv4(10, 0, 0, 11, 50001),
+                                                store::HostAddress::ipv4(10, 0, 0, 11, 50001),
+                                                store::HostAddress::ipv4(10, 0, 0, 10, 50000)};
+  const std::vector<store::HostAddress> stored = {store::HostAddress::ipv4(10, 0, 0, 1, 10911),
+                                                  store::HostAddress::ipv4(10, 0, 0, 1, 10911),
+                                                  store::HostAddress::ipv4(10, 0, 0, 2, 10911),
+                                                  store::HostAddress::ipv4(10, 0, 0, 1, 10911)};
+  std::vector<uint8_t> body;
+  for (size_t i = 0; i < born.size(); ++i) {
+    store::MessageToStore message;
+    message.topic = "T";
+    message.body = {'x'};
+    message.born_host = born[i];
+    message.store_host = stored[i];
+    store::EncodeOutcome encoded = store::encode_message(message, 1 << 20);
+    ASSERT_EQ(encoded.error, store::EncodeError::kNone);
+    encoded.message.patch(QueueOffset(static_cast<int64_t>(i)), PhyOffset(static_cast<int64_t>(body.size())), 1);
+    body.insert(body.end(), encoded.message.bytes.begin(), encoded.message.bytes.end());
+  }
+  const PulledMessages pulled = decode_pulled_messages(body);
+  ASSERT_TRUE(pulled.error.ok()) << pulled.error.to_string();
+  ASSERT_EQ(pulled.messages.size(), born.size());
+  for (size_t i = 0; i < born.size(); ++i) {
+    EXPECT_EQ(pulled.messages[i].bornHost, born[i].to_string()) << "message " << i;
+    EXPECT_EQ(pulled.messages[i].storeHost, stored[i].to_string()) << "message " << i;
+  }
+  EXPECT_EQ(pulled.messages[1].bornHost, "10.0.0.11:50001");
+  EXPECT_EQ(pulled.messages[2].storeHost, "10.0.0.2:10911");
+  EXPECT_EQ(pulled.messages[3].storeHost, "10.0.0.1:10911");
+}
+
 TEST(PulledMessages, CompressedBodyIsInflated) {
   const std::string text(10'000, 'x');
   const std::vector<uint8_t> raw(text.begin(), text.end());
