@@ -4,9 +4,16 @@
 #
 #   mqadmin perf produce, 1 KiB bodies, 50 senders without pipelining (-w 50)
 #   and 50 senders with 16 in flight each (-w 800: perf produce's -w counts
-#   sends in flight), under ASYNC_FLUSH and SYNC_FLUSH; then mqadmin perf
-#   consume of what was produced (from the page cache), and mqbroker's peak
-#   RSS (VmHWM).
+#   sends in flight), under ASYNC_FLUSH and SYNC_FLUSH, each twice: over 50
+#   producer clients, one connection each (--producers 50: "c50", the same
+#   concurrency as redis-benchmark -c 50), and over one shared client (one
+#   connection, as RocketMQ's benchmark Producer.java: "c1"); then mqadmin
+#   perf consume of what was produced (from the page cache), and mqbroker's
+#   peak RSS (VmHWM). Each produce run also reports the CPU the broker and
+#   the client used (user and system, % of one CPU).
+#   Topic scaling: a fresh ASYNC_FLUSH broker per case, TOPIC_COUNTS topics
+#   of 8 queues (mqadmin updateTopic), 50 producer clients spreading their
+#   sends over all of them (--topics): msgs/s and the broker's peak RSS.
 #   redis-benchmark XADD of 1 KiB, 50 clients, unpipelined (-P 1) and with 16
 #   pipelined (-P 16), under appendfsync everysec and always.
 #   Ratios: ASYNC_FLUSH vs everysec, SYNC_FLUSH vs always, at equal in-flight
@@ -15,7 +22,7 @@
 # Output: one line per figure, `name value unit [ratio=x.xx vs BASELINE]`.
 # Environment: BUILD_DIR (default build), DURATION seconds per mqbroker case
 # (default 8), REDIS_REQUESTS_P1 / REDIS_REQUESTS_P16 (requests per redis
-# case). Installs redis-server with apt-get when missing (the Debian service
+# case), TOPIC_COUNTS (default "1 100 1000"). Installs redis-server with apt-get when missing (the Debian service
 # is not started: policy-rc.d, or stopped if it was). Every process it starts
 # is stopped by PID; its scratch directory is removed.
 set -euo pipefail
@@ -26,8 +33,10 @@ BIN=$BUILD_DIR/bin
 DURATION=${DURATION:-8}
 REDIS_REQUESTS_P1=${REDIS_REQUESTS_P1:-200000}
 REDIS_REQUESTS_P16=${REDIS_REQUESTS_P16:-800000}
+TOPIC_COUNTS=${TOPIC_COUNTS:-1 100 1000}
 SENDERS=50
 PIPELINE=16
+CLK_TCK=$(getconf CLK_TCK)
 PY=/usr/bin/python3
 
 for program in mqnamesrv mqbroker mqadmin; do
@@ -103,7 +112,9 @@ PYEOF
 }
 
 declare -A MQ
-run_broker_case() {  # flush_type tag
+BROKER_PID=0
+BROKER_ADDR=
+start_broker() {  # flush_type tag: sets BROKER_PID, BROKER_ADDR
   local flush=$1 tag=$2
   local port; port=$(free_ports)
   local store="$SCRATCH/store-$tag"
@@ -133,24 +144,75 @@ autoCreateTopicEnable=true
 defaultTopicQueueNums=8
 CONF
   "$BIN/mqbroker" -c "$SCRATCH/broker-$tag.conf" > "$SCRATCH/broker-$tag.log" 2>&1 &
-  local pid=$!
-  PIDS+=("$pid")
+  BROKER_PID=$!
+  BROKER_ADDR=127.0.0.1:$port
+  PIDS+=("$BROKER_PID")
+}
+
+# Creates topics (8 queues each) on the broker and waits until the last one
+# is routed by the name server.
+create_topics() {  # topic...
+  local last=${!#}
   local ready=0
   for _ in $(seq 100); do
-    if "$BIN/mqadmin" updateTopic -n "$NS" -c BenchCluster -t BenchTopic -r 8 -w 8 > /dev/null 2>&1; then ready=1; break; fi
+    if "$BIN/mqadmin" updateTopic -n "$NS" -b "$BROKER_ADDR" -t "$1" -r 8 -w 8 > /dev/null 2>&1; then ready=1; break; fi
     sleep 0.3
   done
-  if [ $ready -ne 1 ]; then echo "broker_bench: broker ($flush) did not come up" >&2; cat "$SCRATCH/broker-$tag.log" >&2; exit 1; fi
-  sleep 1  # the route reaches the name server with the next registration
+  if [ $ready -ne 1 ]; then echo "broker_bench: broker at $BROKER_ADDR did not come up" >&2; cat "$SCRATCH"/broker-*.log >&2; exit 1; fi
+  shift
+  if [ $# -gt 0 ]; then
+    printf '%s\n' "$@" | xargs -P 2 -I{} "$BIN/mqadmin" updateTopic -n "$NS" -b "$BROKER_ADDR" -t {} -r 8 -w 8 > /dev/null
+  fi
+  for _ in $(seq 100); do
+    "$BIN/mqadmin" topicRoute -n "$NS" -t "$last" > /dev/null 2>&1 && return 0
+    sleep 0.3
+  done
+  echo "broker_bench: topic $last was not routed" >&2; exit 1
+}
 
+cpu_ticks() { awk '{print $14 + 0, $15 + 0}' "/proc/$1/stat"; }  # utime stime, in clock ticks
+
+# One perf produce run against the broker; its figures go to MQ[key-*]:
+# tps p50 p99 failed total, the broker's CPU (% of one CPU over the run, and
+# user/system microseconds per stored message) and the client's (us/msg).
+produce_run() {  # key perf-produce-args...
+  local key=$1; shift
+  local out="$SCRATCH/produce-$key.txt"
+  local u0 s0 u1 s1 w0 w1
+  read -r u0 s0 < <(cpu_ticks "$BROKER_PID")
+  w0=$(date +%s.%N)
+  /usr/bin/time -f '%U %S' -o "$SCRATCH/time-$key.txt" \
+      "$BIN/mqadmin" perf produce -n "$NS" -s 1024 --duration "$DURATION" "$@" > "$out" 2>&1 || true
+  w1=$(date +%s.%N)
+  read -r u1 s1 < <(cpu_ticks "$BROKER_PID")
+  local tps p50 p99 failed total
+  read -r tps p50 p99 failed total < <(produce_figures "$out")
+  MQ[$key-tps]=$tps; MQ[$key-p50]=$p50; MQ[$key-p99]=$p99; MQ[$key-failed]=$failed; MQ[$key-total]=$total
+  read -r "MQ[$key-cpu]" "MQ[$key-cpu-user]" "MQ[$key-cpu-sys]" "MQ[$key-client-cpu]" < <($PY - "$u0" "$s0" "$u1" "$s1" "$w0" "$w1" \
+      "$CLK_TCK" "$total" "$SCRATCH/time-$key.txt" <<'PYEOF'
+import sys
+u0, s0, u1, s1, w0, w1, tck, total = map(float, sys.argv[1:9])
+try:
+    cu, cs = map(float, open(sys.argv[9]).read().split()[-2:])
+except (OSError, ValueError):
+    cu = cs = 0.0
+n = max(total, 1.0)
+user, sys_ = (u1 - u0) / tck, (s1 - s0) / tck
+print(f"{100 * (user + sys_) / max(w1 - w0, 1e-9):.1f} {user * 1e6 / n:.2f} {sys_ * 1e6 / n:.2f} {(cu + cs) * 1e6 / n:.2f}")
+PYEOF
+)
+}
+
+run_broker_case() {  # flush_type tag
+  local flush=$1 tag=$2
+  start_broker "$flush" "$tag"
+  create_topics BenchTopic
   local produced=0
   for inflight in $SENDERS $((SENDERS * PIPELINE)); do
-    local out="$SCRATCH/produce-$tag-$inflight.txt"
-    "$BIN/mqadmin" perf produce -n "$NS" -t BenchTopic -w "$inflight" -s 1024 --duration "$DURATION" > "$out" 2>&1 || true
-    read -r tps p50 p99 failed total < <(produce_figures "$out")
-    MQ[$tag-$inflight-tps]=$tps; MQ[$tag-$inflight-p50]=$p50; MQ[$tag-$inflight-p99]=$p99
-    MQ[$tag-$inflight-failed]=$failed
-    produced=$((produced + total))
+    for clients in $SENDERS 1; do
+      produce_run "$tag-c$clients-w$inflight" -t BenchTopic -w "$inflight" --producers "$clients"
+      produced=$((produced + ${MQ[$tag-c$clients-w$inflight-total]}))
+    done
   done
   # The consume side: everything produced, from the first offset (page cache).
   local cout="$SCRATCH/consume-$tag.txt"
@@ -159,12 +221,26 @@ CONF
   local ctps
   ctps=$($PY -c 'import re,sys; m=re.search(r"Consume TPS: (\d+)", open(sys.argv[1]).read()); print(m.group(1) if m else 0)' "$cout")
   MQ[$tag-consume-tps]=$ctps
-  MQ[$tag-hwm]=$(awk '/VmHWM/ {print $2}' /proc/$pid/status)
-  stop_pid "$pid"
+  MQ[$tag-hwm]=$(awk '/VmHWM/ {print $2}' /proc/$BROKER_PID/status)
+  stop_pid "$BROKER_PID"
+}
+
+# Topic scaling: a fresh broker per count, so VmHWM is that case's own.
+run_topics_case() {  # count
+  local n=$1 base=Scale$1
+  start_broker ASYNC_FLUSH "topics$n"
+  local start=$SECONDS
+  if [ "$n" -eq 1 ]; then create_topics "$base"; else create_topics $(seq -f "${base}_%.0f" 0 $((n - 1))); fi
+  MQ[topics$n-create-s]=$((SECONDS - start))
+  produce_run "topics$n" -t "$base" --topics "$n" -w "$SENDERS" --producers "$SENDERS"
+  MQ[topics$n-hwm]=$(awk '/VmHWM/ {print $2}' /proc/$BROKER_PID/status)
+  MQ[topics$n-rss]=$(awk '/VmRSS/ {print $2}' /proc/$BROKER_PID/status)
+  stop_pid "$BROKER_PID"
 }
 
 run_broker_case ASYNC_FLUSH async
 run_broker_case SYNC_FLUSH sync
+for n in $TOPIC_COUNTS; do run_topics_case "$n"; done
 
 # ---------------------------------------------------------------- redis
 if ! command -v redis-server > /dev/null || ! command -v redis-benchmark > /dev/null; then
@@ -192,9 +268,31 @@ run_redis_case() {  # appendfsync tag
     local n=$REDIS_REQUESTS_P1; [ "$pipeline" -gt 1 ] && n=$REDIS_REQUESTS_P16
     redis-cli -p "$port" del s > /dev/null
     # A capped stream, as a retained log: memory stays bounded.
-    local csv
-    csv=$(redis-benchmark -p "$port" -c $SENDERS -n "$n" -P "$pipeline" --csv \
-          XADD s MAXLEN '~' 100000 '*' f "$BODY" 2>/dev/null | tail -1)
+    local csv u0 s0 u1 s1 w0 w1
+    read -r u0 s0 < <(cpu_ticks "$pid")
+    w0=$(date +%s.%N)
+    csv=$(/usr/bin/time -f '%U %S' -o "$dir/time-$pipeline.txt" \
+          redis-benchmark -p "$port" -c $SENDERS -n "$n" -P "$pipeline" --csv \
+          XADD s MAXLEN '~' 100000 '*' f "$BODY" 2> "$dir/benchmark-$pipeline.err" | tail -1) || true
+    # A redis-benchmark that printed no result leaves the figures at 0 and
+    # says why, instead of ending the whole run (set -e) without a word.
+    case "$csv" in '"XADD'*) ;; *) echo "broker_bench: redis-benchmark -P $pipeline ($fsync) printed no result:" >&2
+                                   tail -5 "$dir/benchmark-$pipeline.err" >&2; csv= ;; esac
+    w1=$(date +%s.%N)
+    read -r u1 s1 < <(cpu_ticks "$pid")
+    read -r "RD[$tag-$pipeline-cpu]" "RD[$tag-$pipeline-cpu-user]" "RD[$tag-$pipeline-cpu-sys]" \
+        "RD[$tag-$pipeline-client-cpu]" < <($PY - "$u0" "$s0" "$u1" "$s1" "$w0" "$w1" "$CLK_TCK" "$n" \
+        "$dir/time-$pipeline.txt" <<'PYEOF'
+import sys
+u0, s0, u1, s1, w0, w1, tck, total = map(float, sys.argv[1:9])
+try:
+    cu, cs = map(float, open(sys.argv[9]).read().split()[-2:])
+except (OSError, ValueError):
+    cu = cs = 0.0
+user, sys_ = (u1 - u0) / tck, (s1 - s0) / tck
+print(f"{100 * (user + sys_) / max(w1 - w0, 1e-9):.1f} {user * 1e6 / total:.2f} {sys_ * 1e6 / total:.2f} {(cu + cs) * 1e6 / total:.2f}")
+PYEOF
+)
     # "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
     RD[$tag-$pipeline-tps]=$(echo "$csv" | awk -F'","' '{print $2}')
     RD[$tag-$pipeline-p50]=$(echo "$csv" | awk -F'","' '{print $5}')
@@ -207,6 +305,14 @@ run_redis_case everysec everysec
 run_redis_case always always
 
 # ---------------------------------------------------------------- report
+cpu_lines() {  # name array-name key
+  local name=$1 key=$3
+  local -n table=$2
+  line "${name}_server_cpu" "${table[$key-cpu]:-0}" "%"
+  line "${name}_server_cpu_user_per_msg" "${table[$key-cpu-user]:-0}" us
+  line "${name}_server_cpu_sys_per_msg" "${table[$key-cpu-sys]:-0}" us
+  line "${name}_client_cpu_per_msg" "${table[$key-client-cpu]:-0}" us
+}
 for pair in "async everysec ASYNC_FLUSH" "sync always SYNC_FLUSH"; do
   set -- $pair
   mq=$1 rd=$2 label=$3
@@ -216,14 +322,33 @@ for pair in "async everysec ASYNC_FLUSH" "sync always SYNC_FLUSH"; do
     line "$rname" "${RD[$rd-$pipeline-tps]:-0}" msgs/s
     line "${rname}_p50" "${RD[$rd-$pipeline-p50]:-0}" ms
     line "${rname}_p99" "${RD[$rd-$pipeline-p99]:-0}" ms
-    name="mqbroker_produce_1k_${mq}_flush_inflight${inflight}"
-    line "$name" "${MQ[$mq-$inflight-tps]:-0}" msgs/s "${RD[$rd-$pipeline-tps]:-0}" "$rname"
-    line "${name}_p50" "${MQ[$mq-$inflight-p50]:-0}" ms
-    line "${name}_p99" "${MQ[$mq-$inflight-p99]:-0}" ms
-    if [ "${MQ[$mq-$inflight-failed]:-0}" != "0" ]; then line "${name}_send_failed" "${MQ[$mq-$inflight-failed]}" sends; fi
+    cpu_lines "$rname" RD "$rd-$pipeline"
+    for clients in $SENDERS 1; do
+      key=$mq-c$clients-w$inflight
+      name="mqbroker_produce_1k_${mq}_flush_c${clients}_w${inflight}"
+      line "$name" "${MQ[$key-tps]:-0}" msgs/s "${RD[$rd-$pipeline-tps]:-0}" "$rname"
+      line "${name}_p50" "${MQ[$key-p50]:-0}" ms
+      line "${name}_p99" "${MQ[$key-p99]:-0}" ms
+      cpu_lines "$name" MQ "$key"
+      if [ "${MQ[$key-failed]:-0}" != "0" ]; then line "${name}_send_failed" "${MQ[$key-failed]}" sends; fi
+    done
   done
   line "mqbroker_consume_1k_${mq}_flush" "${MQ[$mq-consume-tps]:-0}" msgs/s
   line "mqbroker_consume_1k_${mq}_flush_mb" "$($PY -c "print(${MQ[$mq-consume-tps]:-0} * 1024 / 1e6)")" MB/s
-  line "mqbroker_peak_rss_${mq}_flush" "$($PY -c "print(${MQ[$mq-hwm]:-0} / 1024)")" MiB
   line "redis_peak_rss_${rd}" "$($PY -c "print(${RD[$rd-hwm]:-0} / 1024)")" MiB
+  line "mqbroker_peak_rss_${mq}_flush" "$($PY -c "print(${MQ[$mq-hwm]:-0} / 1024)")" MiB \
+      "$($PY -c "print(${RD[$rd-hwm]:-0} / 1024)")" "redis_peak_rss_${rd}"
+done
+first=
+for n in $TOPIC_COUNTS; do
+  name="mqbroker_produce_1k_async_flush_c${SENDERS}_w${SENDERS}_topics$n"
+  if [ -z "$first" ]; then first=$n; fi
+  line "$name" "${MQ[topics$n-tps]:-0}" msgs/s "${MQ[topics$first-tps]:-0}" \
+      "mqbroker_produce_1k_async_flush_c${SENDERS}_w${SENDERS}_topics$first"
+  line "${name}_p99" "${MQ[topics$n-p99]:-0}" ms
+  if [ "${MQ[topics$n-failed]:-0}" != "0" ]; then line "${name}_send_failed" "${MQ[topics$n-failed]}" sends; fi
+  line "mqbroker_peak_rss_topics$n" "$($PY -c "print(${MQ[topics$n-hwm]:-0} / 1024)")" MiB \
+      "$($PY -c "print(${MQ[topics$first-hwm]:-0} / 1024)")" "mqbroker_peak_rss_topics$first"
+  line "mqbroker_server_cpu_topics$n" "${MQ[topics$n-cpu]:-0}" "%"
+  line "mqbroker_create_topics$n" "${MQ[topics$n-create-s]:-0}" s
 done

@@ -21,7 +21,7 @@ BENCH_LONG=${BENCH_LONG:-0}
 SCALING=1,4
 SIM_ARGS=()
 if [ "$BENCH_LONG" = 1 ]; then SCALING=1,4,16; SIM_ARGS=(--long); fi
-ALL="raw_disk_bench store_bench sim_bench replication_bench broker_bench"
+ALL="raw_disk_bench store_bench sim_bench replication_bench broker_bench remoting_bench"
 ONLY=${BENCH_ONLY:-$ALL}
 
 status=0
@@ -45,6 +45,8 @@ run store_bench "$BIN/store_bench" --scaling-gib "$SCALING"
 run sim_bench "$BIN/sim_bench" "${SIM_ARGS[@]}"
 run replication_bench "$BIN/replication_bench"
 run broker_bench env BUILD_DIR="$BUILD_DIR" "$ROOT/bench/broker_bench.sh"
+# The remoting codec's JSON header: fast paths vs nlohmann, same run (seconds).
+run remoting_bench "$BIN/remoting_bench" --benchmark_min_time=0.5
 
 # ---------------------------------------------------------------- results.md
 disk_of() {
@@ -79,6 +81,39 @@ disk_of() {
         printf("| %s | %s | %s | %s | %s |\n", $1, $2, $3, ratio, vs);
       }'
   done
+  # broker_bench at a glance: mqbroker vs redis at equal concurrency, and
+  # the topic scaling (the same figures as its table above).
+  if [ -f "$OUT/broker_bench.txt" ]; then
+    /usr/bin/python3 - "$OUT/broker_bench.txt" <<'PYEOF'
+import re, sys
+v = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) >= 3 and not line.startswith("#"):
+        v[f[0]] = f[1]
+print("\n### broker_bench: mqbroker vs redis, 50 senders (msgs/s; ratio to redis)\n")
+print("| flush vs fsync | in flight | redis | mqbroker, 50 clients | ratio | mqbroker, 1 client | ratio |")
+print("|---|---|---:|---:|---:|---:|---:|")
+for mq, rd in (("async", "everysec"), ("sync", "always")):
+    for w, p in ((50, 1), (800, 16)):
+        r = float(v.get(f"redis_xadd_1k_{rd}_c50_P{p}", 0))
+        row = [f"{mq.upper()}_FLUSH vs {rd}", f"{w} ({w // 50} each)", f"{r:.0f}"]
+        for c in (50, 1):
+            m = float(v.get(f"mqbroker_produce_1k_{mq}_flush_c{c}_w{w}", 0))
+            row += [f"{m:.0f}", f"{m / r:.2f}" if r else ""]
+        print("| " + " | ".join(row) + " |")
+counts = sorted({int(m.group(1)) for k in v for m in [re.match(r"mqbroker_peak_rss_topics(\d+)$", k)] if m})
+if counts:
+    print("\n### broker_bench: topics (ASYNC_FLUSH, 50 clients, 1 KiB)\n")
+    print("| topics | msgs/s | ratio to 1 topic | p99 (ms) | broker peak RSS (MiB) | topic creation (s) |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    base = float(v.get(f"mqbroker_produce_1k_async_flush_c50_w50_topics{counts[0]}", 0))
+    for n in counts:
+        t = float(v.get(f"mqbroker_produce_1k_async_flush_c50_w50_topics{n}", 0))
+        print(f"| {n} | {t:.0f} | {t / base if base else 0:.2f} | {v.get(f'mqbroker_produce_1k_async_flush_c50_w50_topics{n}_p99', '')} "
+              f"| {v.get(f'mqbroker_peak_rss_topics{n}', '')} | {v.get(f'mqbroker_create_topics{n}', '')} |")
+PYEOF
+  fi
 } > "$ROOT/bench/results.md"
 echo "bench/results.md written" >&2
 exit $status

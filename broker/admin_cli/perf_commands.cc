@@ -43,6 +43,12 @@ Result<PerfProduceOptions> produce_options(const ParsedOptions& options) {
   MQ_ASSIGN_OR_RETURN(out.message_quantity, options.integer("messageQuantity", 0, 0, INT64_MAX));
   MQ_ASSIGN_OR_RETURN(out.duration_s, options.integer("duration", 0, 0, int64_t{365} * 24 * 3600));
   MQ_ASSIGN_OR_RETURN(out.rate, options.integer("rate", 0, 0, 100'000'000));
+  MQ_ASSIGN_OR_RETURN(const int64_t producers, options.integer("producers", 1, 1, 10'000));
+  MQ_ASSIGN_OR_RETURN(const int64_t topics, options.integer("topics", 1, 1, 100'000));
+  if (producers > senders) {
+    return Status::InvalidArgument("--producers " + std::to_string(producers) + " exceeds -w " +
+                                   std::to_string(senders) + ": every producer needs a sender");
+  }
   out.ack_log = options.value_or("ack-log", "");
   out.history = options.value_or("history", "");
   out.producer_id = options.value_or("producer-id", "");
@@ -50,6 +56,8 @@ Result<PerfProduceOptions> produce_options(const ParsedOptions& options) {
     return Status::InvalidArgument("--producer-id '" + out.producer_id + "': expected a name without blanks");
   }
   out.senders = static_cast<int32_t>(senders);
+  out.producers = static_cast<int32_t>(producers);
+  out.topics = static_cast<int32_t>(topics);
   out.message_size = static_cast<int32_t>(size);
   return out;
 }
@@ -61,12 +69,14 @@ void execute_perf_produce(Invocation& inv) {
   auto perf = std::make_shared<PerfProducer>(inv.instance(), std::move(options).value(), inv.out());
   inv.hold(perf);
   inv.add_cleanup([perf](client::DoneCallback done) {
-    perf->stop();
-    perf->producer().shutdown(std::move(done));
+    perf->shutdown(std::move(done));
   });
-  perf->start(inv.guard([&inv, perf](Status status) {
+  // The callback lives in perf (its done_), so it must not own perf: a
+  // shared_ptr here is a cycle that outlives the Invocation (LeakSanitizer).
+  // inv.hold keeps perf alive for as long as the callback can run.
+  perf->start(inv.guard([&inv, producer = perf.get()](Status status) {
     if (!status.ok()) return inv.fail(status);
-    const PerfProduceTotals& totals = perf->totals();
+    const PerfProduceTotals& totals = producer->totals();
     const uint64_t not_ok = totals.completed() - totals.count(client::SendStatus::SEND_OK);
     if (not_ok == 0) return inv.succeed();
     inv.fail(Status::Unavailable(std::to_string(not_ok) + " of " + std::to_string(totals.completed()) +
@@ -118,6 +128,14 @@ Command perf_produce_command() {
                       quantity_option("Send message quantity, Default: 0, running forever"),
                       duration_option(),
                       {'\0', "rate", "msgs/s", "Start at most this many sends per second, Default: 0, no limit"},
+                      {'\0', "producers", "n",
+                       "Producer instances, each on its own client (instanceName <name>_<i>: own clientId, routes and "
+                       "one connection per broker), as n application processes; the -w senders are dealt round "
+                       "robin over them. Default: 1, all senders share one client as in RocketMQ's Producer.java "
+                       "(redis-benchmark -c 50 is -w 50 --producers 50)"},
+                      {'\0', "topics", "n",
+                       "Spread the sends round robin over topics <topic>_0 .. <topic>_<n-1> (create them first), "
+                       "Default: 1, just <topic>"},
                       {'\0', "ack-log", "file", "Write '<msgId> <brokerName> <queueId> <queueOffset> <key>' per stored send; keys become sequence numbers"},
                       history_option("every send and its outcome"),
                       {'\0', "producer-id", "name", "The producer's name in the history and the PRODUCER property, Default: the client id"},

@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "broker/admin_cli/text_format.h"
+#include "broker/client/countdown.h"
 #include "broker/common/crc32.h"
 
 namespace mqlab::admin_cli {
@@ -31,6 +32,13 @@ client::ProducerConfig producer_config(const PerfProduceOptions& options) {
   return config;
 }
 
+std::vector<std::string> topic_names(const PerfProduceOptions& options) {
+  if (options.topics == 1) return {options.topic};
+  std::vector<std::string> names;
+  for (int32_t i = 0; i < options.topics; ++i) names.push_back(options.topic + "_" + std::to_string(i));
+  return names;
+}
+
 }  // namespace
 
 uint64_t PerfProduceTotals::completed() const {
@@ -54,13 +62,28 @@ PerfProducer::PerfProducer(client::MQClientInstance& instance, PerfProduceOption
     : instance_(instance),
       options_(std::move(options)),
       out_(out),
-      producer_(instance, producer_config(options_)),
+      topics_(topic_names(options_)),
       body_(random_alphanumerics(instance.env().random(), options_.message_size)),
       producer_id_(options_.producer_id.empty() ? instance.client_id() : options_.producer_id),
       body_crc_(crc32_ieee(0, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(body_.data()), body_.size()))) {
   MQ_ASSERT(options_.senders > 0);
   MQ_ASSERT(options_.message_size > 0);
   MQ_ASSERT(options_.message_quantity >= 0 && options_.duration_s >= 0 && options_.rate >= 0);
+  // Every producer has at least one sender; otherwise --producers would
+  // promise connections that carry nothing.
+  MQ_ASSERT(options_.producers >= 1 && options_.producers <= options_.senders);
+  MQ_ASSERT(options_.topics >= 1 && topics_.size() == static_cast<size_t>(options_.topics));
+  instances_.push_back(&instance_);
+  for (int32_t i = 1; i < options_.producers; ++i) {
+    client::ClientConfig config = instance_.config();
+    config.instanceName += "_" + std::to_string(i);
+    own_instances_.push_back(std::make_unique<client::MQClientInstance>(instance_.env(), std::move(config)));
+    instances_.push_back(own_instances_.back().get());
+  }
+  for (client::MQClientInstance* client : instances_) {
+    producers_.push_back(std::make_unique<client::Producer>(*client, producer_config(options_)));
+  }
+  MQ_ASSERT(producers_.size() == static_cast<size_t>(options_.producers));
 }
 
 PerfProducer::~PerfProducer() {
@@ -74,20 +97,60 @@ void PerfProducer::start(std::function<void(Status)> done) {
   MQ_ASSERT(done_ == nullptr);  // one run per PerfProducer
   done_ = std::move(done);
   out_ << strprintf("topic: %s threadCount: %d messageSize: %d keyEnable: %s messageQuantity: %lld duration: %lld s "
-                    "rate: %lld/s\n",
+                    "rate: %lld/s producers: %d topics: %d\n",
                     options_.topic.c_str(), options_.senders, options_.message_size, options_.keys ? "true" : "false",
                     static_cast<long long>(options_.message_quantity), static_cast<long long>(options_.duration_s),
-                    static_cast<long long>(options_.rate));
+                    static_cast<long long>(options_.rate), options_.producers, options_.topics);
   for (Status opened : {open_ack_log(), open_history()}) {
     if (opened.ok()) continue;
     finished_ = true;
     return done_(opened);
   }
-  producer_.start(lifetime_.guard([this](Status status) {
-    if (!status.ok()) return done_(status.with_context("starting the producer"));
-    instance_.update_topic_route(options_.topic, lifetime_.guard([this](Status routed) { on_route(routed); }));
+  auto first_error = std::make_shared<Status>();
+  auto started = client::make_countdown(producers_.size(), lifetime_.guard([this, first_error] {
+    if (!first_error->ok()) return done_(first_error->with_context("starting the producer"));
+    fetch_routes();
   }));
+  for (auto& producer : producers_) {
+    producer->start([first_error, started](Status status) {
+      if (!status.ok() && first_error->ok()) *first_error = status;
+      started();
+    });
+  }
 }
+
+void PerfProducer::fetch_routes() {
+  // Every client looks up every topic now, so the first sends do not pay
+  // for route lookups inside the measured time, and a missing topic fails
+  // the run at once.
+  auto first_error = std::make_shared<Status>();
+  auto routed = client::make_countdown(instances_.size() * topics_.size(),
+                                       lifetime_.guard([this, first_error] { on_route(*first_error); }));
+  for (client::MQClientInstance* client : instances_) {
+    for (const std::string& topic : topics_) {
+      client->update_topic_route(topic, [first_error, routed, topic](Status status) {
+        if (!status.ok() && first_error->ok()) {
+          *first_error = status.with_context("route of topic " + topic + " (create it with mqadmin updateTopic)");
+        }
+        routed();
+      });
+    }
+  }
+}
+
+void PerfProducer::shutdown(client::DoneCallback done) {
+  MQ_ASSERT(done != nullptr);
+  stop();
+  auto instances_down = [this, done = std::move(done)] {
+    if (own_instances_.empty()) return done();
+    auto all_down = client::make_countdown(own_instances_.size(), done);
+    for (auto& client : own_instances_) client->shutdown(all_down);
+  };
+  auto producers_down = client::make_countdown(producers_.size(), lifetime_.guard(std::move(instances_down)));
+  for (auto& producer : producers_) producer->shutdown(producers_down);
+}
+
+const std::string& PerfProducer::topic_of(uint64_t seq) const { return topics_[seq % topics_.size()]; }
 
 Status PerfProducer::open_ack_log() {
   if (options_.ack_log.empty()) return Status::Ok();
@@ -116,12 +179,12 @@ void PerfProducer::log_ack(const client::SendResult& result, const std::string& 
 void PerfProducer::on_route(Status status) {
   if (!status.ok()) {
     finished_ = true;
-    return done_(status.with_context("route of topic " + options_.topic + " (create it with mqadmin updateTopic)"));
+    return done_(status);
   }
   start_ = now();
   last_tick_ = start_;
   tick_timer_ = instance_.env().executor().run_after(kStatsInterval, lifetime_.guard([this] { tick(); }));
-  for (int32_t i = 0; i < options_.senders; ++i) send_next();
+  for (int32_t sender = 0; sender < options_.senders; ++sender) send_next(sender);
   maybe_finish();
 }
 
@@ -132,7 +195,7 @@ void PerfProducer::stop() {
 
 client::Message PerfProducer::build_message(uint64_t seq) {
   client::Message message;
-  message.topic = options_.topic;
+  message.topic = topic_of(seq);
   message.body.assign(body_.begin(), body_.end());
   if (history_ != nullptr) {
     // The history names a message by (producer, seq); the consumer's history
@@ -148,7 +211,8 @@ client::Message PerfProducer::build_message(uint64_t seq) {
   return message;
 }
 
-void PerfProducer::send_next() {
+void PerfProducer::send_next(int32_t sender) {
+  MQ_ASSERT(sender >= 0 && sender < options_.senders);
   if (stopping_ || finished_) return;
   if (options_.message_quantity > 0 && issued_ >= options_.message_quantity) return;
   if (options_.rate > 0) {
@@ -156,7 +220,7 @@ void PerfProducer::send_next() {
     const Nanos due = start_ + static_cast<Nanos>(static_cast<double>(issued_) * kNanosPerSecond /
                                                   static_cast<double>(options_.rate));
     if (const Nanos wait = due - now(); wait > 0) {
-      instance_.env().executor().run_after(wait, lifetime_.guard([this] { send_next(); }));
+      instance_.env().executor().run_after(wait, lifetime_.guard([this, sender] { send_next(sender); }));
       return;
     }
   }
@@ -167,15 +231,17 @@ void PerfProducer::send_next() {
   const Nanos begin = now();
   std::string key = message.keys;
   if (history_ != nullptr) {
-    history_->send(producer_id_, seq, instance_.env().clock().wall_ns(), key, body_crc_, options_.topic);
+    history_->send(producer_id_, seq, instance_.env().clock().wall_ns(), key, body_crc_, message.topic);
   }
-  producer_.send(std::move(message),
-                 lifetime_.guard([this, begin, seq, key = std::move(key)](client::SendResult result) {
-                   on_sent(result, now() - begin, key, seq);
-                 }));
+  client::Producer& producer = *producers_[static_cast<size_t>(sender % options_.producers)];
+  producer.send(std::move(message),
+                lifetime_.guard([this, sender, begin, seq, key = std::move(key)](client::SendResult result) {
+                  on_sent(sender, result, now() - begin, key, seq);
+                }));
 }
 
-void PerfProducer::on_sent(const client::SendResult& result, Nanos latency, const std::string& key, uint64_t seq) {
+void PerfProducer::on_sent(int32_t sender, const client::SendResult& result, Nanos latency, const std::string& key,
+                           uint64_t seq) {
   MQ_ASSERT(in_flight_ > 0);
   MQ_ASSERT(latency >= 0);
   MQ_ASSERT(seq < static_cast<uint64_t>(issued_));
@@ -199,9 +265,9 @@ void PerfProducer::on_sent(const client::SendResult& result, Nanos latency, cons
     ++interval_.stored;
     interval_.latency_sum += latency;
     interval_.latency_max = std::max(interval_.latency_max, latency);
-    send_next();
+    send_next(sender);
   } else {
-    instance_.env().executor().run_after(kPauseAfterFailure, lifetime_.guard([this] { send_next(); }));
+    instance_.env().executor().run_after(kPauseAfterFailure, lifetime_.guard([this, sender] { send_next(sender); }));
   }
   maybe_finish();
 }

@@ -25,6 +25,17 @@
 //   Send Status: SEND_OK a FLUSH_DISK_TIMEOUT b FLUSH_SLAVE_TIMEOUT c SLAVE_NOT_AVAILABLE d FAILED e UNKNOWN f
 // Latency percentiles cover the stored sends.
 //
+// --producers P: P producer instances, each on a client of its own (its
+// own instanceName, so its own clientId, route cache and one connection
+// per broker), as P application processes would be; sender i sends
+// through producer i % P. RocketMQ's Producer.java shares one client (one
+// connection per broker) among all its threads, which is the default here
+// (P = 1); redis-benchmark -c 50 opens 50 connections, so an equal
+// comparison needs -w 50 --producers 50.
+// --topics T: send number n goes to topic <topic>_<n % T> (T > 1), so the
+// sends spread evenly over T topics, which must exist (updateTopic); every
+// producer fetches every route before the clock starts.
+//
 // With --history FILE every send and its outcome go to a history file
 // (perf_history.h) that `mqsim check` judges, and each message carries the
 // PRODUCER and SEQ properties that name it there.
@@ -36,6 +47,7 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "broker/admin_cli/latency_histogram.h"
 #include "broker/admin_cli/perf_history.h"
@@ -53,6 +65,8 @@ struct PerfProduceOptions {
   int64_t duration_s = 0;        // --duration; 0 = no limit
   int64_t rate = 0;              // --rate: sends started per second at most; 0 = no limit
   std::string producer_group = "benchmark_producer";
+  int32_t producers = 1;         // --producers: producer instances, each its own client; <= senders
+  int32_t topics = 1;            // --topics: spread sends over <topic>_0 .. <topic>_<topics-1>
   // --ack-log: a file (created or emptied) that gets one line per stored
   // send, "<msgId> <brokerName> <queueId> <queueOffset> <key>", so a fault
   // test can check that every acknowledged message survives. With it each
@@ -82,7 +96,9 @@ struct PerfProduceTotals {
 
 class PerfProducer {
  public:
-  // Requires: instance and out outlive the producer.
+  // Requires: instance and out outlive the producer. Producer 0 runs on
+  // instance; producers 1.. on clients this PerfProducer creates and owns,
+  // named like instance's, with instanceName suffixed "_<i>".
   PerfProducer(client::MQClientInstance& instance, PerfProduceOptions options, std::ostream& out);
   ~PerfProducer();
 
@@ -93,8 +109,11 @@ class PerfProducer {
   void stop();
   bool finished() const { return finished_; }
   const PerfProduceTotals& totals() const { return totals_; }
-  // The producer, for the caller's clean-up (shutdown before the instance).
-  client::Producer& producer() { return producer_; }
+  // The caller's clean-up, before instance shuts down: every producer
+  // unregisters, then the clients this PerfProducer created shut down.
+  void shutdown(client::DoneCallback done);
+  // The topic send number seq goes to.
+  const std::string& topic_of(uint64_t seq) const;
 
  private:
   struct Interval {
@@ -103,9 +122,10 @@ class PerfProducer {
     Nanos latency_max = 0;
   };
 
+  void fetch_routes();
   void on_route(Status status);
-  void send_next();
-  void on_sent(const client::SendResult& result, Nanos latency, const std::string& key, uint64_t seq);
+  void send_next(int32_t sender);
+  void on_sent(int32_t sender, const client::SendResult& result, Nanos latency, const std::string& key, uint64_t seq);
   Status open_ack_log();
   Status open_history();
   void log_ack(const client::SendResult& result, const std::string& key);
@@ -119,7 +139,12 @@ class PerfProducer {
   client::MQClientInstance& instance_;
   const PerfProduceOptions options_;
   std::ostream& out_;
-  client::Producer producer_;
+  const std::vector<std::string> topics_;  // topic_of's choices
+  // instances_[i] is producer i's client: instances_[0] is instance_ (not
+  // owned); the others are own_instances_'s.
+  std::vector<std::unique_ptr<client::MQClientInstance>> own_instances_;
+  std::vector<client::MQClientInstance*> instances_;
+  std::vector<std::unique_ptr<client::Producer>> producers_;  // after own_instances_: destroyed first
   std::string body_;  // random alphanumerics, drawn once, as Producer.java does
   std::function<void(Status)> done_;
   Nanos start_ = 0;
