@@ -88,6 +88,7 @@ const std::map<std::string, std::string>& samples() {
       {"cleanResourceInterval", "5000"},
       {"diskSpaceWarningLevelRatio", "0.95"},
       {"diskSpaceCleanForciblyRatio", "0.8"},
+      {"cleanFileForciblyEnable", "false"},
       {"messageIndexEnable", "false"},
       {"maxHashSlotNum", "1000"},
       {"maxIndexNum", "4000"},
