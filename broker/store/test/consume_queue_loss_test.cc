@@ -13,6 +13,7 @@
 #include "broker/store/consume_queue_coverage.h"
 #include "broker/store/message_store.h"
 #include "broker/store/test/store_checker.h"
+#include "broker/store/test/store_log_test.h"
 #include "broker/store/test/store_sim_world.h"
 
 namespace mqlab::store::testing {
@@ -31,26 +32,8 @@ void remove_tree(StoreSimWorld& world, const std::string& path) {
 
 std::string body_of(int i) { return "m" + std::to_string(i) + "|" + std::string(1000, static_cast<char>('a' + i % 26)); }
 
-class ConsumeQueueLossTest : public ::testing::Test {
+class ConsumeQueueLossTest : public StoreLogTest {
  protected:
-  ConsumeQueueLossTest() {
-    set_log_sink([this](LogLevel level, std::string_view component, std::string_view message) {
-      log_.push_back(std::string(log_level_name(level)) + " [" + std::string(component) + "] " + std::string(message));
-    });
-  }
-  ~ConsumeQueueLossTest() override { set_log_sink(nullptr); }
-  void TearDown() override {
-    if (HasFailure()) {
-      for (const std::string& line : log_) std::cerr << line << "\n";
-    }
-  }
-  bool logged(std::string_view needle) const {
-    for (const std::string& line : log_) {
-      if (line.find(needle) != std::string::npos) return true;
-    }
-    return false;
-  }
-
   // TopicB queue 0 gets `early` messages first, then TopicA queues 0..2
   // fill the CommitLog to 3 segments and, 10 s later, to `segments` (so
   // that after a crash the checkpoint puts the window at the 3rd segment,
@@ -92,7 +75,6 @@ class ConsumeQueueLossTest : public ::testing::Test {
     EXPECT_TRUE(consume_queues_agree(store, scan_log(store)));
   }
 
-  std::vector<std::string> log_;
 };
 
 MessageStoreConfig test_config() {

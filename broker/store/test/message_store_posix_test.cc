@@ -16,6 +16,7 @@
 #include "broker/env/posix_env.h"
 #include "broker/store/message_store.h"
 #include "broker/store/test/store_checker.h"
+#include "broker/store/test/store_log_test.h"
 #include "broker/store/test/store_sim_world.h"
 
 namespace mqlab::store::testing {
@@ -23,15 +24,8 @@ namespace {
 
 constexpr std::chrono::milliseconds kLimit(10'000);  // generous for a loaded machine; never asserted on
 
-class MessageStorePosixTest : public ::testing::Test {
+class MessageStorePosixTest : public StoreLogTest {
  protected:
-  MessageStorePosixTest() {
-    set_log_sink([this](LogLevel level, std::string_view component, std::string_view message) {
-      log_.push_back(std::string(log_level_name(level)) + " [" + std::string(component) + "] " + std::string(message));
-    });
-  }
-  ~MessageStorePosixTest() override { set_log_sink(nullptr); }
-
   void SetUp() override {
     char pattern[] = "/tmp/mqlab_message_store_posix_test_XXXXXX";
     ASSERT_NE(::mkdtemp(pattern), nullptr);
@@ -42,9 +36,7 @@ class MessageStorePosixTest : public ::testing::Test {
     env_.reset();
     std::error_code ignored;
     std::filesystem::remove_all(dir_, ignored);
-    if (HasFailure()) {
-      for (const std::string& line : log_) std::cerr << line << "\n";
-    }
+    StoreLogTest::TearDown();
   }
 
   MessageStoreConfig config(FlushDiskType flush, const std::string& name = "store") const {
@@ -111,7 +103,6 @@ class MessageStorePosixTest : public ::testing::Test {
   std::string dir_;
   std::unique_ptr<env::PosixEnv> env_;
   std::unique_ptr<MessageStore> store_;
-  std::vector<std::string> log_;
 };
 
 TEST_F(MessageStorePosixTest, AsyncAndSyncFlushPutsAreReadBack) {

@@ -14,6 +14,7 @@
 #include "broker/common/big_endian.h"
 #include "broker/common/log.h"
 #include "broker/store/test/store_checker.h"
+#include "broker/store/test/store_log_test.h"
 #include "broker/store/test/store_sim_world.h"
 
 namespace mqlab::store::testing {
@@ -63,30 +64,8 @@ void run_until_dispatched(StoreSimWorld& world) {
   ASSERT_EQ(world.store().dispatched_phy_offset(), world.store().max_phy_offset());
 }
 
-// Collects the store's WARN and ERROR lines; prints them only when a test
-// failed, so a passing run stays quiet while a failing one shows its story.
-class MessageStoreTest : public ::testing::Test {
- protected:
-  MessageStoreTest() {
-    set_log_sink([this](LogLevel level, std::string_view component, std::string_view message) {
-      log_.push_back(std::string(log_level_name(level)) + " [" + std::string(component) + "] " + std::string(message));
-    });
-  }
-  ~MessageStoreTest() override { set_log_sink(nullptr); }
-  void TearDown() override {
-    if (HasFailure()) {
-      for (const std::string& line : log_) std::cerr << line << "\n";
-    }
-  }
-  bool logged(std::string_view needle) const {
-    for (const std::string& line : log_) {
-      if (line.find(needle) != std::string::npos) return true;
-    }
-    return false;
-  }
-
-  std::vector<std::string> log_;
-};
+// The store's log lines are printed only when a test failed (StoreLogTest).
+class MessageStoreTest : public StoreLogTest {};
 
 // --- put ---------------------------------------------------------------------
 

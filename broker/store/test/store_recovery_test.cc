@@ -11,6 +11,7 @@
 #include "broker/common/log.h"
 #include "broker/store/message_store.h"
 #include "broker/store/test/store_checker.h"
+#include "broker/store/test/store_log_test.h"
 #include "broker/store/test/store_sim_world.h"
 
 namespace mqlab::store::testing {
@@ -124,28 +125,7 @@ StoreState state_of(MessageStore& store) {
   return index_agrees(store, log);
 }
 
-class StoreRecoveryTest : public ::testing::Test {
- protected:
-  StoreRecoveryTest() {
-    set_log_sink([this](LogLevel level, std::string_view component, std::string_view message) {
-      log_.push_back(std::string(log_level_name(level)) + " [" + std::string(component) + "] " + std::string(message));
-    });
-  }
-  ~StoreRecoveryTest() override { set_log_sink(nullptr); }
-  void TearDown() override {
-    if (HasFailure()) {
-      for (const std::string& line : log_) std::cerr << line << "\n";
-    }
-  }
-  bool logged(std::string_view level, std::string_view needle) const {
-    for (const std::string& line : log_) {
-      if (line.starts_with(level) && line.find(needle) != std::string::npos) return true;
-    }
-    return false;
-  }
-
-  std::vector<std::string> log_;
-};
+class StoreRecoveryTest : public StoreLogTest {};
 
 // --- clean and abnormal restarts ---------------------------------------------------
 

@@ -9,6 +9,7 @@
 #include "broker/common/log.h"
 #include "broker/store/message_store.h"
 #include "broker/store/test/store_checker.h"
+#include "broker/store/test/store_log_test.h"
 #include "broker/store/test/store_sim_world.h"
 
 namespace mqlab::store::testing {
@@ -63,22 +64,7 @@ void make_disk_used_ratio(StoreSimWorld& world, double ratio) {
   world.disk().set_capacity_bytes(static_cast<uint64_t>(static_cast<double>(world.disk().used_bytes()) / ratio));
 }
 
-class StoreRetentionTest : public ::testing::Test {
- protected:
-  StoreRetentionTest() {
-    set_log_sink([this](LogLevel level, std::string_view component, std::string_view message) {
-      log_.push_back(std::string(log_level_name(level)) + " [" + std::string(component) + "] " + std::string(message));
-    });
-  }
-  ~StoreRetentionTest() override { set_log_sink(nullptr); }
-  void TearDown() override {
-    if (HasFailure()) {
-      for (const std::string& line : log_) std::cerr << line << "\n";
-    }
-  }
-
-  std::vector<std::string> log_;
-};
+class StoreRetentionTest : public StoreLogTest {};
 
 // The virtual wall clock starts at 2023-11-14T22:13:20Z; 04:00 UTC comes 5 h
 // 46 min 40 s later.
