@@ -21,15 +21,6 @@ namespace {
 
 const std::string kConsumeQueueDir = "/store/consumequeue";
 
-void remove_tree(StoreSimWorld& world, const std::string& path) {
-  if (world.disk().is_directory(path)) {
-    Result<std::vector<std::string>> names = world.disk().list(path);
-    ASSERT_TRUE(names.ok());
-    for (const std::string& name : *names) remove_tree(world, path + "/" + name);
-  }
-  ASSERT_TRUE(world.disk().remove(path).ok()) << path;
-}
-
 std::string body_of(int i) { return "m" + std::to_string(i) + "|" + std::string(1000, static_cast<char>('a' + i % 26)); }
 
 class ConsumeQueueLossTest : public StoreLogTest {
@@ -99,7 +90,7 @@ TEST_F(ConsumeQueueLossTest, LostQueueWithNoRecordInTheWindowIsRebuilt) {
     } else {
       world.crash();
     }
-    remove_tree(world, kConsumeQueueDir + "/TopicB/0");
+    world.remove_tree(kConsumeQueueDir + "/TopicB/0");
 
     ASSERT_TRUE(world.start().ok());
     EXPECT_GT(world.store().recovery_report().scan_from, early.back().append.end_offset())

@@ -52,15 +52,6 @@ std::vector<uint8_t> garbage(size_t length, uint64_t seed) {
   return bytes;
 }
 
-void remove_tree(StoreSimWorld& world, const std::string& path) {
-  if (world.disk().is_directory(path)) {
-    Result<std::vector<std::string>> names = world.disk().list(path);
-    ASSERT_TRUE(names.ok());
-    for (const std::string& name : *names) remove_tree(world, path + "/" + name);
-  }
-  ASSERT_TRUE(world.disk().remove(path).ok()) << path;
-}
-
 std::string segment_path(int64_t offset) { return kCommitLogDir + "/" + MappedFile::file_name(offset); }
 
 // --- writing a store -----------------------------------------------------------
@@ -481,7 +472,7 @@ TEST_F(StoreRecoveryTest, DeletedConsumeQueuesAreRebuiltFromTheCommitLog) {
   const std::vector<PutMessageResult> puts = fill_segments(world, 3);
   const StoreState before = state_of(world.store());
   ASSERT_TRUE(world.shutdown().ok());
-  remove_tree(world, kConsumeQueueDir);
+  world.remove_tree(kConsumeQueueDir);
 
   ASSERT_TRUE(world.start().ok());
   EXPECT_EQ(world.store().recovery_report().records_dispatched, static_cast<int64_t>(puts.size()));
@@ -510,10 +501,10 @@ TEST_F(StoreRecoveryTest, DeletedConsumeQueuesAreRebuiltFromTheWholeCommitLogPas
     const StoreState before = state_of(world.store());
     if (clean) {
       ASSERT_TRUE(world.shutdown().ok());
-      remove_tree(world, kConsumeQueueDir);
+      world.remove_tree(kConsumeQueueDir);
     } else {
       world.crash();
-      remove_tree(world, kConsumeQueueDir + "/TopicA/1");
+      world.remove_tree(kConsumeQueueDir + "/TopicA/1");
     }
 
     ASSERT_TRUE(world.start().ok());

@@ -110,6 +110,17 @@ class StoreSimWorld {
   MessageStoreConfig& config() { return config_; }
   env::Random& random() { return random_; }
 
+  // Deletes a file or a directory with everything below it, as an operator
+  // (or a lost disk) would while the store is stopped.
+  void remove_tree(const std::string& path) {
+    if (disk_.is_directory(path)) {
+      Result<std::vector<std::string>> names = disk_.list(path);
+      ASSERT_TRUE(names.ok()) << path;
+      for (const std::string& name : *names) remove_tree(path + "/" + name);
+    }
+    ASSERT_TRUE(disk_.remove(path).ok()) << path;
+  }
+
  private:
   MessageStoreConfig config_;
   env::Random random_;
