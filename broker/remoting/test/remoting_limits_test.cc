@@ -17,6 +17,7 @@
 #include "broker/remoting/remoting_server.h"
 #include "broker/remoting/response_code.h"
 #include "broker/remoting/test/remoting_test_util.h"
+#include "broker/remoting/test/sim_remoting_pair.h"
 #include "sim/scheduler.h"
 #include "sim/sim_env.h"
 
@@ -24,6 +25,8 @@ namespace mqlab::remoting {
 namespace {
 
 using test_support::Bytes;
+using test_support::RawPeer;
+using test_support::SimRemotingPair;
 using test_support::to_bytes;
 
 constexpr int32_t kEcho = 1000;     // answers with the request's body
@@ -51,19 +54,12 @@ class BytesFile final : public env::File {
   Bytes bytes_;
 };
 
-// A connection that speaks raw bytes.
-struct RawPeer {
-  std::shared_ptr<env::Connection> connection;
-  Bytes received;
-  std::optional<Status> closed;
-};
-
-class RemotingLimitsTest : public ::testing::Test {
+class RemotingLimitsTest : public SimRemotingPair {
  protected:
+  RemotingLimitsTest() : SimRemotingPair(seconds(600)) {}
+
   void SetUp() override {
-    server_env_ = &server_process_.start();
-    client_env_ = &client_process_.start();
-    client_ = std::make_unique<RemotingClient>(*client_env_);
+    SimRemotingPair::SetUp();
   }
 
   void start_server(RemotingServerOptions options) {
@@ -79,15 +75,6 @@ class RemotingLimitsTest : public ::testing::Test {
       channel.reply(std::move(response), regions_);
     });
     ASSERT_TRUE(server_->start(kServerAddress).ok());
-  }
-
-  bool run_until(const std::function<bool()>& done, Nanos limit = seconds(600)) {
-    const Nanos deadline = scheduler_.now() + limit;
-    while (!done()) {
-      if (scheduler_.pending_count() == 0 || scheduler_.next_due() > deadline) return false;
-      scheduler_.run_one();
-    }
-    return true;
   }
 
   Result<RemotingCommand> call(RemotingCommand request) {
@@ -106,32 +93,12 @@ class RemotingLimitsTest : public ::testing::Test {
     EXPECT_EQ(response->body, to_bytes(text));
   }
 
-  std::shared_ptr<RawPeer> connect_raw() {
-    auto peer = std::make_shared<RawPeer>();
-    client_env_->network().connect(kServerAddress, seconds(1), [peer](Result<std::shared_ptr<env::Connection>> c) {
-      ASSERT_TRUE(c.ok()) << c.status().to_string();
-      peer->connection = std::move(c).value();
-      peer->connection->set_handlers(
-          [peer](std::span<const uint8_t> bytes) { peer->received.insert(peer->received.end(), bytes.begin(), bytes.end()); },
-          [peer](Status reason) { peer->closed = reason; });
-    });
-    EXPECT_TRUE(run_until([&] { return peer->connection != nullptr; }));
-    return peer;
-  }
+  std::shared_ptr<RawPeer> connect_raw() { return SimRemotingPair::connect_raw(kServerAddress); }
 
   static constexpr const char* kServerAddress = "10.0.0.1:10911";
 
-  sim::Scheduler scheduler_;
-  sim::SimClock clock_{scheduler_};
-  sim::SimExecutor world_executor_{scheduler_, sim::kWorldOwner};
-  env::LoopbackNetwork network_{world_executor_, "10.0.0.100"};
-  sim::SimProcess server_process_{"server", scheduler_, clock_, {}, env::Random(1), &network_, "10.0.0.1"};
-  sim::SimProcess client_process_{"client", scheduler_, clock_, {}, env::Random(2), &network_, "10.0.0.2"};
-  sim::SimEnv* server_env_ = nullptr;
-  sim::SimEnv* client_env_ = nullptr;
   std::vector<BodyFileRegion> regions_;
   std::unique_ptr<RemotingServer> server_;
-  std::unique_ptr<RemotingClient> client_;
 };
 
 // --- idle connections ------------------------------------------------------------

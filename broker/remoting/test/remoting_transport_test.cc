@@ -24,6 +24,7 @@
 #include "broker/remoting/remoting_server.h"
 #include "broker/remoting/response_code.h"
 #include "broker/remoting/test/remoting_test_util.h"
+#include "broker/remoting/test/sim_remoting_pair.h"
 #include "sim/scheduler.h"
 #include "sim/sim_env.h"
 
@@ -31,6 +32,8 @@ namespace mqlab::remoting {
 namespace {
 
 using test_support::Bytes;
+using test_support::RawPeer;
+using test_support::SimRemotingPair;
 using test_support::frame_with_header;
 using test_support::to_bytes;
 
@@ -53,19 +56,12 @@ struct Parked {
   ResponseChannel channel;
 };
 
-// A connection that speaks raw bytes, to feed the server what no client would.
-struct RawPeer {
-  std::shared_ptr<env::Connection> connection;
-  Bytes received;
-  std::optional<Status> closed;
-};
-
-class RemotingTransportTest : public ::testing::Test {
+class RemotingTransportTest : public SimRemotingPair {
  protected:
+  RemotingTransportTest() : SimRemotingPair(seconds(60)) {}
+
   void SetUp() override {
-    server_env_ = &server_process_.start();
-    client_env_ = &client_process_.start();
-    client_ = std::make_unique<RemotingClient>(*client_env_);
+    SimRemotingPair::SetUp();
     start_server({});
   }
 
@@ -108,16 +104,6 @@ class RemotingTransportTest : public ::testing::Test {
     return request;
   }
 
-  // Runs events until done() holds; false if the world went idle or limit passed first.
-  bool run_until(const std::function<bool()>& done, Nanos limit = seconds(60)) {
-    const Nanos deadline = scheduler_.now() + limit;
-    while (!done()) {
-      if (scheduler_.pending_count() == 0 || scheduler_.next_due() > deadline) return false;
-      scheduler_.run_one();
-    }
-    return true;
-  }
-
   // A successful echo proves the server still serves this client.
   void expect_echo_works(const std::string& tag) {
     const std::shared_ptr<Outcome> outcome = call(echo_request(tag));
@@ -127,35 +113,15 @@ class RemotingTransportTest : public ::testing::Test {
     EXPECT_EQ(*outcome->response().find_ext("tag"), tag);
   }
 
-  std::shared_ptr<RawPeer> connect_raw() {
-    auto peer = std::make_shared<RawPeer>();
-    client_env_->network().connect(kServerAddress, seconds(1), [peer](Result<std::shared_ptr<env::Connection>> c) {
-      ASSERT_TRUE(c.ok()) << c.status().to_string();
-      peer->connection = std::move(c).value();
-      peer->connection->set_handlers(
-          [peer](std::span<const uint8_t> bytes) { peer->received.insert(peer->received.end(), bytes.begin(), bytes.end()); },
-          [peer](Status reason) { peer->closed = reason; });
-    });
-    EXPECT_TRUE(run_until([&] { return peer->connection != nullptr; }));
-    return peer;
-  }
+  std::shared_ptr<RawPeer> connect_raw() { return SimRemotingPair::connect_raw(kServerAddress); }
 
   static constexpr const char* kServerAddress = "10.0.0.1:9876";
 
-  sim::Scheduler scheduler_;
-  sim::SimClock clock_{scheduler_};
-  sim::SimExecutor world_executor_{scheduler_, sim::kWorldOwner};
-  env::LoopbackNetwork network_{world_executor_, "10.0.0.100"};
-  sim::SimProcess server_process_{"server", scheduler_, clock_, {}, env::Random(1), &network_, "10.0.0.1"};
-  sim::SimProcess client_process_{"client", scheduler_, clock_, {}, env::Random(2), &network_, "10.0.0.2"};
-  sim::SimEnv* server_env_ = nullptr;
-  sim::SimEnv* client_env_ = nullptr;
   // Declared after the processes, so destroyed before them.
   std::vector<RemotingCommand> seen_;
   std::vector<std::string> seen_remote_addresses_;
   std::vector<Parked> parked_;
   std::unique_ptr<RemotingServer> server_;
-  std::unique_ptr<RemotingClient> client_;
 };
 
 TEST_F(RemotingTransportTest, RequestGetsItsResponse) {
