@@ -10,11 +10,6 @@ namespace {
 constexpr int64_t kScanChunkBytes = 256 * 1024;
 
 std::string queue_key(const std::string& topic, int32_t queue_id) { return topic + "-" + std::to_string(queue_id); }
-
-bool is_prepared_or_rollback(int32_t sysflag) {
-  const int32_t tx = sysflag & kSysFlagTransactionMask;
-  return tx == kSysFlagTransactionPrepared || tx == kSysFlagTransactionRollback;
-}
 }  // namespace
 
 CommitLog::CommitLog(env::Env& env, const MessageStoreConfig& config)

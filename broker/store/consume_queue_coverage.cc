@@ -53,8 +53,7 @@ class EntryCursor {
 };
 
 bool consumable(const DecodedMessage& message) {
-  const int32_t tx = message.sysflag & kSysFlagTransactionMask;
-  return tx != kSysFlagTransactionPrepared && tx != kSysFlagTransactionRollback;  // as dispatch() skips them
+  return !is_prepared_or_rollback(message.sysflag);  // as dispatch() skips them
 }
 
 // Names the queues of the consumable records in [from, to), which no entry

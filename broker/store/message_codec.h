@@ -63,6 +63,13 @@ constexpr int32_t kSysFlagTransactionRollback = 0xC;
 constexpr int32_t kSysFlagBornHostV6 = 0x10;
 constexpr int32_t kSysFlagStoreHostV6 = 0x20;
 
+// A prepared or rolled-back transactional record takes no queue offset and
+// no ConsumeQueue entry: no consumer ever sees it, and it is never delayed.
+constexpr bool is_prepared_or_rollback(int32_t sysflag) {
+  const int32_t tx = sysflag & kSysFlagTransactionMask;
+  return tx == kSysFlagTransactionPrepared || tx == kSysFlagTransactionRollback;
+}
+
 // Property names (MessageConst).
 inline constexpr std::string_view kPropertyKeys = "KEYS";
 inline constexpr std::string_view kPropertyTags = "TAGS";

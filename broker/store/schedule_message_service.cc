@@ -52,8 +52,7 @@ Status transform_delay_level_message(MessageToStore& message, int32_t max_delay_
   if (!level.ok()) {
     return Status::InvalidArgument("property DELAY=" + delay->second + ": not a delay level (an integer)");
   }
-  const int32_t tx = message.sysflag & kSysFlagTransactionMask;
-  if (*level <= 0 || tx == kSysFlagTransactionPrepared || tx == kSysFlagTransactionRollback) return Status::Ok();
+  if (*level <= 0 || is_prepared_or_rollback(message.sysflag)) return Status::Ok();
   if (message.topic == kScheduleTopic) {
     // Sends to it are refused before the store; a put that gets here would
     // lose its real destination.

@@ -174,8 +174,7 @@ Status MessageStore::reput_batch() {
 }
 
 Status MessageStore::dispatch(const DispatchRequest& request) {
-  const int32_t tx = request.sysflag & kSysFlagTransactionMask;
-  if (tx == kSysFlagTransactionPrepared || tx == kSysFlagTransactionRollback) return Status::Ok();  // not consumable
+  if (is_prepared_or_rollback(request.sysflag)) return Status::Ok();  // not consumable
   ConsumeQueue& queue = consume_queue(request.topic, request.queue_id);
   // A batch interleaves a handful of queues: a short linear search.
   if (std::find(dispatched_queues_.begin(), dispatched_queues_.end(), &queue) == dispatched_queues_.end()) {
