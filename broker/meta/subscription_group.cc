@@ -85,45 +85,9 @@ Status validate_subscription_group_config(const SubscriptionGroupConfig& config)
 
 SubscriptionGroupManager::SubscriptionGroupManager(env::Env& env, std::string config_dir,
                                                    SubscriptionGroupManagerOptions options)
-    : env_(env), options_(options), file_(env, env::join_path(config_dir, kFileName)) {}
-
-Result<LoadSource> SubscriptionGroupManager::load() {
-  return file_.load([this](const std::string& content) { return decode(content); });
-}
-
-Status SubscriptionGroupManager::decode(const std::string& content) {
-  const std::string& where = path();
-  MQ_ASSIGN_OR_RETURN(nlohmann::json root, parse_json(content, where));
-  if (!root.is_object()) {
-    return Status::Corruption(where + ": expected a JSON object, found " + std::string(root.type_name()));
-  }
-  DataVersion version;
-  if (auto it = root.find("dataVersion"); it != root.end() && !it->is_null()) {
-    MQ_ASSIGN_OR_RETURN(version, DataVersion::from_json(*it, where));
-  }
-  Table table = table_;
-  if (auto groups = root.find("subscriptionGroupTable"); groups != root.end() && !groups->is_null()) {
-    if (!groups->is_object()) {
-      return Status::Corruption(where + ": subscriptionGroupTable: expected an object, found " +
-                                std::string(groups->type_name()));
-    }
-    for (const auto& item : groups->items()) {
-      const std::string context = where + ": subscriptionGroupTable: \"" + item.key() + "\"";
-      MQ_ASSIGN_OR_RETURN(SubscriptionGroupConfig config, SubscriptionGroupConfig::from_json(item.value(), context));
-      if (config.groupName.empty()) config.groupName = item.key();
-      MQ_RETURN_IF_ERROR(check_loaded(config, item.key(), context));
-      table.insert_or_assign(item.key(), std::move(config));
-    }
-  }
-  table_ = std::move(table);
-  data_version_ = version;
-  return Status::Ok();
-}
-
-const SubscriptionGroupConfig* SubscriptionGroupManager::find(std::string_view group) const {
-  auto it = table_.find(group);
-  return it == table_.end() ? nullptr : &it->second;
-}
+    : options_(options),
+      configs_(env, config_dir, kFileName, "subscriptionGroupTable", &SubscriptionGroupConfig::groupName,
+               check_loaded) {}
 
 Result<SubscriptionGroupConfig> SubscriptionGroupManager::find_or_create(std::string_view group,
                                                                          PersistCallback done) {
@@ -136,7 +100,7 @@ Result<SubscriptionGroupConfig> SubscriptionGroupManager::find_or_create(std::st
   config.groupName = std::string(group);
   MQ_RETURN_IF_ERROR(validate_subscription_group_config(config));
   MQ_LOG(kInfo, kLog, "auto-created subscription group " << group);
-  put(config, std::move(done));
+  configs_.put(config, std::move(done));
   return config;
 }
 
@@ -145,40 +109,16 @@ Result<SubscriptionGroupConfig> SubscriptionGroupManager::create_or_update(Subsc
   MQ_RETURN_IF_ERROR(validate_subscription_group_config(config));
   MQ_LOG(kInfo, kLog, (find(config.groupName) ? "updated" : "created") << " subscription group "
                                                                         << config.groupName);
-  put(config, std::move(done));
+  configs_.put(config, std::move(done));
   return config;
 }
 
 Status SubscriptionGroupManager::delete_group(std::string_view group, PersistCallback done) {
-  auto it = table_.find(group);
-  if (it == table_.end()) return Status::NotFound("subscription group " + std::string(group) + " does not exist");
-  table_.erase(it);
-  data_version_.next(env_.clock().wall_ms());
+  if (!configs_.erase(group, std::move(done))) {
+    return Status::NotFound("subscription group " + printable_name(group) + " does not exist");
+  }
   MQ_LOG(kInfo, kLog, "deleted subscription group " << group);
-  persist(std::move(done));
   return Status::Ok();
 }
-
-void SubscriptionGroupManager::put(SubscriptionGroupConfig config, PersistCallback done) {
-  MQ_ASSERT(!config.groupName.empty());
-  std::string name = config.groupName;
-  table_.insert_or_assign(std::move(name), std::move(config));
-  data_version_.next(env_.clock().wall_ms());
-  persist(std::move(done));
-}
-
-nlohmann::json SubscriptionGroupManager::to_json() const {
-  nlohmann::json groups = nlohmann::json::object();
-  for (const auto& [name, config] : table_) {
-    MQ_ASSERT(name == config.groupName);
-    groups[name] = config.to_json();
-  }
-  nlohmann::json root = nlohmann::json::object();
-  root["subscriptionGroupTable"] = std::move(groups);
-  root["dataVersion"] = data_version_.to_json();
-  return root;
-}
-
-void SubscriptionGroupManager::persist(PersistCallback done) { file_.persist(encode(), std::move(done)); }
 
 }  // namespace mqlab::meta

@@ -25,6 +25,7 @@
 #include "broker/common/status.h"
 #include "broker/env/env.h"
 #include "broker/meta/config_file.h"
+#include "broker/meta/named_config_table.h"
 
 namespace mqlab::meta {
 
@@ -60,15 +61,15 @@ struct SubscriptionGroupManagerOptions {
 class SubscriptionGroupManager {
  public:
   static constexpr const char* kFileName = "subscriptionGroup.json";
-  using Table = std::map<std::string, SubscriptionGroupConfig, std::less<>>;
+  using Table = NamedConfigTable<SubscriptionGroupConfig>::Table;
 
   SubscriptionGroupManager(env::Env& env, std::string config_dir, SubscriptionGroupManagerOptions options = {});
 
-  Result<LoadSource> load();
+  Result<LoadSource> load() { return configs_.load(); }
 
-  const SubscriptionGroupConfig* find(std::string_view group) const;
-  const Table& all() const { return table_; }
-  const DataVersion& data_version() const { return data_version_; }
+  const SubscriptionGroupConfig* find(std::string_view name) const { return configs_.find(name); }
+  const Table& all() const { return configs_.all(); }
+  const DataVersion& data_version() const { return configs_.data_version(); }
 
   // findSubscriptionGroupConfig: the group's config, created with defaults
   // (and persisted) when missing and auto-creation applies; NotFound otherwise.
@@ -77,24 +78,18 @@ class SubscriptionGroupManager {
   // NotFound when there is no such group.
   Status delete_group(std::string_view group, PersistCallback done = nullptr);
 
-  nlohmann::json to_json() const;
+  nlohmann::json to_json() const { return configs_.to_json(); }
   // The file's text; also the GET_ALL_SUBSCRIPTIONGROUP_CONFIG body.
-  std::string encode() const { return dump_json(to_json()); }
-  void persist(PersistCallback done = nullptr);
-  const std::string& path() const { return file_.path(); }
+  std::string encode() const { return configs_.encode(); }
+  void persist(PersistCallback done = nullptr) { configs_.persist(std::move(done)); }
+  const std::string& path() const { return configs_.path(); }
   // A slave's sync from its master's GET_ALL_SUBSCRIPTIONGROUP_CONFIG body:
   // every group in json replaces ours (others stay). On error nothing changes.
-  Status replace_from_json(std::string_view json) { return decode(std::string(json)); }
+  Status replace_from_json(std::string_view json) { return configs_.decode(json); }
 
  private:
-  Status decode(const std::string& content);
-  void put(SubscriptionGroupConfig config, PersistCallback done);
-
-  env::Env& env_;
   SubscriptionGroupManagerOptions options_;
-  ConfigFile file_;
-  Table table_;
-  DataVersion data_version_;
+  NamedConfigTable<SubscriptionGroupConfig> configs_;
 };
 
 }  // namespace mqlab::meta

@@ -21,36 +21,17 @@ bool is_name_char(char c) {
          c == '_' || c == '-';
 }
 
-// A name as it may appear in a message: printable ASCII kept, the rest
-// escaped, long names cut, so a hostile name cannot garble a log line.
-std::string printable(std::string_view name) {
-  constexpr size_t kShown = 80;
-  std::string out;
-  for (size_t i = 0; i < name.size() && i < kShown; ++i) {
-    const auto c = static_cast<unsigned char>(name[i]);
-    if (c >= 0x20 && c < 0x7f && c != '\'') {
-      out += static_cast<char>(c);
-    } else {
-      char escaped[8];
-      std::snprintf(escaped, sizeof(escaped), "\\x%02x", c);
-      out += escaped;
-    }
-  }
-  if (name.size() > kShown) out += "...";
-  return out;
-}
-
 Status validate_name(const char* kind, std::string_view name, size_t max_length) {
   if (name.empty()) return Status::InvalidArgument(std::string(kind) + " name is empty");
   if (name.size() > max_length) {
-    return Status::InvalidArgument(std::string(kind) + " name '" + printable(name) + "' is " +
+    return Status::InvalidArgument(std::string(kind) + " name '" + printable_name(name) + "' is " +
                                    std::to_string(name.size()) + " characters long; at most " +
                                    std::to_string(max_length) + " are allowed");
   }
   for (size_t i = 0; i < name.size(); ++i) {
     if (!is_name_char(name[i])) {
-      return Status::InvalidArgument(std::string(kind) + " name '" + printable(name) + "' has '" +
-                                     printable(name.substr(i, 1)) + "' at index " + std::to_string(i) +
+      return Status::InvalidArgument(std::string(kind) + " name '" + printable_name(name) + "' has '" +
+                                     printable_name(name.substr(i, 1)) + "' at index " + std::to_string(i) +
                                      "; only characters of %|a-zA-Z0-9_- are allowed");
     }
   }
@@ -69,7 +50,7 @@ Status check_queue_nums(const char* field, int32_t value, int32_t max) {
 Status check_loaded(const TopicConfig& config, const std::string& key, const std::string& where) {
   if (key.empty()) return Status::Corruption(where + ": empty topic name");
   if (config.topicName != key) {
-    return Status::Corruption(where + ": holds topicName '" + printable(config.topicName) + "'");
+    return Status::Corruption(where + ": holds topicName '" + printable_name(config.topicName) + "'");
   }
   for (int32_t nums : {config.readQueueNums, config.writeQueueNums}) {
     if (nums < 0 || nums > kMaxLoadedQueueNums) {
@@ -131,7 +112,7 @@ Status validate_topic_config(const TopicConfig& config) {
                                    " has bits other than READ 4, WRITE 2, INHERIT 1");
   }
   if (config.topicFilterType != "SINGLE_TAG" && config.topicFilterType != "MULTI_TAG") {
-    return Status::InvalidArgument(topic + "topicFilterType '" + printable(config.topicFilterType) +
+    return Status::InvalidArgument(topic + "topicFilterType '" + printable_name(config.topicFilterType) +
                                    "' is neither SINGLE_TAG nor MULTI_TAG");
   }
   if (config.topicSysFlag < 0) {
@@ -143,7 +124,8 @@ Status validate_topic_config(const TopicConfig& config) {
 // --- TopicConfigManager
 
 TopicConfigManager::TopicConfigManager(env::Env& env, std::string config_dir, TopicConfigManagerOptions options)
-    : env_(env), options_(options), file_(env, env::join_path(config_dir, kFileName)) {
+    : options_(options),
+      configs_(env, config_dir, kFileName, "topicConfigTable", &TopicConfig::topicName, check_loaded) {
   if (options_.defaultTopicQueueNums < 1 || options_.defaultTopicQueueNums > kMaxQueueNums) {
     const int32_t clamped = std::clamp(options_.defaultTopicQueueNums, 1, kMaxQueueNums);
     MQ_LOG(kWarn, kLog, "defaultTopicQueueNums=" << options_.defaultTopicQueueNums << " outside [1, "
@@ -157,47 +139,8 @@ TopicConfigManager::TopicConfigManager(env::Env& env, std::string config_dir, To
     tbw.writeQueueNums = options_.defaultTopicQueueNums;
     tbw.perm = PermName::PERM_READ | PermName::PERM_WRITE | PermName::PERM_INHERIT;
     MQ_ASSERT(validate_topic_config(tbw).ok());
-    table_.emplace(tbw.topicName, std::move(tbw));
+    configs_.seed(std::move(tbw));
   }
-}
-
-Result<LoadSource> TopicConfigManager::load() {
-  return file_.load([this](const std::string& content) { return decode(content); });
-}
-
-Status TopicConfigManager::decode(const std::string& content) {
-  const std::string& where = path();
-  MQ_ASSIGN_OR_RETURN(nlohmann::json root, parse_json(content, where));
-  if (!root.is_object()) {
-    return Status::Corruption(where + ": expected a JSON object, found " + std::string(root.type_name()));
-  }
-  DataVersion version;
-  if (auto it = root.find("dataVersion"); it != root.end() && !it->is_null()) {
-    MQ_ASSIGN_OR_RETURN(version, DataVersion::from_json(*it, where));
-  }
-  // As in RocketMQ, the file's entries overlay the constructor's system topics.
-  Table table = table_;
-  if (auto topics = root.find("topicConfigTable"); topics != root.end() && !topics->is_null()) {
-    if (!topics->is_object()) {
-      return Status::Corruption(where + ": topicConfigTable: expected an object, found " +
-                                std::string(topics->type_name()));
-    }
-    for (const auto& item : topics->items()) {
-      const std::string context = where + ": topicConfigTable: \"" + printable(item.key()) + "\"";
-      MQ_ASSIGN_OR_RETURN(TopicConfig config, TopicConfig::from_json(item.value(), context));
-      if (config.topicName.empty()) config.topicName = item.key();
-      MQ_RETURN_IF_ERROR(check_loaded(config, item.key(), context));
-      table.insert_or_assign(item.key(), std::move(config));
-    }
-  }
-  table_ = std::move(table);
-  data_version_ = version;
-  return Status::Ok();
-}
-
-const TopicConfig* TopicConfigManager::find(std::string_view topic) const {
-  auto it = table_.find(topic);
-  return it == table_.end() ? nullptr : &it->second;
 }
 
 Result<TopicConfig> TopicConfigManager::create_or_update(TopicConfig config, PersistCallback done) {
@@ -206,18 +149,16 @@ Result<TopicConfig> TopicConfigManager::create_or_update(TopicConfig config, Per
   MQ_LOG(kInfo, kLog, (existed ? "updated" : "created") << " topic " << config.topicName << " (queues "
                                                          << config.readQueueNums << "/" << config.writeQueueNums
                                                          << ", perm " << config.perm << ")");
-  put(config, std::move(done));
+  configs_.put(config, std::move(done));
   MQ_ASSERT(find(config.topicName) != nullptr);
   return config;
 }
 
 Status TopicConfigManager::delete_topic(std::string_view topic, PersistCallback done) {
-  auto it = table_.find(topic);
-  if (it == table_.end()) return Status::NotFound("topic " + printable(topic) + " does not exist");
-  table_.erase(it);
-  data_version_.next(env_.clock().wall_ms());
+  if (!configs_.erase(topic, std::move(done))) {
+    return Status::NotFound("topic " + printable_name(topic) + " does not exist");
+  }
   MQ_LOG(kInfo, kLog, "deleted topic " << topic);
-  persist(std::move(done));
   return Status::Ok();
 }
 
@@ -233,7 +174,7 @@ Result<TopicConfig> TopicConfigManager::create_topic_in_send_message(std::string
   }
   const TopicConfig* model = find(default_topic);
   if (model == nullptr) {
-    return Status::NotFound(creating + "default topic " + printable(default_topic) + " does not exist");
+    return Status::NotFound(creating + "default topic " + printable_name(default_topic) + " does not exist");
   }
   int32_t perm = model->perm;
   // RocketMQ strips INHERIT from TBW102 while autoCreateTopicEnable is off
@@ -256,7 +197,7 @@ Result<TopicConfig> TopicConfigManager::create_topic_in_send_message(std::string
   MQ_ASSERT(!PermName::is_inherited(config.perm));
   MQ_LOG(kInfo, kLog, "auto-created topic " << topic << " from " << default_topic << " with "
                                             << config.writeQueueNums << " queues, perm " << config.perm);
-  put(config, std::move(done));
+  configs_.put(config, std::move(done));
   return config;
 }
 
@@ -290,30 +231,8 @@ Result<TopicConfig> TopicConfigManager::create_in_send_message_back(std::string 
   config.writeQueueNums = queue_nums;
   config.perm = perm;
   MQ_LOG(kInfo, kLog, "created topic " << config.topicName << " with " << queue_nums << " queues");
-  put(config, std::move(done));
+  configs_.put(config, std::move(done));
   return config;
 }
-
-void TopicConfigManager::put(TopicConfig config, PersistCallback done) {
-  MQ_ASSERT(!config.topicName.empty());
-  std::string name = config.topicName;
-  table_.insert_or_assign(std::move(name), std::move(config));
-  data_version_.next(env_.clock().wall_ms());
-  persist(std::move(done));
-}
-
-nlohmann::json TopicConfigManager::to_json() const {
-  nlohmann::json topics = nlohmann::json::object();
-  for (const auto& [name, config] : table_) {
-    MQ_ASSERT(name == config.topicName);
-    topics[name] = config.to_json();
-  }
-  nlohmann::json root = nlohmann::json::object();
-  root["topicConfigTable"] = std::move(topics);
-  root["dataVersion"] = data_version_.to_json();
-  return root;
-}
-
-void TopicConfigManager::persist(PersistCallback done) { file_.persist(encode(), std::move(done)); }
 
 }  // namespace mqlab::meta

@@ -24,6 +24,7 @@
 #include "broker/common/status.h"
 #include "broker/env/env.h"
 #include "broker/meta/config_file.h"
+#include "broker/meta/named_config_table.h"
 
 namespace mqlab::meta {
 
@@ -86,17 +87,17 @@ struct TopicConfigManagerOptions {
 class TopicConfigManager {
  public:
   static constexpr const char* kFileName = "topics.json";
-  using Table = std::map<std::string, TopicConfig, std::less<>>;
+  using Table = NamedConfigTable<TopicConfig>::Table;
 
   // With autoCreateTopicEnable, TBW102 exists from the start (perm 7,
   // defaultTopicQueueNums queues each way); load() overlays the file on it.
   TopicConfigManager(env::Env& env, std::string config_dir, TopicConfigManagerOptions options = {});
 
-  Result<LoadSource> load();
+  Result<LoadSource> load() { return configs_.load(); }
 
-  const TopicConfig* find(std::string_view topic) const;
-  const Table& all() const { return table_; }
-  const DataVersion& data_version() const { return data_version_; }
+  const TopicConfig* find(std::string_view name) const { return configs_.find(name); }
+  const Table& all() const { return configs_.all(); }
+  const DataVersion& data_version() const { return configs_.data_version(); }
 
   // Validates, stores (replacing a topic of that name) and persists; done
   // hears when the file is durable.
@@ -121,27 +122,22 @@ class TopicConfigManager {
   // operator changed its perm).
   Result<TopicConfig> create_topic_of_dlq(std::string_view group, PersistCallback done = nullptr);
 
-  nlohmann::json to_json() const;
+  nlohmann::json to_json() const { return configs_.to_json(); }
   // The file's text; also the GET_ALL_TOPIC_CONFIG body.
-  std::string encode() const { return dump_json(to_json()); }
-  void persist(PersistCallback done = nullptr);
-  const std::string& path() const { return file_.path(); }
+  std::string encode() const { return configs_.encode(); }
+  void persist(PersistCallback done = nullptr) { configs_.persist(std::move(done)); }
+  const std::string& path() const { return configs_.path(); }
   // A slave's sync from its master's GET_ALL_TOPIC_CONFIG body: every topic
   // in json replaces ours (others stay), the data version becomes the
   // master's. On error (Corruption naming the topic) nothing changes.
-  Status replace_from_json(std::string_view json) { return decode(std::string(json)); }
+  Status replace_from_json(std::string_view json) { return configs_.decode(json); }
 
  private:
-  Status decode(const std::string& content);
   Result<TopicConfig> create_in_send_message_back(std::string topic, int32_t queue_nums, int32_t perm,
                                                   PersistCallback done);
-  void put(TopicConfig config, PersistCallback done);
 
-  env::Env& env_;
   TopicConfigManagerOptions options_;
-  ConfigFile file_;
-  Table table_;
-  DataVersion data_version_;
+  NamedConfigTable<TopicConfig> configs_;
 };
 
 }  // namespace mqlab::meta
