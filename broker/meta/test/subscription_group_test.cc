@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "broker/common/log.h"
+#include "broker/meta/test/meta_table_test.h"
 #include "broker/meta/test/meta_test_env.h"
 
 namespace mqlab::meta {
@@ -20,25 +21,7 @@ using testenv::PowerLoss;
 constexpr char kConfigDir[] = "/store/config";
 constexpr char kGroupsPath[] = "/store/config/subscriptionGroup.json";
 
-class SubscriptionGroupTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ASSERT_TRUE(env_.mem().mkdirs("/store").ok());
-    env_.mem().sync_everything();
-  }
-
-  PersistCallback record() {
-    return [this](Status status) { persisted_.push_back(std::move(status)); };
-  }
-  void expect_all_persisted() {
-    env_.run_all();
-    for (const Status& status : persisted_) EXPECT_TRUE(status.ok()) << status.to_string();
-  }
-
-  MetaTestEnv env_;
-  testenv::LogCapture quiet_{LogLevel::kError};  // rejections below warn by design
-  std::vector<Status> persisted_;
-};
+class SubscriptionGroupTest : public testenv::MetaTableTest {};
 
 TEST_F(SubscriptionGroupTest, DefaultsAreRocketMqs) {
   SubscriptionGroupConfig config;

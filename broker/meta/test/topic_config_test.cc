@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "broker/common/log.h"
+#include "broker/meta/test/meta_table_test.h"
 #include "broker/meta/test/meta_test_env.h"
 
 namespace mqlab::meta {
@@ -29,26 +30,7 @@ TopicConfig topic(std::string name, int32_t queues = 4, int32_t perm = 6) {
   return config;
 }
 
-class TopicConfigTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ASSERT_TRUE(env_.mem().mkdirs("/store").ok());
-    env_.mem().sync_everything();
-  }
-
-  // Records every persist's outcome, so a test can insist they all succeeded.
-  PersistCallback record() {
-    return [this](Status status) { persisted_.push_back(std::move(status)); };
-  }
-  void expect_all_persisted() {
-    env_.run_all();
-    for (const Status& status : persisted_) EXPECT_TRUE(status.ok()) << status.to_string();
-  }
-
-  MetaTestEnv env_;
-  testenv::LogCapture quiet_{LogLevel::kError};  // rejections below warn by design
-  std::vector<Status> persisted_;
-};
+class TopicConfigTest : public testenv::MetaTableTest {};
 
 void expect_invalid(const Result<TopicConfig>& result, const std::string& fragment) {
   ASSERT_FALSE(result.ok()) << "accepted; expected an error containing: " << fragment;
