@@ -20,6 +20,7 @@
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -41,6 +42,7 @@ struct Options {
   int64_t segment_mib = 64;
   std::string scaling_gib;  // "1,4": the scaling runs; empty: none
   std::string blocks = "pretouched,fresh";
+  std::vector<int> in_flight = {1, 8, 64, 256};
 };
 
 // Pre-touched: segments prepared and warmed off the put path. Fresh: created
@@ -232,7 +234,7 @@ bench::BlockState raw_blocks(Segments segments) {
 void run_async(const Options& options, Segments segments) {
   const std::string tag = segments_name(segments);
   std::vector<double> roll_us;
-  for (int in_flight : {1, 8, 64, 256}) {
+  for (int in_flight : options.in_flight) {
     const RunResult store = run_puts(options, store::FlushDiskType::ASYNC_FLUSH, segments, in_flight,
                                      options.async_messages * 1100, 60.0);
     // The same bytes in record-sized pwrites, right after, on blocks prepared alike.
@@ -266,7 +268,7 @@ void run_async(const Options& options, Segments segments) {
 
 void run_sync(const Options& options, Segments segments) {
   const std::string tag = segments_name(segments);
-  for (int in_flight : {1, 8, 64, 256}) {
+  for (int in_flight : options.in_flight) {
     const RunResult store = run_puts(options, store::FlushDiskType::SYNC_FLUSH, segments, in_flight, INT64_MAX,
                                      options.seconds_per_case);
     bench::SyncBatchOptions raw_options;
@@ -322,6 +324,7 @@ int main(int argc, char** argv) {
   namespace po = boost::program_options;
   Options options;
   std::string cases;
+  std::string in_flight = "1,8,64,256";
   po::options_description description("store_bench: MessageStore appends vs the raw disk");
   description.add_options()("help,h", "show this help")(
       "dir", po::value(&options.dir)->default_value(""), "scratch directory (default: a fresh one under /tmp)")(
@@ -331,6 +334,7 @@ int main(int argc, char** argv) {
                                        "CommitLog segment size (MiB)")(
       "blocks", po::value(&options.blocks)->default_value("pretouched,fresh"), "block states to run: pretouched,fresh")(
       "cases", po::value(&cases)->default_value("async,sync"), "which cases: async,sync")(
+      "inflight", po::value(&in_flight)->default_value("1,8,64,256"), "puts in flight, comma-separated")(
       "scaling-gib", po::value(&options.scaling_gib)->default_value(""),
       "comma-separated GiB totals for the scaling runs (e.g. 1,4,16)");
   po::variables_map vm;
@@ -355,6 +359,15 @@ int main(int argc, char** argv) {
     char pattern[] = "/tmp/mqlab-store-bench-XXXXXX";
     options.dir = ::mkdtemp(pattern);
     own_dir = true;
+  }
+  options.in_flight.clear();
+  for (const std::string& item : split(in_flight)) {
+    const int value = std::atoi(item.c_str());
+    if (value < 1 || value > 4096) {
+      std::cerr << "store_bench: --inflight: '" << item << "' is not a count in 1..4096\n";
+      return 2;
+    }
+    options.in_flight.push_back(value);
   }
   std::vector<Segments> block_states;
   for (const std::string& item : split(options.blocks)) {

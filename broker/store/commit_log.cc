@@ -8,8 +8,10 @@
 namespace mqlab::store {
 namespace {
 constexpr int64_t kScanChunkBytes = 256 * 1024;
+// The largest pwrite one group write issues: 256 puts of 1 KiB in flight fit
+// in one; a bigger batch is written in several, all before any is acknowledged.
+constexpr size_t kGroupWriteMaxBytes = 1024 * 1024;
 
-std::string queue_key(const std::string& topic, int32_t queue_id) { return topic + "-" + std::to_string(queue_id); }
 }  // namespace
 
 CommitLog::CommitLog(env::Env& env, const MessageStoreConfig& config)
@@ -17,6 +19,65 @@ CommitLog::CommitLog(env::Env& env, const MessageStoreConfig& config)
   if (config.allocateMappedFileEnable || config.warmMapedFileEnable) {
     queue_.enable_preallocation(config.warmMapedFileEnable);
   }
+  // A SLAVE's log grows by the master's bytes, written as they arrive.
+  if (config.brokerRole != BrokerRole::SLAVE) {
+    group_write_ = true;
+    queue_.enable_write_behind(kGroupWriteMaxBytes);
+  }
+}
+
+PhyOffset CommitLog::committed_offset() const {
+  const std::shared_ptr<MappedFile> last = queue_.last_file();
+  if (!last) return max_offset();
+  const PhyOffset committed(last->file_from_offset() + last->committed_position());
+  MQ_ASSERT(committed <= max_offset());
+  return committed;
+}
+
+void CommitLog::forget_committed() {
+  const PhyOffset committed = committed_offset();
+  auto first_uncommitted = std::find_if(uncommitted_.begin(), uncommitted_.end(),
+                                        [&](const UncommittedRecord& record) { return record.wrote_offset >= committed; });
+  uncommitted_.erase(uncommitted_.begin(), first_uncommitted);
+}
+
+Status CommitLog::drop_uncommitted(Status status) {
+  MQ_ASSERT(!status.ok());
+  forget_committed();
+  const std::shared_ptr<MappedFile> last = queue_.last_file();
+  if (uncommitted_.empty()) {
+    if (last) MQ_ASSERT(!last->has_pending());  // every buffered byte belongs to a tracked record
+    return status;
+  }
+  MQ_ASSERT(last != nullptr);
+  // Commits always stop at a record boundary: the first dropped record starts
+  // exactly where the file's bytes end.
+  MQ_ASSERT(uncommitted_.front().wrote_offset == committed_offset());
+  for (auto it = uncommitted_.rbegin(); it != uncommitted_.rend(); ++it) {
+    if (it->next_queue_offset == nullptr) continue;
+    MQ_ASSERT(*it->next_queue_offset > 0);
+    *it->next_queue_offset -= 1;
+  }
+  last_append_timestamp_ms_ = uncommitted_.front().previous_timestamp_ms;
+  MQ_LOG(kWarn, "store", "commitlog: dropped " << uncommitted_.size() << " uncommitted records from offset "
+                                               << uncommitted_.front().wrote_offset.to_string() << ": "
+                                               << status.to_string());
+  last->set_wrote_position(last->committed_position());  // the buffered bytes go
+  uncommitted_.clear();
+  MQ_ASSERT(committed_offset() == max_offset());
+  return status;
+}
+
+Status CommitLog::commit() {
+  const std::shared_ptr<MappedFile> last = queue_.last_file();
+  if (!last || !last->has_pending()) {
+    uncommitted_.clear();  // a flush or a full buffer committed them already
+    return Status::Ok();
+  }
+  if (Status status = last->commit(); !status.ok()) return drop_uncommitted(std::move(status));
+  uncommitted_.clear();
+  MQ_ASSERT(committed_offset() == max_offset());
+  return Status::Ok();
 }
 
 Status CommitLog::write_blank(MappedFile& file) {
@@ -25,9 +86,17 @@ Status CommitLog::write_blank(MappedFile& file) {
   uint8_t blank[kEndFileMinBlankLength];
   put_u32_be(blank, static_cast<uint32_t>(free_bytes));
   put_u32_be(blank + 4, kBlankMagicCode);
-  MQ_RETURN_IF_ERROR(file.append(blank));
+  if (Status status = file.append(blank); !status.ok()) return drop_uncommitted(std::move(status));
+  // The segment's buffered records and the BLANK in one pwrite: a batch
+  // never spans two segments, so only the last one ever holds buffered bytes.
+  if (Status status = file.commit(); !status.ok()) {
+    file.set_wrote_position(file.wrote_position() - kEndFileMinBlankLength);  // the BLANK goes first
+    return drop_uncommitted(std::move(status));
+  }
+  uncommitted_.clear();
   // The rest of the segment is padding; it already reads as zeros.
   file.set_wrote_position(file.file_size());
+  MQ_ASSERT(file.committed_position() == file.file_size());
   return Status::Ok();
 }
 
@@ -38,6 +107,7 @@ Result<AppendMessageResult> CommitLog::append(EncodedMessage& message, const std
   MQ_ASSIGN_OR_RETURN(std::shared_ptr<MappedFile> file, queue_.last_file_or_create(0));
   if (message.size() + kEndFileMinBlankLength > file->free_bytes()) {
     MQ_RETURN_IF_ERROR(write_blank(*file));
+    MQ_ASSERT(uncommitted_.empty());
     MQ_ASSIGN_OR_RETURN(file, queue_.last_file_or_create(0));
     MQ_ASSERT(file->wrote_position() == 0);
   }
@@ -46,15 +116,20 @@ Result<AppendMessageResult> CommitLog::append(EncodedMessage& message, const std
 
   // One lookup per put: the entry is bumped below once the bytes are in.
   int64_t* next_queue_offset =
-      is_prepared_or_rollback(sysflag) ? nullptr : &topic_queue_table_[queue_key(topic, queue_id)];
+      is_prepared_or_rollback(sysflag) ? nullptr : &topic_queue_table_[topic][queue_id];
   const QueueOffset queue_offset(next_queue_offset ? *next_queue_offset : 0);
   // Store timestamps never go backwards within the log, even if the wall
   // clock does: recovery relies on file order matching time order.
   const int64_t store_timestamp = std::max(env_.clock().wall_ms(), last_append_timestamp_ms_);
   message.patch(queue_offset, wrote_offset, store_timestamp);
-  MQ_RETURN_IF_ERROR(file->append(message.bytes));
+  // A full write buffer commits first; its failure drops what it held.
+  if (Status status = file->append(message.bytes); !status.ok()) return drop_uncommitted(std::move(status));
 
   if (next_queue_offset) *next_queue_offset += 1;
+  if (group_write_ && file->has_pending()) {
+    if (uncommitted_.size() >= 64 && uncommitted_.front().wrote_offset < committed_offset()) forget_committed();
+    uncommitted_.push_back(UncommittedRecord{wrote_offset, next_queue_offset, last_append_timestamp_ms_});
+  }
   last_append_timestamp_ms_ = store_timestamp;
   file->note_store_timestamp(store_timestamp);
   AppendMessageResult result;
@@ -108,30 +183,34 @@ Result<int64_t> CommitLog::store_timestamp_at(PhyOffset offset, int32_t size) co
 
 void CommitLog::set_topic_queue_offset(const std::string& topic, int32_t queue_id, QueueOffset next) {
   MQ_ASSERT(next.value() >= 0);
-  topic_queue_table_[queue_key(topic, queue_id)] = next.value();
+  topic_queue_table_[topic][queue_id] = next.value();
 }
 
 QueueOffset CommitLog::topic_queue_offset(const std::string& topic, int32_t queue_id) const {
-  auto it = topic_queue_table_.find(queue_key(topic, queue_id));
-  return QueueOffset(it == topic_queue_table_.end() ? 0 : it->second);
+  auto by_topic = topic_queue_table_.find(topic);
+  if (by_topic == topic_queue_table_.end()) return QueueOffset(0);
+  auto it = by_topic->second.find(queue_id);
+  return QueueOffset(it == by_topic->second.end() ? 0 : it->second);
 }
 
 Status CommitLog::truncate(PhyOffset offset) {
   MQ_ASSERT(offset.value() >= 0);
+  MQ_ASSERT(committed_offset() == max_offset());
   return queue_.truncate_dirty_files(offset.value());
 }
 
 // ---------------------------------------------------------------------------
 
-CommitLogScanner::CommitLogScanner(const CommitLog& log, PhyOffset from, PhyOffset limit, bool check_crc)
-    : log_(log), position_(from), limit_(limit), check_crc_(check_crc) {
+CommitLogScanner::CommitLogScanner(const CommitLog& log, PhyOffset from, PhyOffset limit, bool check_crc,
+                                   std::vector<uint8_t>* buffer)
+    : log_(log), position_(from), limit_(limit), check_crc_(check_crc), buffer_(buffer ? *buffer : own_buffer_) {
   MQ_ASSERT(from <= limit || limit.value() == 0);
 }
 
 bool CommitLogScanner::fill(int64_t need) {
   const int64_t at = position_.value();
   if (buffer_start_ >= 0 && at >= buffer_start_ &&
-      at + need <= buffer_start_ + static_cast<int64_t>(buffer_.size())) {
+      at + need <= buffer_start_ + buffer_length_) {
     return true;
   }
   std::shared_ptr<MappedFile> file = log_.file_at(position_);
@@ -140,8 +219,9 @@ bool CommitLogScanner::fill(int64_t need) {
   const int64_t file_end = std::min(file->file_from_offset() + file->file_size(), limit_.value());
   const int64_t length = std::min(std::max(need, kScanChunkBytes), file_end - at);
   if (length < need) return false;
-  buffer_.resize(static_cast<size_t>(length));
-  Result<size_t> got = file->read(position_in_file, buffer_);
+  // Grown, never shrunk: a reused buffer costs no allocation and no zeroing.
+  if (buffer_.size() < static_cast<size_t>(length)) buffer_.resize(static_cast<size_t>(length));
+  Result<size_t> got = file->read(position_in_file, std::span<uint8_t>(buffer_.data(), static_cast<size_t>(length)));
   if (!got.ok() || static_cast<int64_t>(*got) < need) {
     stop_reason_ = file->path() + ": read at " + std::to_string(position_in_file) + " failed: " +
                    (got.ok() ? "short read" : got.status().to_string());
@@ -149,7 +229,7 @@ bool CommitLogScanner::fill(int64_t need) {
     buffer_start_ = -1;
     return false;
   }
-  buffer_.resize(*got);
+  buffer_length_ = static_cast<int64_t>(*got);
   buffer_start_ = at;
   return true;
 }

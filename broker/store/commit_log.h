@@ -9,8 +9,26 @@
 //     full, so recovery can hop to the next file without parsing padding.
 //   - Each record's PHYSICALOFFSET equals where it starts; its QUEUEOFFSET is
 //     the next offset of its (topic, queue) at append time.
-//   - flushed offset <= max offset. Appends are all-or-nothing: when the
-//     device refuses (disk full), nothing is appended and the offsets stay.
+//   - flushed offset <= committed offset <= max offset.
+//
+// Group write (on a master): append() copies the record into the last
+// segment's write buffer (MappedFile write-behind) and assigns its offsets
+// at once; commit() hands every buffered record to the file in one pwrite.
+// The MessageStore commits once per turn of the event loop, before it
+// acknowledges any of the records, so a put acknowledged under ASYNC_FLUSH
+// is in the page cache and survives kill -9 as before; N puts arriving in
+// one turn cost one pwrite instead of N. A segment roll commits the filled
+// segment (its records and the BLANK) before the next segment is taken, so
+// only the last segment ever buffers. Readers of the device (dispatch, pull
+// regions, the HA stream) stop at committed_offset(); CommitLog::read sees
+// the buffered bytes too.
+//
+// All-or-nothing: when the device refuses a commit (disk full, failed
+// device), every uncommitted record is dropped: the write position, the
+// queue offsets they took and the last store timestamp go back to where the
+// commit started, so the next put gets the same offsets and nothing
+// acknowledged can be lost (nothing uncommitted was acknowledged).
+// A SLAVE never buffers: its bytes arrive through append_replica.
 #pragma once
 
 #include <cstdint>
@@ -51,12 +69,24 @@ class CommitLog {
 
   // Appends one encoded record, patching its queue offset, physical offset and
   // store timestamp. Requires: the record was validated by encode_message.
-  // Errors: NoSpace / IoError from the device, with nothing appended.
+  // With group write the record is buffered until commit(). Errors: NoSpace /
+  // IoError from the device (a roll's commit, a full buffer's commit, or
+  // creating the next segment); then every uncommitted record, this one
+  // included, is dropped (max_offset() == committed_offset()).
   Result<AppendMessageResult> append(EncodedMessage& message, const std::string& topic, int32_t queue_id,
                                      int32_t sysflag, const HostAddress& store_host);
 
+  // Whether appends are buffered until commit() (a master; see above).
+  bool group_write() const { return group_write_; }
+  // Writes every buffered record to the file (one pwrite). On an error the
+  // uncommitted records are dropped as append() describes.
+  Status commit();
+
   PhyOffset min_offset() const { return PhyOffset(queue_.min_offset()); }
+  // The append position: where the next record goes (buffered bytes included).
   PhyOffset max_offset() const { return PhyOffset(queue_.max_offset()); }
+  // The end of the bytes handed to the file: what the device holds.
+  PhyOffset committed_offset() const;
   PhyOffset flushed_offset() const { return PhyOffset(queue_.flushed_where()); }
   int64_t last_append_timestamp_ms() const { return last_append_timestamp_ms_; }
 
@@ -71,25 +101,53 @@ class CommitLog {
   std::shared_ptr<MappedFile> file_at(PhyOffset offset) const { return queue_.find_file(offset.value()); }
 
   // The next QUEUEOFFSET of each (topic, queue), rebuilt after recovery from
-  // the ConsumeQueues. Key "topic-queueId" as in RocketMQ's topicQueueTable.
+  // the ConsumeQueues (RocketMQ's topicQueueTable, keyed "topic-queueId").
   void set_topic_queue_offset(const std::string& topic, int32_t queue_id, QueueOffset next);
   QueueOffset topic_queue_offset(const std::string& topic, int32_t queue_id) const;
-  void clear_topic_queue_table() { topic_queue_table_.clear(); }
+  void clear_topic_queue_table() {
+    MQ_ASSERT(uncommitted_.empty());  // buffered records point into the table
+    topic_queue_table_.clear();
+  }
 
   // Drops every byte at and past offset (recovery's truncation).
+  // Requires: nothing buffered.
   Status truncate(PhyOffset offset);
 
-  // Makes everything appended so far durable. done(Status) on the executor.
+  // Makes everything appended so far durable, committing it first; a failed
+  // commit keeps the records buffered (the next commit() drops them) and
+  // fails the flush. done(Status) on the executor.
   void flush(std::function<void(Status)> done) { queue_.flush(std::move(done)); }
 
  private:
+  // Ends a full segment: BLANK record, then (group write) the commit of the
+  // segment's buffered records with it, so a batch never spans two files.
   Status write_blank(MappedFile& file);
+  // After a failed commit: drops the buffered records, undoing the queue
+  // offsets and the store timestamp they took. Returns status.
+  Status drop_uncommitted(Status status);
+  // Forgets the bookkeeping of records the file now holds.
+  void forget_committed();
+
+  // A buffered record's claims, undone if its commit fails. Pointers into
+  // topic_queue_table_ stay valid: std::map never moves its nodes, and the
+  // table is only cleared or reset while nothing is buffered (recovery).
+  struct UncommittedRecord {
+    PhyOffset wrote_offset;
+    int64_t* next_queue_offset = nullptr;  // nullptr: it took no queue offset
+    int64_t previous_timestamp_ms = 0;     // last_append_timestamp_ms_ before it
+  };
 
   env::Env& env_;
   const MessageStoreConfig& config_;
   MappedFileQueue queue_;
-  std::map<std::string, int64_t> topic_queue_table_;
+  // By topic, then queue id: a put looks its entry up without building
+  // RocketMQ's "topic-queueId" key string (an allocation per put).
+  std::map<std::string, std::map<int32_t, int64_t>> topic_queue_table_;
   int64_t last_append_timestamp_ms_ = 0;
+  bool group_write_ = false;
+  // Buffered records, oldest first. Some may have reached the file since
+  // (a full buffer or a flush commits too): forget_committed() prunes them.
+  std::vector<UncommittedRecord> uncommitted_;
 };
 
 // Reads the CommitLog record by record from an offset, hopping over BLANK
@@ -99,7 +157,12 @@ class CommitLog {
 // naming file and position (empty at a clean end).
 class CommitLogScanner {
  public:
-  CommitLogScanner(const CommitLog& log, PhyOffset from, PhyOffset limit, bool check_crc);
+  // buffer: a chunk buffer kept across scans (the dispatcher's), or nullptr
+  // for one of the scanner's own. Requires: it outlives the scanner.
+  CommitLogScanner(const CommitLog& log, PhyOffset from, PhyOffset limit, bool check_crc,
+                   std::vector<uint8_t>* buffer = nullptr);
+  CommitLogScanner(const CommitLogScanner&) = delete;
+  CommitLogScanner& operator=(const CommitLogScanner&) = delete;
 
   // The next valid message record, or nullopt at the end.
   std::optional<ScannedRecord> next();
@@ -114,8 +177,10 @@ class CommitLogScanner {
   PhyOffset position_;
   PhyOffset limit_;
   bool check_crc_;
-  std::vector<uint8_t> buffer_;
+  std::vector<uint8_t> own_buffer_;
+  std::vector<uint8_t>& buffer_;
   int64_t buffer_start_ = -1;  // physical offset of buffer_[0]
+  int64_t buffer_length_ = 0;  // valid bytes from buffer_[0]
   std::string stop_reason_;
   bool corrupt_ = false;
 };

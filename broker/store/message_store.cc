@@ -25,6 +25,20 @@ PutMessageResult failed_put(PutMessageStatus status, std::string remark) {
   result.remark = std::move(remark);
   return result;
 }
+
+struct PutMessageRefusal {
+  PutMessageStatus status;
+  std::string remark;
+};
+
+// A put the device refused (its write, a commit, the next segment).
+PutMessageRefusal refusal_for(const Status& status) {
+  MQ_ASSERT(!status.ok());
+  if (status.code() == StatusCode::kNoSpace) {
+    return {PutMessageStatus::SERVICE_NOT_AVAILABLE, "disk full: " + status.message()};
+  }
+  return {PutMessageStatus::UNKNOWN_ERROR, status.to_string()};
+}
 }  // namespace
 
 const char* put_message_status_name(PutMessageStatus status) {
@@ -116,32 +130,82 @@ void MessageStore::put_message(MessageToStore message, std::function<void(PutMes
   if (!appended.ok()) {
     const Status& status = appended.status();
     MQ_LOG(kWarn, "store", "put refused: " << status.to_string());
+    // The CommitLog dropped every record still waiting for its commit.
+    fail_dropped_puts(status);
     // A roll that failed to create the next segment still wrote the BLANK
     // ending the last one: let the dispatcher pass it.
     reput_soon();
-    if (status.code() == StatusCode::kNoSpace) {
-      return reply(PutMessageStatus::SERVICE_NOT_AVAILABLE, "disk full: " + status.message());
-    }
-    return reply(PutMessageStatus::UNKNOWN_ERROR, status.to_string());
+    const PutMessageRefusal refusal = refusal_for(status);
+    return reply(refusal.status, refusal.remark);
   }
-  stats_.bytes_appended += static_cast<uint64_t>(appended->wrote_bytes);
-  reput_soon();
-  if (replication_hook_ != nullptr) replication_hook_->notify_appended(commit_log_.max_offset());
   const bool wait_flush =
       config_.flushDiskType == FlushDiskType::SYNC_FLUSH && wait_store_ok && !config_.testOnlyAckBeforeSync;
-  if (config_.brokerRole == BrokerRole::SYNC_MASTER && wait_store_ok) {
-    complete_put_waiting(*appended, wait_flush, /*wait_slave=*/true, std::move(done));
-    return;
+  const bool wait_slave = config_.brokerRole == BrokerRole::SYNC_MASTER && wait_store_ok;
+  MQ_ASSERT(puts_awaiting_commit_.empty() || puts_awaiting_commit_.back().appended.end_offset() <= appended->wrote_offset);
+  puts_awaiting_commit_.push_back(PutAwaitingCommit{std::move(appended).value(), wait_flush, wait_slave, std::move(done)});
+  commit_soon();
+}
+
+void MessageStore::commit_soon() {
+  if (commit_scheduled_) return;
+  commit_scheduled_ = true;
+  // One task later: every put of this turn (a burst of frames, or replies
+  // issuing new puts) joins the same pwrite.
+  env_.executor().post(lifetime_.guard([this] {
+    commit_scheduled_ = false;
+    commit_and_acknowledge();
+  }));
+}
+
+void MessageStore::commit_and_acknowledge() {
+  if (Status status = commit_log_.commit(); !status.ok()) {
+    MQ_LOG(kWarn, "store", "group write refused: " << status.to_string());
+    fail_dropped_puts(status);
   }
-  if (wait_flush) {
-    complete_put(*appended, std::move(done));
-    return;
+  const PhyOffset committed = commit_log_.committed_offset();
+  MQ_ASSERT(committed == commit_log_.max_offset());
+  if (puts_awaiting_commit_.empty()) return;
+  if (running_) reput_soon();
+  if (replication_hook_ != nullptr) replication_hook_->notify_appended(committed);
+  // Replies may issue new puts: they gather for the next group write. The
+  // two vectors trade places, so neither is reallocated per batch.
+  std::vector<PutAwaitingCommit> committed_puts = std::move(spare_puts_);
+  committed_puts.clear();
+  committed_puts.swap(puts_awaiting_commit_);
+  for (PutAwaitingCommit& put : committed_puts) {
+    MQ_ASSERT(put.appended.end_offset() <= committed);
+    acknowledge(std::move(put));
   }
+  committed_puts.clear();
+  spare_puts_ = std::move(committed_puts);
+}
+
+void MessageStore::fail_dropped_puts(const Status& status) {
+  MQ_ASSERT(!status.ok());
+  const PhyOffset committed = commit_log_.committed_offset();
+  // In offset order: the dropped ones are a suffix.
+  auto first_dropped = std::find_if(puts_awaiting_commit_.begin(), puts_awaiting_commit_.end(),
+                                    [&](const PutAwaitingCommit& put) { return put.appended.end_offset() > committed; });
+  const PutMessageRefusal refusal = refusal_for(status);
+  for (auto it = first_dropped; it != puts_awaiting_commit_.end(); ++it) {
+    MQ_ASSERT(it->appended.wrote_offset >= committed);
+    ++stats_.puts_failed;
+    env_.executor().post([done = std::move(it->done), result = failed_put(refusal.status, refusal.remark)] {
+      done(result);
+    });
+  }
+  puts_awaiting_commit_.erase(first_dropped, puts_awaiting_commit_.end());
+}
+
+void MessageStore::acknowledge(PutAwaitingCommit put) {
+  stats_.bytes_appended += static_cast<uint64_t>(put.appended.wrote_bytes);
+  if (put.wait_slave) return complete_put_waiting(put.appended, put.wait_flush, /*wait_slave=*/true, std::move(put.done));
+  if (put.wait_flush) return complete_put(put.appended, std::move(put.done));
   ++stats_.puts_ok;
   PutMessageResult result;
   result.status = PutMessageStatus::PUT_OK;
-  result.append = std::move(appended).value();
-  env_.executor().post([done = std::move(done), result = std::move(result)] { done(result); });
+  result.append = std::move(put.appended);
+  put.done(std::move(result));
 }
 
 // SYNC_FLUSH: the reply waits for the group commit covering the record.

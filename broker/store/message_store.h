@@ -13,7 +13,11 @@
 // the destructor does no I/O.
 //
 // Acknowledgement rules, the heart of what mqsim measures:
-//   ASYNC_FLUSH  PUT_OK once the record is in the page cache.
+//   ASYNC_FLUSH  PUT_OK once the record is in the page cache. Puts arriving
+//                in one turn of the executor are written together: each is
+//                appended (offsets assigned) into the CommitLog's write
+//                buffer, and one task later a single pwrite commits them all
+//                before any of them is acknowledged (group write).
 //   SYNC_FLUSH   PUT_OK once a flush covering the record completed;
 //                FLUSH_DISK_TIMEOUT after syncFlushTimeout; never PUT_OK
 //                after a failed fsync.
@@ -89,7 +93,9 @@ class MessageStore {
                                                           int32_t max_num, int64_t begin_ms, int64_t end_ms);
 
   PhyOffset min_phy_offset() const { return commit_log_.min_offset(); }
-  PhyOffset max_phy_offset() const { return commit_log_.max_offset(); }
+  // The end of what the CommitLog's files hold: records appended in this
+  // turn and not yet committed are not stored yet (none is acknowledged).
+  PhyOffset max_phy_offset() const { return commit_log_.committed_offset(); }
   PhyOffset flushed_phy_offset() const { return commit_log_.flushed_offset(); }
   PhyOffset dispatched_phy_offset() const { return reput_from_; }
   bool writable() const { return writable_; }
@@ -181,6 +187,23 @@ class MessageStore {
   // Hands the entries buffered by this dispatch task to the files.
   Status commit_dispatched_queues();
 
+  // A put appended to the CommitLog's write buffer, waiting for the group
+  // write that commits it before it may be acknowledged.
+  struct PutAwaitingCommit {
+    AppendMessageResult appended;
+    bool wait_flush = false;
+    bool wait_slave = false;
+    std::function<void(PutMessageResult)> done;
+  };
+  void commit_soon();
+  // The group write: commits the buffered records (one pwrite), then
+  // acknowledges every put it covers (or fails them all when the device
+  // refused), then wakes the dispatcher and the HA stream.
+  void commit_and_acknowledge();
+  // Fails the puts whose records the CommitLog dropped after a refused
+  // commit (those past its committed offset); their replies are posted.
+  void fail_dropped_puts(const Status& status);
+  void acknowledge(PutAwaitingCommit put);
   void complete_put(const AppendMessageResult& appended, std::function<void(PutMessageResult)> done);
   // SYNC_FLUSH and/or SYNC_MASTER: the reply waits for the flush and the
   // slave's ack, run side by side (store_replication.cc).
@@ -218,7 +241,12 @@ class MessageStore {
   // order: their entries are buffered (write-behind) and committed together
   // at the task's end, one pwrite per queue instead of one per entry.
   std::vector<ConsumeQueue*> dispatched_queues_;
+  std::vector<uint8_t> reput_buffer_;  // the dispatcher's read buffer, reused
   bool reput_scheduled_ = false;
+  // Appended, in offset order, not yet committed and acknowledged.
+  std::vector<PutAwaitingCommit> puts_awaiting_commit_;
+  std::vector<PutAwaitingCommit> spare_puts_;  // the acknowledging batch's vector, kept for the next
+  bool commit_scheduled_ = false;
   env::TimerId reput_retry_timer_ = env::kNoTimer;
   bool async_flush_in_flight_ = false;
   bool cq_flush_in_flight_ = false;

@@ -375,6 +375,9 @@ void MessageStore::shutdown(std::function<void(Status)> done) {
   running_ = false;
   const bool persist_delay_offsets = schedule_->started();
   cancel_timers();
+  // The last group write: the puts of this turn are stored and answered
+  // (SYNC_FLUSH ones by the flush below), as they would have been a task later.
+  commit_and_acknowledge();
   // A record that cannot be dispatched now is left for recovery, which
   // re-dispatches from its safe point.
   while (reput_from_ < commit_log_.max_offset()) {

@@ -94,7 +94,9 @@ void MessageStore::complete_put_waiting(const AppendMessageResult& appended, boo
 
 Result<FileRegion> MessageStore::commit_log_region(PhyOffset from, int32_t max_bytes) const {
   MQ_ASSERT(max_bytes > 0);
-  const PhyOffset max = commit_log_.max_offset();
+  // Only what the files hold: records still in the write buffer are not
+  // acknowledged yet, and a region is read from the file (sendfile).
+  const PhyOffset max = commit_log_.committed_offset();
   if (from > max) {
     return Status::NotFound("commitlog offset " + from.to_string() + " is past the max offset " + max.to_string());
   }
@@ -102,7 +104,7 @@ Result<FileRegion> MessageStore::commit_log_region(PhyOffset from, int32_t max_b
   std::shared_ptr<MappedFile> file = commit_log_.file_at(from);
   if (!file) return Status::NotFound("no commitlog segment holds offset " + from.to_string());
   const int64_t position = from.value() - file->file_from_offset();
-  const int64_t written = file->wrote_position() - position;
+  const int64_t written = std::min(file->wrote_position(), max.value() - file->file_from_offset()) - position;
   MQ_ASSERT(written > 0);  // from < max, and only the last segment is partly written
   const int64_t length = std::min<int64_t>(max_bytes, written);
   FileRegion region{file->file(), static_cast<uint64_t>(position), static_cast<uint32_t>(length), from};

@@ -119,7 +119,9 @@ Status MessageStore::commit_dispatched_queues() {
 }
 
 Status MessageStore::reput_batch() {
-  CommitLogScanner scanner(commit_log_, reput_from_, dispatch_limit(), /*check_crc=*/false);
+  // One pread brings every record committed since the last pass (up to the
+  // scanner's chunk), into a buffer kept across passes.
+  CommitLogScanner scanner(commit_log_, reput_from_, dispatch_limit(), /*check_crc=*/false, &reput_buffer_);
   for (int i = 0; i < kDispatchBatch; ++i) {
     std::optional<ScannedRecord> scanned = scanner.next();
     if (!scanned) break;

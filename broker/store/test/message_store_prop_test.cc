@@ -4,9 +4,10 @@
 // a simple model after every recovery:
 //   1. SYNC_FLUSH: every acknowledged message is present, byte-identical, at
 //      its offsets.
-//   2. ASYNC_FLUSH: after kill -9 every written message is present; after a
-//      power loss the log is a prefix of what was written: no hole, no
-//      corrupt or invented message.
+//   2. ASYNC_FLUSH: after kill -9 every answered message is present (only
+//      puts of the crash's last turn, still in the group write's buffer and
+//      never answered, may be missing); after a power loss the log is a
+//      prefix of what was written: no hole, no corrupt or invented message.
 //   3. ConsumeQueues and the index agree exactly with the CommitLog.
 //   4. Recovery is idempotent: crash again without writes, recover, same state.
 // And a canary: SYNC_FLUSH acknowledged before its fsync (a test-only switch)
@@ -40,6 +41,7 @@ struct Written {
   std::string body;
   std::string key;
   bool acked = false;            // PUT_OK received
+  bool answered = false;         // any reply received (the process lived to give it)
   std::optional<AppendMessageResult> append;  // known once a stored reply arrived
 };
 
@@ -49,6 +51,7 @@ struct Outcome {
   int crashes = 0;
   int acked = 0;
   int dropped_by_power_loss = 0;  // written messages a power loss took
+  int unanswered_lost_by_crash = 0;  // puts of the crash's last turn, never answered
 };
 
 class StoreModelRun {
@@ -112,6 +115,7 @@ class StoreModelRun {
     world_.store().put_message(std::move(message), [this, written, &answered, wait, incarnation](PutMessageResult r) {
       if (wait) answered = true;
       if (incarnation != incarnation_) return;  // a dead incarnation cannot answer (the scheduler drops it)
+      written->answered = true;
       if (put_message_stored(r.status)) written->append = r.append;
       if (r.status == PutMessageStatus::PUT_OK) {
         written->acked = true;
@@ -170,10 +174,15 @@ class StoreModelRun {
                          w.append->wrote_offset.to_string() + ", found at " + r.offset.to_string()));
       }
     }
-    const bool must_keep_all = fault != Fault::kPowerLoss;  // kill -9 and clean restarts keep the page cache
+    // kill -9 keeps the page cache, so it keeps every answered put; a clean
+    // shutdown keeps every put, answered or not.
     for (size_t i = log.size(); i < written_.size(); ++i) {
       const Written& w = *written_[i];
-      if (must_keep_all) return void(fail("message " + std::to_string(w.seq) + " lost by a process crash"));
+      if (fault == Fault::kClean) return void(fail("message " + std::to_string(w.seq) + " lost by a clean restart"));
+      if (fault == Fault::kCrash && w.answered) {
+        return void(fail("answered message " + std::to_string(w.seq) + " lost by a process crash"));
+      }
+      if (fault == Fault::kCrash) ++outcome_.unanswered_lost_by_crash;
       if (flush_ == FlushDiskType::SYNC_FLUSH && w.acked) {
         return void(fail("SYNC_FLUSH lost acknowledged message " + std::to_string(w.seq) + " (offset " +
                          w.append->wrote_offset.to_string() + ") in a power loss"));
@@ -244,6 +253,7 @@ RC_GTEST_PROP(MessageStore, AsyncFlushKeepsAPrefixWithNoHolesOrInventions, ()) {
   RC_CLASSIFY(outcome.crashes > 0, "kill -9 mid-run");
   RC_CLASSIFY(outcome.power_losses > 0, "power loss mid-run");
   RC_CLASSIFY(outcome.dropped_by_power_loss > 0, "written messages lost (a shorter prefix)");
+  RC_CLASSIFY(outcome.unanswered_lost_by_crash > 0, "kill -9 took unanswered puts of its last turn");
   if (!outcome.failure.empty()) RC_FAIL(outcome.failure);
 }
 

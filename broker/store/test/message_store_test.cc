@@ -771,6 +771,7 @@ TEST_F(MessageStoreTest, DiskFullFlagSetByTheCleanServiceClearsAtItsNextRun) {
   StoreSimWorld world(config);
   ASSERT_TRUE(world.start().ok());
   ASSERT_EQ(world.put(make_message("TopicA", 0, "one")).status, PutMessageStatus::PUT_OK);
+  run_until_dispatched(world);  // its ConsumeQueue file exists before the disk fills
   world.disk().set_capacity_bytes(world.disk().used_bytes());
   world.run_for(seconds(10));  // a clean run sees 100 % usage
   EXPECT_FALSE(world.store().writable());
@@ -847,7 +848,12 @@ TEST_F(MessageStoreTest, DispatchStopsAtARecordThatDoesNotDecodeAndRetriesLater)
   std::optional<PutMessageResult> reply;
   world.store().put_message(make_message("TopicA", 0, "damaged before dispatch"),
                             [&](PutMessageResult r) { reply = r; });
-  // Still in this task: the record is appended, the dispatcher has not run.
+  // The group write that acknowledges the put wakes the dispatcher one task
+  // later: once the reply is in, the record is on the device, not yet dispatched.
+  world.run_until([&] { return reply.has_value(); });
+  ASSERT_TRUE(reply.has_value());
+  ASSERT_EQ(world.store().dispatched_phy_offset(), at);
+  ASSERT_GT(world.store().max_phy_offset(), at);
   const std::string segment = "/store/commitlog/" + MappedFile::file_name(0);
   Result<std::shared_ptr<env::File>> file = world.disk().open(segment, {}, sim::kWorldOwner, segment);
   ASSERT_TRUE(file.ok());
