@@ -16,6 +16,7 @@
 
 #include "broker/common/status.h"
 #include "broker/env/network.h"
+#include "broker/remoting/remoting_command.h"
 
 namespace mqlab::client {
 
@@ -39,6 +40,11 @@ struct ClientConfig {
   // answering. false is RocketMQ 4.x: reads stay on the master until the
   // NameServer drops it from the route (120 s and more).
   bool slaveReadOnUnreachableMaster = true;
+  // The remoting header every request goes in: RocketMQ's
+  // rocketmq.serialize.type system property (ROCKETMQ_SERIALIZE_TYPE in the
+  // environment), JSON by default as there. ROCKETMQ, the binary header, is
+  // cheaper to write and read; every mqlab and Java server answers in kind.
+  remoting::SerializeType serializeType = remoting::SerializeType::JSON;
 
   std::string clientId() const { return clientIP + "@" + instanceName; }
 

@@ -163,17 +163,19 @@ SendMessageResponseHeader read_send_message_response(const RemotingCommand& resp
 
 RemotingCommand build_pull_message(const PullMessageRequestHeader& header) {
   RemotingCommand request = RemotingCommand::make_request(RequestCode::PULL_MESSAGE);
+  // In name order, the order ExtFields keeps: each field is an append, not
+  // an insert that moves the ones after it (a consumer sends one per message).
+  request.set_ext_int("commitOffset", header.commitOffset);
   request.set_ext_string("consumerGroup", header.consumerGroup);
-  request.set_ext_string("topic", header.topic);
+  request.set_ext_string("expressionType", header.expressionType);
+  request.set_ext_int("maxMsgNums", header.maxMsgNums);
   request.set_ext_int("queueId", header.queueId);
   request.set_ext_int("queueOffset", header.queueOffset);
-  request.set_ext_int("maxMsgNums", header.maxMsgNums);
-  request.set_ext_int("sysFlag", header.sysFlag);
-  request.set_ext_int("commitOffset", header.commitOffset);
-  request.set_ext_int("suspendTimeoutMillis", header.suspendTimeoutMillis);
-  if ((header.sysFlag & kPullFlagSubscription) != 0) request.set_ext_string("subscription", header.subscription);
   request.set_ext_int("subVersion", header.subVersion);
-  request.set_ext_string("expressionType", header.expressionType);
+  if ((header.sysFlag & kPullFlagSubscription) != 0) request.set_ext_string("subscription", header.subscription);
+  request.set_ext_int("suspendTimeoutMillis", header.suspendTimeoutMillis);
+  request.set_ext_int("sysFlag", header.sysFlag);
+  request.set_ext_string("topic", header.topic);
   return request;
 }
 

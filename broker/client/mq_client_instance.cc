@@ -15,13 +15,20 @@ using remoting::RemotingCommand;
 
 namespace {
 constexpr const char* kLog = "client";
+
+// The remoting options with the config's header type, unless the caller chose one.
+remoting::RemotingClientOptions with_serialize_type(remoting::RemotingClientOptions options,
+                                                    const ClientConfig& config) {
+  if (!options.serialize_type) options.serialize_type = config.serializeType;
+  return options;
+}
 }  // namespace
 
 MQClientInstance::MQClientInstance(env::Env& env, ClientConfig config, remoting::RemotingClientOptions options)
     : env_(env),
       config_(std::move(config)),
       client_id_(config_.clientId()),
-      remoting_(std::make_unique<remoting::RemotingClient>(env, options)) {
+      remoting_(std::make_unique<remoting::RemotingClient>(env, with_serialize_type(options, config_))) {
   // Java starts the rotation at a random NameServer, so clients spread out.
   if (!config_.namesrvAddr.empty()) namesrv_index_ = env_.random().uniform(config_.namesrvAddr.size());
 }

@@ -70,9 +70,10 @@ void PullMessageProcessor::process_request(const RemotingCommand& request, remot
     suggest = result.suggest_pulling_from_slave ? group->whichBrokerWhenConsumeSlowly : group->brokerId;
   }
   RemotingCommand response = request.make_response(code, store::get_message_status_name(result.status));
-  response.set_ext_int("nextBeginOffset", next_begin.value());
-  response.set_ext_int("minOffset", result.min_offset.value());
+  // In name order: appends to ExtFields (one response per pull).
   response.set_ext_int("maxOffset", result.max_offset.value());
+  response.set_ext_int("minOffset", result.min_offset.value());
+  response.set_ext_int("nextBeginOffset", next_begin.value());
   response.set_ext_int("suggestWhichBrokerId", suggest);
   std::vector<remoting::BodyFileRegion> regions;
   if (code == ResponseCode::SUCCESS) regions = fill_body(result, response);

@@ -249,6 +249,7 @@ void RemotingClient::invoke(const std::string& address, RemotingCommand request,
   MQ_ASSERT(!request.is_response());
   MQ_ASSERT_MSG(!request.is_oneway(), "a oneway request gets no response: use invoke_oneway");
   request.opaque = take_opaque(next_opaque_);
+  if (options_.serialize_type) request.serialize_type = *options_.serialize_type;
   std::vector<uint8_t> frame = encode_frame(request);
   connection_to(address)->send_request(request.opaque, request.code, std::move(frame), timeout, std::move(done));
 }
@@ -258,6 +259,7 @@ void RemotingClient::invoke_oneway(const std::string& address, RemotingCommand r
   MQ_ASSERT(!request.is_response());
   request.opaque = take_opaque(next_opaque_);
   request.mark_oneway();
+  if (options_.serialize_type) request.serialize_type = *options_.serialize_type;
   connection_to(address)->send_oneway(encode_frame(request), std::move(done));
 }
 

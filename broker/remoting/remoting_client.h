@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "broker/common/lifetime.h"
@@ -32,6 +33,11 @@ using ResponseCallback = std::function<void(Result<RemotingCommand> response)>;
 struct RemotingClientOptions {
   Nanos connect_timeout = millis(3000);
   size_t max_frame_bytes = kDefaultMaxFrameBytes;
+  // When set, every request goes out with this header type, as a Java client
+  // started with -Drocketmq.serialize.type=ROCKETMQ sends (a process-wide
+  // setting there, RemotingCommand.serializeTypeConfigInThisServer); servers
+  // answer in kind. Unset: each request's own serialize_type.
+  std::optional<SerializeType> serialize_type;
 };
 
 class RemotingClient {

@@ -49,11 +49,16 @@ Result<std::optional<T>> read_optional(const RemotingCommand& command, std::stri
   return parsed;
 }
 
-template <typename T>
-Result<T> require(Result<std::optional<T>> read, std::string_view name) {
-  if (!read.ok()) return read.status();
-  if (!read->has_value()) return missing_field(name);
-  return **read;
+// The required read: one Result, not an optional one unwrapped into a
+// second (a pull or send header makes a dozen of these per message).
+template <typename T, typename Parse>
+Result<T> read_required(const RemotingCommand& command, std::string_view name, std::string_view expected,
+                        Parse parse) {
+  const std::string* value = command.find_ext(name);
+  if (value == nullptr) return missing_field(name);
+  const std::optional<T> parsed = parse(*value);
+  if (!parsed) return malformed_field(name, expected, *value);
+  return *parsed;
 }
 
 }  // namespace
@@ -99,15 +104,15 @@ Result<std::string> RemotingCommand::ext_string(std::string_view name) const {
 }
 
 Result<int64_t> RemotingCommand::ext_int(std::string_view name) const {
-  return require(optional_ext_int(name), name);
+  return read_required<int64_t>(*this, name, "int64", parse_int64);
 }
 
 Result<int32_t> RemotingCommand::ext_int32(std::string_view name) const {
-  return require(optional_ext_int32(name), name);
+  return read_required<int32_t>(*this, name, "int32", parse_int32);
 }
 
 Result<bool> RemotingCommand::ext_bool(std::string_view name) const {
-  return require(optional_ext_bool(name), name);
+  return read_required<bool>(*this, name, "boolean (true or false)", parse_bool);
 }
 
 std::optional<std::string> RemotingCommand::optional_ext_string(std::string_view name) const {

@@ -4,8 +4,10 @@
 // reported as UNKNOWN, refusals as FAILED, heartbeats and unregistration.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <optional>
 #include <set>
+#include <vector>
 
 #include "broker/client/producer.h"
 #include "broker/client/test/fake_cluster.h"
@@ -73,6 +75,38 @@ TEST(ProducerProtocol, FirstSendLooksUpTheRouteAndStoresWithAUniqKey) {
   for (int i = 0; i < 8; ++i) brokers.insert(world.send(Message("T", "", "m")).messageQueue.brokerName);
   EXPECT_EQ(brokers.size(), 2u);
   EXPECT_EQ(world.cluster.namesrv().count(RequestCode::GET_ROUTEINFO_BY_TOPIC), 1u);
+}
+
+// rocketmq.serialize.type: the client's setting decides every request's
+// header (route lookup, heartbeat, send), and the send still succeeds;
+// a client left at the default speaks JSON, as Java's does.
+TEST(ProducerProtocol, SerializeTypeDecidesEveryRequestsHeader) {
+  TestCluster cluster(1);
+  cluster.route("T", 4);
+  MQClientInstance& binary = cluster.add_client(
+      "binary", "10.0.0.10", [](ClientConfig& config) { config.serializeType = remoting::SerializeType::ROCKETMQ; });
+  MQClientInstance& json = cluster.add_client("json", "10.0.0.11");
+  std::vector<std::unique_ptr<Producer>> producers;
+  for (MQClientInstance* instance : {&binary, &json}) {
+    producers.push_back(std::make_unique<Producer>(*instance, ProducerConfig{.producerGroup = "PG"}));
+    std::optional<Status> started;
+    producers.back()->start([&](Status status) { started = status; });
+    ASSERT_TRUE(cluster.run_until([&] { return started.has_value(); }));
+    ASSERT_TRUE(started->ok()) << started->to_string();
+    std::optional<SendResult> result;
+    producers.back()->send(Message("T", "", "m"), [&](SendResult r) { result = r; });
+    ASSERT_TRUE(cluster.run_until([&] { return result.has_value(); }));
+    EXPECT_EQ(result->status, SendStatus::SEND_OK) << result->remark;
+  }
+  const std::vector<RemotingCommand> routes = cluster.namesrv().received(RequestCode::GET_ROUTEINFO_BY_TOPIC);
+  const std::vector<RemotingCommand> sends = cluster.broker(0).received(RequestCode::SEND_MESSAGE_V2);
+  ASSERT_EQ(routes.size(), 2u);
+  ASSERT_EQ(sends.size(), 2u);
+  EXPECT_EQ(routes[0].serialize_type, remoting::SerializeType::ROCKETMQ);
+  EXPECT_EQ(sends[0].serialize_type, remoting::SerializeType::ROCKETMQ);
+  EXPECT_EQ(sends[0].ext_fields.at("a"), "PG") << "the binary header carries the same fields";
+  EXPECT_EQ(routes[1].serialize_type, remoting::SerializeType::JSON);
+  EXPECT_EQ(sends[1].serialize_type, remoting::SerializeType::JSON);
 }
 
 TEST(ProducerProtocol, UnroutedTopicFailsWithoutAnAttempt) {

@@ -235,6 +235,22 @@ TEST_F(RemotingTransportTest, ResponseUsesTheRequestsSerializeType) {
   EXPECT_EQ(*outcome->response().find_ext("tag"), "binary");
 }
 
+TEST_F(RemotingTransportTest, SerializeTypeOptionSendsEveryRequestInThatType) {
+  RemotingClientOptions options;
+  options.serialize_type = SerializeType::ROCKETMQ;  // -Drocketmq.serialize.type=ROCKETMQ
+  client_ = std::make_unique<RemotingClient>(*client_env_, options);
+  RemotingCommand request = echo_request("binary");
+  ASSERT_EQ(request.serialize_type, SerializeType::JSON);  // what make_request chose
+  const std::shared_ptr<Outcome> outcome = call(std::move(request));
+  ASSERT_TRUE(run_until([&] { return outcome->done(); }));
+  ASSERT_TRUE(outcome->result->ok()) << outcome->result->status().to_string();
+  ASSERT_EQ(seen_.size(), 1u);
+  EXPECT_EQ(seen_[0].serialize_type, SerializeType::ROCKETMQ) << "the option, not the request, decides";
+  EXPECT_EQ(outcome->response().serialize_type, SerializeType::ROCKETMQ);
+  EXPECT_EQ(*outcome->response().find_ext("tag"), "binary");
+  EXPECT_EQ(outcome->response().body, to_bytes("body of binary"));
+}
+
 TEST_F(RemotingTransportTest, TimeoutClosesTheConnectionAndTheNextCallReconnects) {
   const std::shared_ptr<Outcome> slow = call(RemotingCommand::make_request(kPark), seconds(1));
   const std::shared_ptr<Outcome> other = call(RemotingCommand::make_request(kPark), seconds(30));
