@@ -1,6 +1,7 @@
 #include "sim/checker.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -35,6 +36,7 @@ double merge_windows(std::vector<Window>& windows) {
 // Sends to a broker group fail from a failed send until the next send it stores.
 std::vector<Window> write_windows(const History& history, Nanos run_end) {
   std::vector<const SendRecord*> sends;
+  sends.reserve(history.sends().size());
   for (const SendRecord& s : history.sends()) {
     if (s.outcome != SendOutcome::kPending && !s.broker_name.empty()) sends.push_back(&s);
   }
@@ -176,6 +178,62 @@ std::optional<std::string> expired_by(const SendRecord& send, const CheckerOptio
   return head->second.rule;
 }
 
+// Per consumer group, the index (into the receipts) of its first receipt of
+// each message. A dense table over the sends costs 4 bytes per message and
+// group; the std::map it replaces cost a node (about 64 bytes) per receipt,
+// which made the checker's peak memory at the end of a long run grow faster
+// than the History itself. Seqs outside the sends (a stray receipt in a real
+// run's history file) go to a small map.
+class FirstReceipts {
+ public:
+  FirstReceipts(size_t sends, size_t receipts) : sends_(sends) {
+    MQ_ASSERT(receipts < kNone);  // indexes fit the dense table's entries
+  }
+
+  // Records index as group's first receipt of seq unless it has one: returns
+  // the first receipt's index and whether this was it.
+  std::pair<size_t, bool> emplace(const InternedName& group, uint64_t seq, size_t index) {
+    Group& table = group_of(group);
+    if (seq >= sends_) {
+      auto [it, inserted] = table.sparse.emplace(seq, index);
+      return {it->second, inserted};
+    }
+    uint32_t& entry = table.dense[seq];
+    const bool inserted = entry == kNone;
+    if (inserted) entry = static_cast<uint32_t>(index);
+    return {entry, inserted};
+  }
+
+  bool received(const std::string& group, uint64_t seq) const {
+    const auto it = groups_.find(group);
+    if (it == groups_.end()) return false;
+    if (seq >= sends_) return it->second.sparse.count(seq) > 0;
+    return it->second.dense[seq] != kNone;
+  }
+
+ private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  struct Group {
+    std::vector<uint32_t> dense;  // seq -> receipt index, kNone: not received
+    std::map<uint64_t, size_t> sparse;
+  };
+
+  Group& group_of(const InternedName& group) {
+    // Receipts come in runs of one group: remember the last one looked up.
+    if (last_ != nullptr && last_name_ == group) return *last_;
+    auto [it, inserted] = groups_.try_emplace(group.str());
+    if (inserted) it->second.dense.assign(sends_, kNone);
+    last_name_ = group;
+    last_ = &it->second;
+    return *last_;
+  }
+
+  const size_t sends_;
+  std::map<std::string, Group, std::less<>> groups_;  // std::map: nodes stay put, so last_ stays valid
+  InternedName last_name_;
+  Group* last_ = nullptr;
+};
+
 }  // namespace
 
 LatencySummary summarize_latency(std::vector<Nanos>& values) {
@@ -201,7 +259,7 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
   const auto& sends = history.sends();
   const auto& receipts = history.receipts();
   // Receipts per group: first receipt per seq, duplicates, reordering.
-  std::map<std::string, std::map<uint64_t, size_t>> first_receipt;  // group -> seq -> index into receipts
+  FirstReceipts first_receipt(sends.size(), receipts.size());
   std::set<StoredCopy> copies_received_again;  // the few copies past each first receipt
   std::set<uint64_t> stored_twice;             // seqs a group received from a second stored copy
   std::map<std::tuple<std::string, std::string, int32_t>, int64_t> highest_offset;
@@ -209,10 +267,9 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
   for (size_t i = 0; i < receipts.size(); ++i) {
     const ReceiptRecord& r = receipts[i];
     if (!r.body_intact) ++report.corrupted;
-    auto& seen = first_receipt[r.group];
-    if (auto [it, inserted] = seen.emplace(r.seq, i); !inserted) {
+    if (const auto [first, inserted] = first_receipt.emplace(r.group, r.seq, i); !inserted) {
       ++report.duplicates;
-      if (count_duplicate(r, receipts[it->second], copies_received_again, report)) stored_twice.insert(r.seq);
+      if (count_duplicate(r, receipts[first], copies_received_again, report)) stored_twice.insert(r.seq);
       continue;
     }
     auto& highest = highest_offset[{r.group, r.broker_name, r.queue_id}];
@@ -223,8 +280,12 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
     highest = std::max(highest, r.queue_offset);
     if (r.seq < first_any.size() && (first_any[r.seq] < 0 || r.at < first_any[r.seq])) first_any[r.seq] = r.at;
   }
+  // Sized once: at the end of a long run these sit beside the History, and a
+  // doubling vector would hold up to twice their bytes at its peak.
   std::vector<Nanos> send_latencies;
   std::vector<Nanos> e2e_latencies;
+  send_latencies.reserve(sends.size());
+  e2e_latencies.reserve(sends.size());
   std::vector<Window> read_windows;
   for (const SendRecord& s : sends) {
     ++report.sent;
@@ -257,8 +318,7 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
     bool expired_somewhere = false;
     const bool within_bound = !options.loss_at_risk || foreseen.has_value();
     for (const std::string& group : options.consumer_groups) {
-      const auto& seen = first_receipt[group];
-      if (seen.count(s.seq)) continue;
+      if (first_receipt.received(group, s.seq)) continue;
       if (expired) {
         expired_somewhere = true;
         ++report.expired_by_group[group];

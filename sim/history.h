@@ -10,10 +10,12 @@
 // compact: names (producers, consumers, groups, brokers, keys) are
 // InternedNames of 4 bytes and a message id is held inline (MessageIdText);
 // both read as strings. A SendRecord is 104 bytes, a ReceiptRecord 48
-// (pinned below), against about 250 and 150 with std::strings.
+// (pinned below), against about 250 and 150 with std::strings. They are
+// kept in deques (see sends_), so what a run holds is what it recorded.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -117,8 +119,8 @@ class History {
   void receive(ReceiptRecord receipt);
   void record(WorldEvent event) { events_.push_back(std::move(event)); }
 
-  const std::vector<SendRecord>& sends() const { return sends_; }
-  const std::vector<ReceiptRecord>& receipts() const { return receipts_; }
+  const std::deque<SendRecord>& sends() const { return sends_; }
+  const std::deque<ReceiptRecord>& receipts() const { return receipts_; }
   const std::vector<WorldEvent>& events() const { return events_; }
   const SendRecord* send(uint64_t seq) const { return seq < sends_.size() ? &sends_[seq] : nullptr; }
 
@@ -129,8 +131,12 @@ class History {
   bool all_acknowledged_received_by(const std::vector<std::string>& groups) const;
 
  private:
-  std::vector<SendRecord> sends_;  // index == seq
-  std::vector<ReceiptRecord> receipts_;
+  // Deques, not vectors: a vector grows by doubling, so a long run held up
+  // to twice the records' bytes in capacity and, while it moved them, the
+  // old and the new array at once (the run's peak memory). A deque grows a
+  // block at a time and never moves a record.
+  std::deque<SendRecord> sends_;  // index == seq
+  std::deque<ReceiptRecord> receipts_;
   std::vector<WorldEvent> events_;
   // Per group, whether it received seq (index); grown by receive().
   std::map<std::string, std::vector<bool>, std::less<>> received_by_group_;

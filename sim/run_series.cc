@@ -60,7 +60,7 @@ int64_t LatencyHistogram::total() const {
 
 RunSeries latency_series(const History& history) {
   RunSeries series;
-  const std::vector<SendRecord>& sends = history.sends();
+  const auto& sends = history.sends();
   // The first receipt of each message by any group, as the checker's e2e latency.
   std::vector<Nanos> first_receipt(sends.size(), -1);
   for (const ReceiptRecord& r : history.receipts()) {

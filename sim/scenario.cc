@@ -493,7 +493,7 @@ void parse_arrival(const YamlNode& node, ProducerSpec& producers) {
 
 void parse_producers(const YamlNode& node, ProducerSpec& producers, const Store& store) {
   if (!node.expect_keys({"count", "rate", "arrival", "burst_size", "burst_period", "message_size", "keys",
-                         "send_timeout", "retries"})) {
+                         "send_timeout", "retries", "max_in_flight"})) {
     return;
   }
   node.read("count", producers.count, 0, 1000);
@@ -505,6 +505,7 @@ void parse_producers(const YamlNode& node, ProducerSpec& producers, const Store&
   }
   node.read_duration("send_timeout", producers.send_timeout, kNanosPerMilli);
   node.read("retries", producers.retries, 0, 16);
+  node.read("max_in_flight", producers.max_in_flight, 1, 100'000);
   if (producers.size != SizeDistribution::kTelemetry && producers.size_max_bytes > uint64_t(store.maxMessageSize)) {
     node.child("message_size")
         .fail("exceeds the broker's maxMessageSize (" + std::to_string(store.maxMessageSize) + ")",
@@ -958,7 +959,7 @@ void describe_workload(const Scenario& s, std::ostringstream& out) {
     out << " " << size_text(p.size_min_bytes) << ".." << size_text(p.size_max_bytes);
   }
   out << ", keys " << key_mode_name(p.keys) << ", send timeout " << duration_text(p.send_timeout) << ", retries "
-      << p.retries << "\n";
+      << p.retries << ", max in flight " << p.max_in_flight << "\n";
   for (const ConsumerGroupSpec& g : w.consumer_groups) {
     out << "  consumer group " << g.name << ": " << g.consumers << " consumer(s), " << consume_mode_name(g.mode)
         << ", handler failure probability " << number_text(g.handler_failure_probability) << "\n";

@@ -111,6 +111,13 @@ struct ProducerSpec {
   KeyMode keys = KeyMode::kNone;
   Nanos send_timeout = seconds(3);  // RocketMQ's sendMsgTimeout
   int retries = 2;                  // RocketMQ's retryTimesWhenSendFailed
+  // Sends one producer has outstanding at most; an arrival beyond it waits
+  // for a reply (and its send latency counts the wait), as with a fixed
+  // number of sender threads: tools/mqrealrun.py runs `mqadmin perf produce
+  // -w 16`. Without a cap a paused broker collects every arrival until the
+  // first timeout, then the rest fail at once and are retried elsewhere
+  // while the resumed broker stores the originals too.
+  int max_in_flight = 16;
 };
 
 struct ConsumerGroupSpec {

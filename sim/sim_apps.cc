@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 
 #include "broker/client/mq_client_instance.h"
 #include "broker/client/producer.h"
@@ -190,9 +191,31 @@ class ProducerApp final : public SimApp {
       if (stopped_ || !world_.producing()) return;
       const ProducerSpec& spec = world_.scenario().workload.producers;
       const int burst = spec.arrival == Arrival::kBursts ? std::max(1, spec.burst_size) : 1;
-      for (int i = 0; i < burst; ++i) send_one();
+      for (int i = 0; i < burst; ++i) arrive();
       schedule_next(next_gap());
     });
+  }
+
+  // A message is due now: sent at once while fewer than max_in_flight are
+  // outstanding, else it waits for a reply (FIFO). Its send is invoked when
+  // it arrived, so the wait shows in its send latency, as a sender thread
+  // blocked on the previous reply makes the next message late in a real run.
+  void arrive() {
+    const int cap = world_.scenario().workload.producers.max_in_flight;
+    MQ_ASSERT(cap >= 1 && in_flight_ <= cap);
+    if (in_flight_ < cap) return send_one(world_.scheduler().now());
+    waiting_.push_back(world_.scheduler().now());
+  }
+
+  // A reply freed a slot: the oldest waiting arrival takes it. Arrivals still
+  // waiting when the producers stop were never invoked, and are not recorded.
+  void on_reply() {
+    MQ_ASSERT(in_flight_ > 0);
+    --in_flight_;
+    if (waiting_.empty() || stopped_ || !world_.producing()) return;
+    const Nanos arrived_at = waiting_.front();
+    waiting_.pop_front();
+    send_one(arrived_at);
   }
 
   Nanos next_gap() {
@@ -230,14 +253,15 @@ class ProducerApp final : public SimApp {
     return body;
   }
 
-  void send_one() {
+  void send_one(Nanos invoked_at) {
     const WorkloadSpec& workload = world_.scenario().workload;
+    MQ_ASSERT(in_flight_ < workload.producers.max_in_flight && invoked_at <= world_.scheduler().now());
     const uint64_t next = world_.history().sends().size();
     const std::string key =
         workload.producers.keys == KeyMode::kDevice ? telemetry_device(static_cast<int>(next % 64)).device_id : "";
     std::vector<uint8_t> body = body_for(next, key);
     const uint32_t crc = crc32_ieee(0, body);
-    const uint64_t seq = world_.history().begin_send(name_, world_.scheduler().now(), key, crc);
+    const uint64_t seq = world_.history().begin_send(name_, invoked_at, key, crc);
     MQ_ASSERT(seq == next);
     client::Message message;
     message.topic = workload.topic;
@@ -245,10 +269,15 @@ class ProducerApp final : public SimApp {
     message.keys = key;
     message.body = std::move(body);
     message.properties[kSeqProperty] = std::to_string(seq);
+    // Counted before the call: a completion (always posted, never inline
+    // today) must find its send counted.
+    ++in_flight_;
+    world_.note_sends_in_flight(in_flight_);
     producer_->send(std::move(message), [this, seq](client::SendResult result) {
       world_.history().complete_send(seq, world_.scheduler().now(), outcome_of(result.status),
                                      result.messageQueue.brokerName, result.messageQueue.queueId, result.queueOffset,
                                      result.offsetMsgId, result.attempts);
+      on_reply();
     });
   }
 
@@ -259,6 +288,8 @@ class ProducerApp final : public SimApp {
   std::unique_ptr<client::MQClientInstance> instance_;
   std::unique_ptr<client::Producer> producer_;
   bool stopped_ = false;
+  int in_flight_ = 0;       // sends invoked, not yet answered
+  std::deque<Nanos> waiting_;  // arrival times of messages waiting for a slot, oldest first
 };
 
 // --- consumer -------------------------------------------------------------------

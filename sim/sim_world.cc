@@ -306,6 +306,7 @@ RunResult SimWorld::run() {
   result.recoveries = recoveries_;
   result.events_run = scheduler_.events_run();
   result.virtual_end = scheduler_.now();
+  result.peak_sends_in_flight = peak_sends_in_flight_;
   result.expectations = evaluate_expectations(result);
   bound_loss(result);
   result.passed = result.converged && result.within_bound;

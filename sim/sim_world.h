@@ -17,6 +17,7 @@
 // runs with the same scenario and seed is identical.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -81,6 +82,9 @@ struct RunResult {
   std::string trace_digest;
   uint64_t trace_lines = 0;
   RunSeries series;  // latency histograms and replication lag, for reports
+  // The most sends one producer ever had outstanding at once: at most the
+  // workload's max_in_flight.
+  int peak_sends_in_flight = 0;
 };
 
 // The audit consumer group: started when the liveness phase begins, it
@@ -123,6 +127,8 @@ class SimWorld {
   std::vector<std::string> namesrv_addresses() const;
   const std::map<std::string, std::string>& broker_group_of() const { return broker_group_of_; }
   void record_ready(const std::string& process, Nanos started_at, bool ok, bool abnormal, std::string stop_reason);
+  // A producer now has in_flight sends outstanding (RunResult::peak_sends_in_flight).
+  void note_sends_in_flight(int in_flight) { peak_sends_in_flight_ = std::max(peak_sends_in_flight_, in_flight); }
   // A broker machine's brokerId now: its spec's, until a promote_slave
   // swapped its group's master and slave (sim_world_failover.cc).
   int broker_id_of(const SimMachine& machine) const;
@@ -175,6 +181,7 @@ class SimWorld {
   std::map<int, bool> active_faults_;  // fault index -> active
   bool producing_ = false;
   bool ran_ = false;
+  int peak_sends_in_flight_ = 0;
   std::map<std::string, int> broker_id_override_;  // machine -> brokerId after a promotion
   std::set<std::string> fenced_;                   // demoted masters, kept down until the healing
   std::vector<FaultInstant> fault_instants_;       // one per fault started, in time order

@@ -292,6 +292,29 @@ TEST(ScenarioErrors, NegativeRate) {
       << message;
 }
 
+TEST(ScenarioParse, ProducersMaxInFlightDefaultsToTheSendersOfRealRuns) {
+  // tools/mqrealrun.py runs `mqadmin perf produce -w 16`: 16 sender threads.
+  EXPECT_EQ(parse_ok("duration: 1m\n").workload.producers.max_in_flight, 16);
+  EXPECT_EQ(parse_ok("duration: 1m\nworkload:\n  producers: {max_in_flight: 1}\n").workload.producers.max_in_flight,
+            1);
+  EXPECT_TRUE(contains(describe(parse_ok("duration: 1m\nworkload:\n  producers: {max_in_flight: 64}\n")),
+                       "max in flight 64"));
+}
+
+TEST(ScenarioErrors, MaxInFlightOutOfRangeOrNotAnInteger) {
+  std::string message = error_of("duration: 1m\nworkload:\n  producers:\n    max_in_flight: 0\n");
+  EXPECT_TRUE(contains(message, "test.yaml:4:20: workload.producers.max_in_flight: 0 is out of range; expected an "
+                                "integer in [1, 100000]"))
+      << message;
+  message = error_of("duration: 1m\nworkload:\n  producers:\n    max_in_flight: many\n");
+  EXPECT_TRUE(contains(message, "test.yaml:4:20: workload.producers.max_in_flight: 'many' is not an integer"))
+      << message;
+  message = error_of("duration: 1m\nworkload:\n  producers:\n    max_inflight: 4\n");
+  EXPECT_TRUE(contains(message, "test.yaml:4:5: workload.producers.max_inflight: unknown key 'max_inflight' (did you "
+                                "mean 'max_in_flight'?)"))
+      << message;
+}
+
 TEST(ScenarioErrors, UnknownFaultKind) {
   const std::string message =
       error_of("duration: 1m\nfaults:\n  - {at: 10s, kind: crash_machin, target: broker-a-0}\n");
