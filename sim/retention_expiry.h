@@ -21,6 +21,11 @@
 namespace mqlab::sim {
 
 class SimWorld;
+}  // namespace mqlab::sim
+namespace mqlab::store {
+class MessageStore;
+}  // namespace mqlab::store
+namespace mqlab::sim {
 
 struct RetentionHead {
   int64_t deleted_below = 0;  // CommitLog offset: every record below it was deleted
@@ -35,9 +40,16 @@ struct RetentionHead {
 // another id form).
 std::optional<int64_t> commit_log_offset_of(std::string_view offset_msg_id);
 
+// One store's head now: where its CommitLog starts, and the deletions and
+// rule since the store was opened.
+RetentionHead retention_head_of(store::MessageStore& store);
+
 // Per broker group with a running broker whose CommitLog head moved: the
 // master's head, or, when the master is not running, a running slave's
-// (a byte-for-byte copy of the same log).
+// (a byte-for-byte copy of the same log). A broker restarted after its
+// retention deleted segments, and that has deleted none since, keeps the
+// rule it had when it stopped (SimWorld::retention_head_at_stop), as long as
+// its log starts no later than it did then.
 std::map<std::string, RetentionHead> retention_heads(SimWorld& world);
 
 }  // namespace mqlab::sim

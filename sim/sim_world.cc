@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "broker/common/log.h"
+#include "broker/processor/broker_controller.h"
 #include "sim/run_metrics.h"
 #include "sim/sim_apps.h"
 #include "sim/sim_machine.h"
@@ -142,6 +143,10 @@ void SimWorld::stop_process(const std::string& process) {
   MQ_ASSERT(machine != nullptr);
   auto it = apps_.find(process);
   if (it == apps_.end()) return;
+  if (broker::BrokerController* broker = running_broker(process)) {
+    RetentionHead head = retention_head_of(broker->message_store());
+    if (head.segments_deleted > 0) retention_head_at_stop_[process] = std::move(head);
+  }
   SimProcess& slot = machine->process(process);
   if (slot.running()) slot.kill();  // kill -9: its events are dropped, its peers reset
   apps_.erase(it);                   // destructors do no I/O
@@ -149,6 +154,11 @@ void SimWorld::stop_process(const std::string& process) {
     history_.record(WorldEvent{scheduler_.now(), "broker_down", machine->spec().broker_group, process, -1});
   }
   note(machine->name(), process, "process_killed");
+}
+
+const RetentionHead* SimWorld::retention_head_at_stop(const std::string& process) const {
+  auto it = retention_head_at_stop_.find(process);
+  return it == retention_head_at_stop_.end() ? nullptr : &it->second;
 }
 
 void SimWorld::record_ready(const std::string& process, Nanos started_at, bool ok, bool abnormal,

@@ -139,6 +139,11 @@ class SimWorld {
   broker::BrokerController* running_broker(const std::string& process);
   // Every broker's store state at the start of each fault (sim_world_loss_bound.cc).
   const std::vector<FaultInstant>& fault_instants() const { return fault_instants_; }
+  // The retention head a broker process had when it last stopped, if its
+  // retention had deleted segments since it started; nullptr otherwise. A
+  // restarted store counts deletions from zero, but its log still starts
+  // where retention left it (retention_expiry.cc).
+  const RetentionHead* retention_head_at_stop(const std::string& process) const;
 
  private:
   void build();
@@ -185,6 +190,7 @@ class SimWorld {
   std::map<std::string, int> broker_id_override_;  // machine -> brokerId after a promotion
   std::set<std::string> fenced_;                   // demoted masters, kept down until the healing
   std::vector<FaultInstant> fault_instants_;       // one per fault started, in time order
+  std::map<std::string, RetentionHead> retention_head_at_stop_;  // broker process -> head when it last stopped
   std::vector<ReplicationLagSeries> replication_lag_;  // one per group with slaves, by group name
 };
 
