@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "broker/common/assert.h"
+#include "sim/sim_net.h"
 #include "sim/sim_world.h"
 
 namespace mqlab::sim {
@@ -49,6 +51,27 @@ nlohmann::json fault_json(const faults::FaultEvent& e, size_t index) {
           {"describe", e.describe()}};
 }
 
+// The links as SimNet models them, for the driver's network emulation
+// (tc, or tools/delay_relay.py where the kernel has no netem). "default":
+// the file left the LAN untouched, so the real network (itself a LAN) is used
+// as it is rather than emulating a quarter millisecond it already has.
+nlohmann::json network_json(const NetworkSpec& n) {
+  const NetworkSpec lan;
+  const NetworkProfile profile;  // the retransmission timeout SimNet adds for a lost chunk
+  MQ_ASSERT(profile.retransmission_timeout_ns > 0);
+  const bool is_default = n.latency == lan.latency && n.jitter == lan.jitter &&
+                          n.bandwidth_bytes_per_sec == lan.bandwidth_bytes_per_sec &&
+                          n.loss_probability == lan.loss_probability;
+  return {{"default", is_default},
+          {"latency_ms", static_cast<double>(n.latency) / kNanosPerMilli},
+          {"jitter_ms", static_cast<double>(n.jitter) / kNanosPerMilli},
+          {"bandwidth_bytes_per_sec", n.bandwidth_bytes_per_sec},
+          {"default_bandwidth_bytes_per_sec", lan.bandwidth_bytes_per_sec},
+          {"loss_probability", n.loss_probability},
+          {"retransmission_timeout_ms", static_cast<double>(profile.retransmission_timeout_ns) / kNanosPerMilli},
+          {"tcp_user_timeout_ms", static_cast<double>(n.tcp_user_timeout) / kNanosPerMilli}};
+}
+
 }  // namespace
 
 faults::FaultSchedule seed_schedule(const Scenario& scenario, uint64_t seed) {
@@ -79,6 +102,7 @@ nlohmann::json real_run_plan(const Scenario& scenario, uint64_t seed, const faul
           {"duration_s", seconds_of(scenario.duration)},
           {"liveness_bound_s", seconds_of(scenario.liveness_bound)},
           {"machines", machines},
+          {"network", network_json(scenario.network)},
           {"broker_conf", broker_conf(scenario)},
           {"workload",
            {{"topic", w.topic},
@@ -89,7 +113,9 @@ nlohmann::json real_run_plan(const Scenario& scenario, uint64_t seed, const faul
               // A real producer sends one size; a distribution is run at its mean.
               {"message_size_bytes", (w.producers.size_min_bytes + w.producers.size_max_bytes) / 2},
               {"send_timeout_ms", w.producers.send_timeout / kNanosPerMilli},
-              {"retries", w.producers.retries}}},
+              {"retries", w.producers.retries},
+              // The perf producer's senders (-w): what the simulated producer caps.
+              {"max_in_flight", w.producers.max_in_flight}}},
             {"consumer_groups", groups}}},
           {"faults", faults},
           {"timeline", timeline}};

@@ -8,6 +8,9 @@
 // {"scenario", "seed", "duration_s", "liveness_bound_s",
 //  "machines": [{"name", "role": broker|namesrv|client, "broker_group", "broker_id", "processes"}],
 //  "broker_conf": {broker.conf key: value}   the masters' keys; slaves get brokerRole SLAVE
+//  "network": {"default", "latency_ms", "jitter_ms", "bandwidth_bytes_per_sec",
+//              "default_bandwidth_bytes_per_sec", "loss_probability", "retransmission_timeout_ms",
+//              "tcp_user_timeout_ms"}   the scenario's links (sim/scenario.h NetworkSpec)
 //  "workload": {"topic", "queues_per_broker", "producers": {"count", "rate_per_sec", "message_size_bytes",
 //               "send_timeout_ms", "retries"}, "consumer_groups": [{"name", "consumers"}]},
 //  "faults": [{"index", "kind", "target", "at_s", "duration_s", "side_a", "side_b", "one_way", "describe"}],

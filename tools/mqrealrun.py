@@ -13,8 +13,12 @@ the same loader, machine naming and fault schedule as `mqsim run`):
      scenario's time 0;
   3. applies the fault timeline at its times: kill_process = kill -9 (its end
      restarts the broker over the same store), pause_process = SIGSTOP (end:
-     SIGCONT); with namespaces also partition / isolate_machine (iptables DROP
-     inside a broker's namespace; one-way or symmetric) and slow links;
+     SIGCONT), crash_machine of a broker machine = a power cut (brokers run
+     with powerLossInjection=true when the schedule has one: SIGUSR2 drops
+     every write not fsynced and the process exits; the end restarts it over
+     the same store), power_loss_all = that cut for every broker at once;
+     with namespaces also partition / isolate_machine (blackhole routes and
+     rules inside a broker's namespace; one-way or symmetric);
   4. after the duration heals whatever is still active, waits for the
      producers, starts the audit group (mqsim_audit, from the first offset,
      as mqsim's liveness phase does) and drains every group
@@ -25,9 +29,17 @@ the same loader, machine naming and fault schedule as `mqsim run`):
   6. with --compare also runs `mqsim run` of the same scenario and seed into
      DIR/sim.json and prints the two reports' figures side by side.
 
-A fault a real process cannot be given (power loss, disk faults, clock skew,
-promote_slave; partitions without namespaces) is refused before anything
-starts, naming the fault. Exit status: that of mqsim check (0 passed, 1
+The scenario's network, when the file sets one (latency, jitter, loss,
+bandwidth), needs namespaces and is applied to every broker's links: with
+`tc netem` where the kernel has it; otherwise bandwidth with `tc tbf` and
+latency, jitter and loss with tools/delay_relay.py between the clients (and
+the other brokers) and each broker (realrun_netns.py says how). Traffic to
+and from the NameServer is not delayed.
+
+A fault a real process cannot be given (disk faults, clock skew,
+destroy_machine, promote_slave; partitions without namespaces; a power cut
+of a NameServer or client machine) is refused before anything starts,
+naming the fault. Exit status: that of mqsim check (0 passed, 1
 failed), 2 for a scenario this driver cannot run or a run that broke.
 Every process it starts is stopped by PID on the way out, namespaces it
 created are deleted.
@@ -36,7 +48,6 @@ import argparse
 import json
 import os
 import pathlib
-import shutil
 import signal
 import socket
 import subprocess
@@ -52,6 +63,8 @@ BOOT_DEADLINE_S = 60
 AUDIT_GROUP = "mqsim_audit"  # sim/sim_world.h kAuditGroup
 CLUSTER = "RealRunCluster"
 LOOPBACK_FAULTS = {"kill_process", "pause_process"}
+POWER_FAULTS = {"crash_machine", "power_loss_all"}
+EXIT_POWER_CUT = 99  # mqbroker's exit status after a SIGUSR2 power cut (broker/env/posix_env.h)
 NETNS_FAULTS = {"partition", "isolate_machine"}
 
 
@@ -163,6 +176,9 @@ class RealRun:
         self.events = EventLog(workdir / "driver.history")
         self.netns = None  # realrun_netns.Network when namespaces are in use
         self.host = "127.0.0.1"
+        self.relay = None  # tools/delay_relay.py's Process in relay mode
+        self.emulation = {"mode": "none"}  # what carried out the scenario's network (into real.json)
+        self.power_loss = any(f["kind"] in POWER_FAULTS for f in plan["faults"])
 
     # ------------------------------------------------------------ processes
 
@@ -189,7 +205,7 @@ class RealRun:
 
     def broker_conf(self, machine):
         name = machine["name"]
-        ip = self.netns.address_of(name) if self.netns else self.host
+        ip = self.netns.service_address_of(name) if self.netns else self.host
         port = free_port_block(3, "127.0.0.1" if self.netns else self.host)
         keys = dict(self.plan["broker_conf"])
         keys.update({
@@ -210,6 +226,9 @@ class RealRun:
         })
         if machine["broker_id"] > 0:
             keys["brokerRole"] = "SLAVE"
+        if self.power_loss:
+            # Files through the fault-injecting layer: SIGUSR2 is a power cut.
+            keys["powerLossInjection"] = "true"
         return keys
 
     def start_broker(self, name):
@@ -232,10 +251,13 @@ class RealRun:
                                                    required=self.args.netns == "on")
             if self.netns is not None:
                 self.host = self.netns.host_address
+                self.shape_network()
         self.start_namesrv()
         for machine in brokers:
             self.broker_group[machine["name"]] = machine["broker_group"]
             self.broker_keys[machine["name"]] = self.broker_conf(machine)
+        if self.emulation["mode"] == "relay":
+            self.start_relay()
         for machine in brokers:
             self.start_broker(machine["name"])
         workload = self.plan["workload"]
@@ -246,6 +268,67 @@ class RealRun:
         groups = {m["broker_group"] for m in brokers}
         self.wait_until(lambda: all(g in self.mqadmin("topicRoute", "-t", workload["topic"]).stdout for g in groups),
                         f"the route of {workload['topic']} naming every broker group", 60)
+
+    # ------------------------------------------------------------ network
+
+    def shape_network(self):
+        """The scenario's links on the brokers' veths (netem, or tbf + relay)."""
+        network = self.plan["network"]
+        if network["default"]:
+            return  # the LAN the file left alone: the real one is used as it is
+        latency, jitter, loss = network["latency_ms"], network["jitter_ms"], network["loss_probability"]
+        bandwidth = network["bandwidth_bytes_per_sec"]
+        rate = f"{bandwidth * 8}bit"
+        self.emulation = {"latency_ms": latency, "jitter_ms": jitter, "loss_probability": loss,
+                          "bandwidth_bytes_per_sec": bandwidth}
+        if self.netns.netem_available():
+            # netem's jitter is symmetric around the mean and its loss a real
+            # drop (TCP retransmits it); SimNet's is an exponential tail and a delay.
+            args = ["netem", "delay", f"{latency + jitter}ms", f"{jitter}ms", "loss", f"{100 * loss}%", "rate", rate]
+            self.netns.shape(args)
+            self.emulation.update(mode="netem", qdiscs=self.netns.qdiscs)
+            return
+        if bandwidth < network["default_bandwidth_bytes_per_sec"]:
+            # burst: 10 ms of traffic, at least 16 KiB (tbf segments a larger
+            # GSO packet itself); the queue holds half a second before it drops.
+            burst = max(16 * 1024, bandwidth // 100)
+            self.netns.shape(["tbf", "rate", rate, "burst", burst, "latency", "500ms"])
+        delays = (latency, jitter, loss) != (0.25, 0.05, 0.0)  # sim/scenario.h NetworkSpec's LAN
+        if delays and any(f["kind"] in NETNS_FAULTS for f in self.plan["faults"]):
+            raise RunError("partitions and delayed links together need netem: the relay would carry "
+                           "traffic around the blackhole routes")
+        self.emulation.update(mode="relay" if delays else "tbf", qdiscs=self.netns.qdiscs)
+        if delays:
+            self.netns.enable_relay()
+
+    def start_relay(self):
+        """delay_relay.py on every broker's service address, listen and HA port."""
+        network = self.plan["network"]
+        argv = [sys.executable, str(REPO / "tools" / "delay_relay.py"), "--upstream-netns",
+                self.netns.relay_namespace_path(), "--latency-ms", network["latency_ms"], "--jitter-ms",
+                network["jitter_ms"], "--loss", network["loss_probability"], "--rto-ms",
+                network["retransmission_timeout_ms"], "--seed", self.plan["seed"], "--stats",
+                self.workdir / "relay.json"]
+        for name, keys in self.broker_keys.items():
+            for port in (keys["listenPort"], keys["listenPort"] + 1):  # haListenPort: listenPort + 1
+                argv += ["--map", f"{keys['brokerIP1']}:{port}={keys['brokerIP1']}:{port}"]
+            argv += ["--upstream-name", f"{keys['brokerIP1']}={name}"]
+        for address, machine in self.netns.relay_peers().items():
+            argv += ["--peer", f"{address}={machine}"]
+        self.relay = Process([str(a) for a in argv], self.workdir, "relay")
+        self.relay.wait_for("relay ready")
+
+    def stop_relay(self):
+        if self.relay is None or self.relay.proc.poll() is not None:
+            return
+        self.relay.signal(signal.SIGTERM)  # it writes relay.json on the way out
+        try:
+            self.relay.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.relay.stop()
+        stats = self.workdir / "relay.json"
+        if stats.exists():
+            self.emulation["relay"] = json.loads(stats.read_text())
 
     # ------------------------------------------------------------ workload
 
@@ -271,7 +354,8 @@ class RealRun:
         self.producers = []
         for i in range(producers["count"]):
             self.producers.append(self.start(
-                "mqadmin", ["perf", "produce", "-t", workload["topic"], "-w", 16, "-s", producers["message_size_bytes"],
+                "mqadmin", ["perf", "produce", "-t", workload["topic"], "-w", producers.get("max_in_flight", 16),
+                            "-s", producers["message_size_bytes"],
                             "--rate", rate, "--duration", duration, "--history",
                             self.workdir / f"producer-{i}.history", "--producer-id", f"producer-{i}",
                             "-n", self.namesrv_addr],
@@ -296,6 +380,13 @@ class RealRun:
             broker.signal(signal.SIGSTOP if start else signal.SIGCONT)
             broker.paused = start
             self.events.event("broker_down" if start else "broker_up", self.broker_group[target], target)
+        elif kind in POWER_FAULTS:
+            targets = [target] if kind == "crash_machine" else sorted(self.brokers)
+            for name in targets:
+                if start:
+                    self.power_cut(name)
+                else:
+                    self.start_broker(name)
         elif kind in NETNS_FAULTS:
             if start:
                 self.netns.partition(fault)
@@ -304,6 +395,20 @@ class RealRun:
         else:
             raise RunError(f"fault {fault['describe']}: not applicable to real processes")
         print(f"[{self.elapsed():7.2f} s] {'start' if start else 'end  '} {fault['describe']}", flush=True)
+
+    def power_cut(self, name):
+        broker = self.brokers[name]
+        if broker.proc.poll() is None:
+            if broker.paused:
+                broker.signal(signal.SIGCONT)  # a stopped process takes no signal handler
+                broker.paused = False
+            broker.signal(signal.SIGUSR2)
+            code = broker.wait_exit(deadline_s=30)
+            if code != EXIT_POWER_CUT:
+                raise RunError(f"{broker.tag}: exit {code} after SIGUSR2, not the power cut's {EXIT_POWER_CUT}:\n"
+                               f"{broker.text('stderr')[-2000:]}")
+        self.events.event("process_stop", name, "power cut")
+        self.events.event("broker_down", self.broker_group[name], name)
 
     def elapsed(self):
         return time.monotonic() - self.started_monotonic
@@ -360,6 +465,7 @@ class RealRun:
         self.events.event("run_end")
 
     def stop_all(self):
+        self.stop_relay()
         for process in reversed(self.processes):
             process.stop()
         self.events.close()
@@ -387,33 +493,50 @@ def refuse_unsupported(plan, netns_mode):
             if netns_mode == "off":
                 problems.append(f"{fault['describe']}: a partition needs network namespaces (--netns auto|on, root)")
             continue
-        problems.append(f"{fault['describe']}: {kind} cannot be applied to real processes (power loss and disk "
-                        "faults need the fault-injecting file layer; clock skew and promote_slave are not wired)")
+        if kind in POWER_FAULTS:
+            if kind == "crash_machine" and not fault["target"].startswith("broker-"):
+                problems.append(f"{fault['describe']}: only broker machines lose power on real runs (the "
+                                "fault-injecting file layer is mqbroker's)")
+            continue
+        problems.append(f"{fault['describe']}: {kind} cannot be applied to real processes (disk faults, "
+                        "destroy_machine, clock skew and promote_slave are not wired)")
+    if not plan["network"]["default"] and netns_mode == "off":
+        problems.append("network: latency, jitter, loss and bandwidth are applied in network namespaces "
+                        "(--netns auto|on, root)")
     return problems
 
 
 FIGURES = [("sent", "sent"), ("acknowledged", "acknowledged"), ("lost", "lost"), ("unknown", "unknown"),
-           ("failed", "failed"), ("duplicates", "duplicates"), ("reordered", "reordered"),
-           ("corrupted", "corrupted"), ("unavailable write s", "unavailable_write_s"),
+           ("failed", "failed"), ("duplicates", "duplicates"),
+           ("  redelivered", "duplicates_by_cause.redelivered"),  # the same stored copy read again
+           ("  retried", "duplicates_by_cause.retried"),  # the handler asked to reconsume
+           ("  stored twice", "duplicates_by_cause.stored_twice"),  # another copy (a send retried)
+           ("reordered", "reordered"),
+           ("corrupted", "corrupted"), ("expired by retention", "expired_by_retention"),
+           ("unavailable write s", "unavailable_write_s"),
            ("unavailable read s", "unavailable_read_s"), ("send p50 ms", "send_latency.p50_ms"),
            ("send p99 ms", "send_latency.p99_ms"), ("send p999 ms", "send_latency.p999_ms"),
            ("e2e p99 ms", "e2e_latency.p99_ms"), ("throughput msgs/s", "throughput_msgs_per_s")]
 
 
 def figure(report, path):
+    """A figure by dotted path; "-" when the report predates it."""
     value = report["figures"]
     for part in path.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return "-"
         value = value[part]
     return value
 
 
 def side_by_side(sim_report, real_report):
-    lines = [f"{'figure':<22} {'mqsim run':>12} {'real run':>12}"]
+    width = max(len(label) for label, _ in FIGURES)
+    lines = [f"{'figure':<{width}} {'mqsim run':>12} {'real run':>12}"]
     for label, path in FIGURES:
         a, b = figure(sim_report, path), figure(real_report, path)
-        fmt = (lambda v: f"{v:>12.2f}") if isinstance(a, float) or isinstance(b, float) else (lambda v: f"{v:>12}")
-        lines.append(f"{label:<22} {fmt(a)} {fmt(b)}")
-    lines.append(f"{'passed':<22} {str(sim_report['passed']):>12} {str(real_report['passed']):>12}")
+        fmt = lambda v: f"{v:>12.2f}" if isinstance(v, float) else f"{v:>12}"  # noqa: E731
+        lines.append(f"{label:<{width}} {fmt(a)} {fmt(b)}")
+    lines.append(f"{'passed':<{width}} {str(sim_report['passed']):>12} {str(real_report['passed']):>12}")
     return "\n".join(lines)
 
 
@@ -435,8 +558,12 @@ def main(argv=None):
         print(planned.stderr, end="", file=sys.stderr)
         return 2
     plan = json.loads(planned.stdout)
+    if "network" not in plan:
+        print("mqrealrun: this mqsim's plan has no network settings (an older build): links used as they are",
+              file=sys.stderr)
+        plan["network"] = {"default": True}
     seed = plan["seed"]
-    needs_netns = any(f["kind"] in NETNS_FAULTS for f in plan["faults"])
+    needs_netns = any(f["kind"] in NETNS_FAULTS for f in plan["faults"]) or not plan["network"]["default"]
     if args.netns == "auto":
         args.netns = "on" if needs_netns else "off"  # a partition cannot be carried out without them
     problems = refuse_unsupported(plan, args.netns)
@@ -470,6 +597,7 @@ def main(argv=None):
         return 2
     real_report = json.loads(real_json.read_text())
     real_report["converged"] = run.converged
+    real_report["network_emulation"] = run.emulation
     real_json.write_text(json.dumps(real_report, indent=2) + "\n")
     if args.compare:
         sim_json = workdir / "sim.json"

@@ -19,6 +19,23 @@ iptables or nft, and no tc action modules):
 Dropping rather than rejecting is what a real partition looks like to TCP:
 connections stall until their timeouts, as SimNet models.
 
+The scenario's network (latency, jitter, loss, bandwidth), see shape():
+  netem   where the kernel has it: `tc qdisc netem` on both ends of every
+          broker's veth, all four settings, nothing else changes;
+  tbf     otherwise the bandwidth: `tc qdisc tbf` on both ends of every
+          broker's veth (a broker's NIC, each direction);
+  relay   otherwise latency, jitter and loss: tools/delay_relay.py. Each
+          broker N gets a service address 10.214.<k>.<10+N> (brokerIP1, so
+          NameServer routes and HA addresses name it) that exists twice: on
+          lo inside its namespace, where the broker binds it, and on the
+          bridge in the root namespace, where the relay binds the same
+          IP:port. Clients (root namespace) and other brokers (routed to
+          10.214.<k>.0/24 via the bridge) reach the relay; the relay's
+          upstream connections are made from a namespace of their own
+          (mqlab-<id>-relay, 10.213.<k>.250, routing each service address
+          via its broker's eth0), so they still cross the broker's veth and
+          its tbf.
+
 try_network() returns None (with the reason on stderr) when namespaces
 cannot be created (no privilege) unless required; delete() removes every
 namespace, veth and the bridge it created, also after a failure.
@@ -50,9 +67,26 @@ class Network:
         self.created_namespaces = []
         self.created_links = []
         self.applied = {}  # fault index -> list of undo commands (argv, netns)
+        self.relay_namespace = None  # set by enable_relay()
+        self.qdiscs = []  # what shape() applied: "<namespace or root> <dev>: <qdisc>"
 
     def namespace_of(self, machine):
         return f"{self.prefix}b{self.machines.index(machine)}"
+
+    def service_address_of(self, machine):
+        """The address machine's broker binds and advertises (brokerIP1)."""
+        if self.relay_namespace is None:
+            return self.address_of(machine)
+        return f"10.214.{self.subnet}.{10 + self.machines.index(machine)}"
+
+    def relay_peers(self):
+        """Source address -> machine name, for the relay's per-link wires. A
+        connection from the root namespace to a local service address comes
+        from that address: those are the clients'."""
+        peers = {self.service_address_of(m): "clients" for m in self.machines}
+        peers[self.host_address] = "clients"
+        peers.update({self.address_of(m): m for m in self.machines})
+        return peers
 
     def address_of(self, machine):
         if machine in self.machines:
@@ -78,6 +112,56 @@ class Network:
             sh("ip", "addr", "add", f"{self.address_of(machine)}/24", "dev", "eth0", netns=namespace)
             sh("ip", "link", "set", "eth0", "up", netns=namespace)
             sh("ip", "link", "set", "lo", "up", netns=namespace)
+
+    def veth_ends(self):
+        """(namespace or None, device) of both ends of every broker's veth."""
+        for index, machine in enumerate(self.machines):
+            yield None, f"mq{self.id}v{index}"
+            yield self.namespace_of(machine), "eth0"
+
+    def netem_available(self):
+        """Whether this kernel has the netem qdisc (probed on a veth of ours)."""
+        namespace, device = next(self.veth_ends())
+        probe = sh("tc", "qdisc", "add", "dev", device, "root", "netem", "delay", "1ms", netns=namespace, check=False)
+        if probe.returncode != 0:
+            return False
+        sh("tc", "qdisc", "del", "dev", device, "root", netns=namespace, check=False)
+        return True
+
+    def shape(self, qdisc_args):
+        """The same root qdisc on both ends of every broker's veth."""
+        for namespace, device in self.veth_ends():
+            sh("tc", "qdisc", "replace", "dev", device, "root", *qdisc_args, netns=namespace)
+            self.qdiscs.append(f"{namespace or 'root'} {device}: {' '.join(map(str, qdisc_args))}")
+
+    def enable_relay(self):
+        """Service addresses and the relay's upstream namespace (see the top)."""
+        namespace = f"{self.prefix}relay"
+        sh("ip", "netns", "add", namespace)
+        self.created_namespaces.append(namespace)
+        self.relay_namespace = namespace
+        outside = f"mq{self.id}o"
+        sh("ip", "link", "add", outside, "type", "veth", "peer", "name", f"mq{self.id}p")
+        self.created_links.append(outside)
+        sh("ip", "link", "set", f"mq{self.id}p", "netns", namespace)
+        sh("ip", "link", "set", outside, "master", self.bridge)
+        sh("ip", "link", "set", outside, "up")
+        sh("ip", "link", "set", f"mq{self.id}p", "name", "eth0", netns=namespace)
+        sh("ip", "addr", "add", f"10.213.{self.subnet}.250/24", "dev", "eth0", netns=namespace)
+        sh("ip", "link", "set", "eth0", "up", netns=namespace)
+        sh("ip", "link", "set", "lo", "up", netns=namespace)
+        for machine in self.machines:
+            service = self.service_address_of(machine)
+            sh("ip", "addr", "add", f"{service}/32", "dev", self.bridge)
+            sh("ip", "addr", "add", f"{service}/32", "dev", "lo", netns=self.namespace_of(machine))
+            sh("ip", "route", "add", f"10.214.{self.subnet}.0/24", "via", self.host_address,
+               netns=self.namespace_of(machine))
+            # Via the eth0 address: an ARP for the service address itself would
+            # be answered by the root namespace too (it holds it on the bridge).
+            sh("ip", "route", "add", f"{service}/32", "via", self.address_of(machine), netns=namespace)
+
+    def relay_namespace_path(self):
+        return f"/run/netns/{self.relay_namespace}"
 
     def delete(self):
         for namespace in reversed(self.created_namespaces):
