@@ -80,12 +80,22 @@ test: ctest pytest
 bench: build
 	BUILD_DIR=$(abspath $(BUILD_DIR)) bench/run_all.sh
 
-# The whole test suite under AddressSanitizer and UndefinedBehaviorSanitizer.
-# A report fails the test: UBSan is built -fno-sanitize-recover=all (see
-# CMakeLists.txt), and LeakSanitizer checks every test process at exit.
+# The whole test suite (ctest and pytest) under AddressSanitizer and
+# UndefinedBehaviorSanitizer in a gcc Debug build (build-asan). A report fails
+# the test: UBSan is built -fno-sanitize-recover=all (see CMakeLists.txt),
+# LeakSanitizer checks every process at exit, and the pytests send the
+# reports of the programs they start to files that fail the test
+# (pytests/conftest.py; the programs are stopped with SIGTERM, so a broker's
+# shutdown is checked too). The programs run several times slower than in
+# RelWithDebInfo: the pytests' deadlines are multiplied by
+# SANITIZE_TIMEOUT_SCALE (MQLAB_TIMEOUT_SCALE, pytests/real_cluster.py).
 SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+SANITIZE_TIMEOUT_SCALE ?= 4
 sanitize:
-	$(SANITIZER_ENV) $(MAKE) test BUILD_DIR=build-asan BUILD_TYPE=Debug CMAKE_FLAGS="-DMQLAB_SANITIZE=address,undefined"
+	@start=$$(date +%s); \
+	$(SANITIZER_ENV) MQLAB_TIMEOUT_SCALE=$(SANITIZE_TIMEOUT_SCALE) $(MAKE) test BUILD_DIR=build-asan BUILD_TYPE=Debug \
+	  CMAKE_FLAGS="-DMQLAB_SANITIZE=address,undefined $(CMAKE_FLAGS)"; \
+	status=$$?; echo "sanitize: exit $$status after $$(( $$(date +%s) - start )) s (build, ctest, pytest)"; exit $$status
 
 # libFuzzer targets (fuzz/*.cc), built with clang under ASan + UBSan into
 # $(FUZZ_DIR), each run for FUZZ_SECONDS from its checked-in seeds
@@ -119,14 +129,22 @@ fuzz-ci:
 # CI's sanitizer run: the test executables of SANITIZE_CI_TESTS (all six)
 # built in the fuzz build (clang, ASan + UBSan on every object, no second
 # build of the library) and their ctest with LeakSanitizer on; any report
-# fails its test. `make sanitize` is the same suite plus the pytests in a gcc
-# Debug build. On 2 CPUs the six tests' ctest takes ~3.5 min, two thirds of
-# it in sim_test's and store_test's crash/replication properties.
+# fails its test. Then the real-process pytests of SANITIZE_CI_PYTESTS run
+# against the sanitized programs (mqnamesrv, mqbroker, mqadmin, mqsim of the
+# same build): pytests/conftest.py sends every child's reports to the test's
+# directory and fails the test on one. `make sanitize` is the whole suite,
+# every pytest included, in a gcc Debug build. On 2 CPUs the six tests' ctest
+# takes ~3.5 min, two thirds of it in sim_test's and store_test's
+# crash/replication properties.
 SANITIZE_CI_TESTS ?= env_test store_test sim_test remoting_test broker_test client_test
+SANITIZE_CI_PROGRAMS ?= mqnamesrv mqbroker mqadmin mqsim
+SANITIZE_CI_PYTESTS ?= pytests/test_sanitizer_reports.py pytests/test_programs.py pytests/test_real_cluster.py \
+  pytests/test_hostile_network.py pytests/test_hostile_disk.py pytests/test_power_loss_real.py
 sanitize-ci: fuzz-build
-	@cmake --build $(FUZZ_DIR) -j $(JOBS) --target $(SANITIZE_CI_TESTS)
+	@cmake --build $(FUZZ_DIR) -j $(JOBS) --target $(SANITIZE_CI_TESTS) $(SANITIZE_CI_PROGRAMS)
 	cd $(FUZZ_DIR) && $(SANITIZER_ENV) \
 	  ctest --output-on-failure --no-tests=error -j $(JOBS) -E '_NOT_BUILT$$'
+	$(SANITIZER_ENV) MQLAB_TIMEOUT_SCALE=2 MQLAB_BUILD_DIR=$(abspath $(FUZZ_DIR)) $(PYTEST) -q $(SANITIZE_CI_PYTESTS)
 
 clean:
 	rm -rf $(BUILD_DIR) build-asan $(FUZZ_DIR)

@@ -2,11 +2,15 @@
 mqadmin) on 127.0.0.1 with free ports and temporary store directories.
 
 Every started process is stopped by PID in the fixture's teardown, which
-pytest runs even when the test failed. Every wait has a deadline (a liveness
-bound, not a timing assertion: on a loaded machine a boot may take seconds).
+pytest runs even when the test failed: politely first (SIGTERM, so that a
+sanitized build's LeakSanitizer and the shutdown path are checked on every
+run), by SIGKILL when it does not exit in time. Every wait has a deadline (a
+liveness bound, not a timing assertion: on a loaded machine a boot may take
+seconds), scaled by MQLAB_TIMEOUT_SCALE.
 """
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 import time
@@ -16,10 +20,45 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tools"))
 import mqrealrun  # noqa: E402 (tools/ is not a package)
+from conftest import SANITIZER_EXIT_CODE, sanitizer_report_in  # noqa: E402
 
-BOOT_DEADLINE_S = 60
-EXIT_DEADLINE_S = 60
-MQADMIN_DEADLINE_S = 120
+
+def timeout_scale():
+    """MQLAB_TIMEOUT_SCALE (default 1): every deadline here is multiplied by
+    it. A Debug build under ASan + UBSan (`make sanitize`, which sets it)
+    runs the programs several times slower than RelWithDebInfo; the tests'
+    deadlines are liveness bounds, so they stretch instead of being skipped."""
+    text = os.environ.get("MQLAB_TIMEOUT_SCALE", "1")
+    try:
+        scale = float(text)
+    except ValueError:
+        scale = 0
+    if not scale >= 1:
+        raise pytest.UsageError(f"MQLAB_TIMEOUT_SCALE={text!r}: want a number >= 1 (how much slower this build is)")
+    return scale
+
+
+TIMEOUT_SCALE = timeout_scale()
+
+
+def scaled(seconds):
+    return seconds * TIMEOUT_SCALE
+
+
+BOOT_DEADLINE_S = scaled(60)
+# How long a program may take to shut down after SIGTERM at teardown before
+# it is killed; a broker flushes and unregisters, well under a second.
+STOP_GRACE_S = scaled(20)
+
+
+def not_killed_by_a_sanitizer(result):
+    """A finished subprocess.run result, failing the test when a sanitizer
+    killed the program (gcc's UBSan reports on stderr only: conftest.py)."""
+    report = sanitizer_report_in(result.stderr or "")
+    if result.returncode == SANITIZER_EXIT_CODE or report is not None:
+        pytest.fail(f"{result.args[0]} died of a sanitizer report (exit {result.returncode}):\n"
+                    f"{report or (result.stderr or '')[-6000:]}", pytrace=False)
+    return result
 
 
 def port_block(count):
@@ -45,19 +84,37 @@ class Program(mqrealrun.Process):
     def stderr(self):
         return self.text("stderr")
 
-    def wait_for(self, text, where="stdout", deadline_s=BOOT_DEADLINE_S):
+    def wait_for(self, text, where="stdout", deadline_s=60):
         try:
-            super().wait_for(text, where, deadline_s)
+            super().wait_for(text, where, scaled(deadline_s))
         except mqrealrun.RunError as error:
             pytest.fail(f"{error}\n--- stdout\n{self.stdout()[-4000:]}")
 
-    def wait_exit(self, deadline_s=EXIT_DEADLINE_S):
+    def wait_exit(self, deadline_s=60):
         try:
-            return super().wait_exit(deadline_s)
+            status = super().wait_exit(scaled(deadline_s))
         except mqrealrun.RunError as error:
             self.proc.kill()
             self.proc.wait()
             pytest.fail(f"{error}:\n--- stderr\n{self.stderr()[-4000:]}")
+        if status == SANITIZER_EXIT_CODE:
+            pytest.fail(f"{self.tag} died of a sanitizer report (exit {status}):\n"
+                        f"{sanitizer_report_in(self.stderr()) or self.stderr()[-4000:]}", pytrace=False)
+        return status
+
+    def stop_politely(self):
+        """SIGTERM (after SIGCONT, for a paused one), then SIGKILL when it has
+        not exited within STOP_GRACE_S. Its exit status is not judged here (a
+        test may have broken its store on purpose); a sanitizer report is,
+        by conftest.py."""
+        if self.proc.poll() is not None:
+            return
+        self.signal(signal.SIGCONT)
+        self.signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            self.stop()
 
 
 @pytest.fixture
@@ -71,8 +128,10 @@ def programs(bin_dir, tmp_path):
         return program
 
     yield start
-    for program in started:
-        program.stop()
+    # Newest first: clients and brokers go before the NameServer they
+    # unregister from.
+    for program in reversed(started):
+        program.stop_politely()
 
 
 def write_conf(path, **keys):
@@ -108,7 +167,8 @@ def broker_keys(tmp_path, name, port, namesrv_port, **extra):
 
 
 def run(bin_dir, name, *args, cwd=None):
-    return subprocess.run([str(bin_dir / name), *args], capture_output=True, text=True, timeout=60, cwd=cwd)
+    return not_killed_by_a_sanitizer(subprocess.run([str(bin_dir / name), *args], capture_output=True, text=True,
+                                                    timeout=scaled(60), cwd=cwd))
 
 
 def start_namesrv(programs, tmp_path, tag="mqnamesrv"):
@@ -138,11 +198,12 @@ class MqAdmin:
         self.namesrv = namesrv_addr
         self.workdir = workdir
 
-    def run(self, *args, deadline_s=MQADMIN_DEADLINE_S):
-        return subprocess.run([str(self.path), *map(str, args), "-n", self.namesrv], capture_output=True, text=True,
-                              timeout=deadline_s, cwd=self.workdir)
+    def run(self, *args, deadline_s=120):
+        return not_killed_by_a_sanitizer(subprocess.run([str(self.path), *map(str, args), "-n", self.namesrv],
+                                                        capture_output=True, text=True, timeout=scaled(deadline_s),
+                                                        cwd=self.workdir))
 
-    def __call__(self, *args, deadline_s=MQADMIN_DEADLINE_S):
+    def __call__(self, *args, deadline_s=120):
         result = self.run(*args, deadline_s=deadline_s)
         assert result.returncode == 0, f"mqadmin {args}: exit {result.returncode}\n{result.stdout}\n{result.stderr}"
         return result.stdout
@@ -153,8 +214,9 @@ class MqAdmin:
 
 
 def has_ack_log_option(admin):
-    return "--ack-log" in subprocess.run([str(admin.path), "perf", "produce", "-h"], capture_output=True, text=True,
-                                         timeout=30).stdout
+    return "--ack-log" in not_killed_by_a_sanitizer(subprocess.run([str(admin.path), "perf", "produce", "-h"],
+                                                                   capture_output=True, text=True,
+                                                                   timeout=scaled(30))).stdout
 
 
 def read_ack_log(path):
@@ -222,7 +284,8 @@ def lost_report(acked, stored, cluster=None):
     return lost, message
 
 
-def wait_until(predicate, what, deadline_s=BOOT_DEADLINE_S, interval_s=0.2):
+def wait_until(predicate, what, deadline_s=60, interval_s=0.2):
+    deadline_s = scaled(deadline_s)
     deadline = time.monotonic() + deadline_s
     while time.monotonic() < deadline:
         value = predicate()
@@ -330,8 +393,8 @@ def acknowledged_in_history(path):
 
 def mqsim_check(bin_dir, *args, cwd=None):
     """mqsim check ARGS...: (exit code, stdout, stderr)."""
-    result = subprocess.run([str(bin_dir / "mqsim"), "check", *map(str, args)], capture_output=True, text=True,
-                            timeout=300, cwd=cwd)
+    result = not_killed_by_a_sanitizer(subprocess.run([str(bin_dir / "mqsim"), "check", *map(str, args)],
+                                                      capture_output=True, text=True, timeout=scaled(300), cwd=cwd))
     return result.returncode, result.stdout, result.stderr
 
 

@@ -20,6 +20,7 @@ PYTHON = "/usr/bin/python3"  # Debian's, with python3-matplotlib and python3-jso
 sys.path.insert(0, str(REPO))
 
 from reports import model  # noqa: E402
+from real_cluster import scaled  # noqa: E402
 
 SMALL_MATRIX = """\
 name: small-matrix
@@ -41,7 +42,8 @@ RUNS = 2 * 2 * 2 * 2
 
 
 def mqsim_run(mqsim, *args, cwd=None, timeout=240):
-    return subprocess.run([str(mqsim), *map(str, args)], capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    return subprocess.run([str(mqsim), *map(str, args)], capture_output=True, text=True, timeout=scaled(timeout),
+                          cwd=cwd)
 
 
 def without_wall_time(report: dict) -> dict:

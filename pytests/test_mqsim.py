@@ -12,6 +12,8 @@ import subprocess
 
 import pytest
 
+from real_cluster import scaled
+
 REPO = pathlib.Path(__file__).resolve().parent.parent
 SCENARIOS = REPO / "scenarios"
 CANARY = SCENARIOS / "single-master-async-power-loss-canary.yaml"
@@ -71,7 +73,7 @@ def short(tmp_path):
 
 
 def run(mqsim, *args, timeout=300):
-    return subprocess.run([str(mqsim), *map(str, args)], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([str(mqsim), *map(str, args)], capture_output=True, text=True, timeout=scaled(timeout))
 
 
 def example_scenarios():

@@ -20,7 +20,8 @@ import time
 
 import pytest
 
-from real_cluster import Cluster, consumed_messages, has_ack_log_option, programs, read_ack_log, wait_until  # noqa: F401
+from real_cluster import (Cluster, consumed_messages, has_ack_log_option, programs, read_ack_log, scaled,  # noqa: F401
+                          wait_until)
 
 TOPIC = "TopicPowerLoss"
 EXIT_POWER_CUT = 99
@@ -36,10 +37,14 @@ def power_cut_under_load(programs, tmp_path, bin_dir, flush):
     victim = cluster.brokers[("broker-a", 0)]
     assert "powerLossInjection=true" in victim.stderr()
     ack_log = tmp_path / "acks.log"
-    load = admin.start(programs, "perf", "produce", "-t", TOPIC, "-w", 8, "-s", 256, "--duration", 10,
+    # The load lasts as long as the deadlines stretch (MQLAB_TIMEOUT_SCALE):
+    # a SYNC_FLUSH broker under ASan acknowledges ~170 sends/s, 2000 take 12 s.
+    load = admin.start(programs, "perf", "produce", "-t", TOPIC, "-w", 8, "-s", 256, "--duration", int(scaled(10)),
                        "--ack-log", ack_log, tag="perf-produce")
     started = time.monotonic()
-    wait_until(lambda: len(read_ack_log(ack_log)) > 2000, "2000 acknowledged sends", deadline_s=120)
+    wait_until(lambda: len(read_ack_log(ack_log)) > 2000 or load.proc.poll() is not None, "2000 acknowledged sends",
+               deadline_s=120)
+    assert len(read_ack_log(ack_log)) > 2000, f"the load ended after {len(read_ack_log(ack_log))} acknowledged sends"
     # Under load for several flush intervals (flushIntervalCommitLog, 500 ms), so
     # ASYNC_FLUSH has made something durable: cut earlier and it loses
     # everything, correctly, which would prove nothing about recovery.
