@@ -45,6 +45,28 @@ def netns_unavailable():
     return None
 
 
+def realrun_in_namespaces(bin_dir, tmp_path, scenario_text, run_id_base, *args):
+    """Runs scenario_text with network namespaces (skips where they cannot be
+    made), checks the run removed its namespaces and passed its driver, and
+    returns (out directory, real.json)."""
+    reason = netns_unavailable()
+    if reason:
+        pytest.skip(f"no network namespaces here: {reason}")
+    scenario = tmp_path / "scenario.yaml"
+    scenario.write_text(scenario_text)
+    out = tmp_path / "run"
+    run_id = run_id_base + os.getpid() % 40000
+    try:
+        code, stdout, stderr = realrun(bin_dir, scenario, *args, "--out", out, "--run-id", run_id)
+    finally:
+        leftover = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    print(stdout)
+    print(stderr, file=sys.stderr)
+    assert f"mqlab-{run_id % 100000}-" not in leftover, "namespaces left behind:\n" + leftover
+    assert code == 0, stdout + stderr
+    return out, json.loads((out / "real.json").read_text())
+
+
 def test_a_scenario_with_kill_and_pause_runs_on_real_processes_and_compares(bin_dir, tmp_path):
     out = tmp_path / "run"
     code, stdout, stderr = realrun(bin_dir, REPO / "scenarios" / "real-multi-master-kill-pause.yaml", "--compare",
@@ -164,22 +186,7 @@ expect:
 
 
 def test_a_master_partition_in_network_namespaces(bin_dir, tmp_path):
-    reason = netns_unavailable()
-    if reason:
-        pytest.skip(f"no network namespaces here: {reason}")
-    scenario = tmp_path / "real-partition.yaml"
-    scenario.write_text(PARTITION_SCENARIO)
-    out = tmp_path / "run"
-    run_id = 50000 + os.getpid() % 40000
-    try:
-        code, stdout, stderr = realrun(bin_dir, scenario, "--netns", "on", "--out", out, "--run-id", run_id)
-    finally:
-        leftover = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    print(stdout)
-    print(stderr, file=sys.stderr)
-    assert f"mqlab-{run_id % 100000}-" not in leftover, "namespaces left behind:\n" + leftover
-    assert code == 0, stdout + stderr
-    real = json.loads((out / "real.json").read_text())
+    _, real = realrun_in_namespaces(bin_dir, tmp_path, PARTITION_SCENARIO, 50000, "--netns", "on")
     assert real["figures"]["lost"] == 0
     # Sends to the partitioned group failed for a while: a write-unavailable window on broker-a.
     assert any(w["broker"] == "broker-a" for w in real["unavailable_write_windows"]), real["unavailable_write_windows"]
@@ -234,22 +241,7 @@ def test_a_scenario_network_without_namespaces_is_refused(bin_dir, tmp_path):
 
 
 def test_latency_loss_and_bandwidth_are_applied_to_real_links(bin_dir, tmp_path):
-    reason = netns_unavailable()
-    if reason:
-        pytest.skip(f"no network namespaces here: {reason}")
-    scenario = tmp_path / "real-slow-links.yaml"
-    scenario.write_text(SLOW_LINKS_SCENARIO)
-    out = tmp_path / "run"
-    run_id = 10000 + os.getpid() % 40000
-    try:
-        code, stdout, stderr = realrun(bin_dir, scenario, "--compare", "--out", out, "--run-id", run_id)
-    finally:
-        leftover = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    print(stdout)
-    print(stderr, file=sys.stderr)
-    assert f"mqlab-{run_id % 100000}-" not in leftover, "namespaces left behind:\n" + leftover
-    assert code == 0, stdout + stderr
-    real = json.loads((out / "real.json").read_text())
+    out, real = realrun_in_namespaces(bin_dir, tmp_path, SLOW_LINKS_SCENARIO, 10000, "--compare")
     emulation = real["network_emulation"]
     assert emulation["mode"] in ("netem", "relay"), emulation
     assert emulation["qdiscs"], emulation  # every veth end shaped
@@ -288,18 +280,7 @@ expect:
 
 
 def test_a_bandwidth_limit_bounds_what_a_real_broker_acknowledges(bin_dir, tmp_path):
-    reason = netns_unavailable()
-    if reason:
-        pytest.skip(f"no network namespaces here: {reason}")
-    scenario = tmp_path / "real-narrow-link.yaml"
-    scenario.write_text(NARROW_LINK_SCENARIO)
-    out = tmp_path / "run"
-    run_id = 20000 + os.getpid() % 40000
-    code, stdout, stderr = realrun(bin_dir, scenario, "--out", out, "--run-id", run_id)
-    print(stdout)
-    print(stderr, file=sys.stderr)
-    assert code == 0, stdout + stderr
-    real = json.loads((out / "real.json").read_text())
+    out, real = realrun_in_namespaces(bin_dir, tmp_path, NARROW_LINK_SCENARIO, 20000)
     emulation = real["network_emulation"]
     assert emulation["mode"] in ("netem", "tbf"), emulation  # no relay: the latency is the LAN's
     sends = history_records(out / "producer-0.history", "send_result")
