@@ -16,6 +16,7 @@
 #include "sim/retention_expiry.h"
 #include "sim/scenario.h"
 #include "sim/sim_world.h"
+#include "sim/test/quiet_run.h"
 
 namespace mqlab::sim {
 namespace {
@@ -157,11 +158,8 @@ TEST(CheckerAccounting, ASimulatedRunsRetentionIsExpiryNotLoss) {
       "  consumer_groups: [{name: cg, consumers: 1}]\n";
   Result<Scenario> scenario = parse_scenario(yaml, "retention.yaml");
   ASSERT_TRUE(scenario.ok()) << scenario.status().to_string();
-  set_log_level(LogLevel::kError);
-  set_log_sink([](LogLevel, std::string_view, std::string_view) {});
   SimWorld world(*scenario, 1);
-  const RunResult result = world.run();
-  set_log_sink(nullptr);
+  const RunResult result = run_quietly(world);
   ASSERT_TRUE(result.converged) << result.liveness_failure;
 
   const std::map<std::string, RetentionHead> heads = retention_heads(world);
@@ -210,11 +208,8 @@ TEST(CheckerAccounting, RetentionBeforeARestartIsStillExpiry) {
       "  - {at: 12s, kind: kill_process, target: broker-a-0, duration: 1s}\n";
   Result<Scenario> scenario = parse_scenario(yaml, "retention-restart.yaml");
   ASSERT_TRUE(scenario.ok()) << scenario.status().to_string();
-  set_log_level(LogLevel::kError);
-  set_log_sink([](LogLevel, std::string_view, std::string_view) {});
   SimWorld world(*scenario, 1);
-  const RunResult result = world.run();
-  set_log_sink(nullptr);
+  const RunResult result = run_quietly(world);
   ASSERT_TRUE(result.converged) << result.liveness_failure;
 
   broker::BrokerController* broker = world.running_broker("broker-a-0");
@@ -243,11 +238,8 @@ TEST(CheckerAccounting, RetentionBeforeARestartIsStillExpiry) {
 TEST(CheckerAccounting, KillPauseScenariosDuplicatesAreSecondStoredCopies) {
   Result<Scenario> scenario = load_scenario(std::string(MQLAB_SOURCE_DIR) + "/scenarios/real-multi-master-kill-pause.yaml");
   ASSERT_TRUE(scenario.ok()) << scenario.status().to_string();
-  set_log_level(LogLevel::kError);
-  set_log_sink([](LogLevel, std::string_view, std::string_view) {});
   SimWorld world(*scenario, 1);
-  const RunResult result = world.run();
-  set_log_sink(nullptr);
+  const RunResult result = run_quietly(world);
   const CheckerReport& report = result.report;
   EXPECT_EQ(report.lost, 0);
   EXPECT_GT(report.duplicates, 0);

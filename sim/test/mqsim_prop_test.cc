@@ -11,6 +11,7 @@
 #include "broker/common/log.h"
 #include "sim/scenario.h"
 #include "sim/sim_world.h"
+#include "sim/test/quiet_run.h"
 
 namespace mqlab::sim {
 namespace {
@@ -42,12 +43,8 @@ std::string scenario_yaml(const std::string& preset, const std::string& flush, c
 RunResult run_yaml(const std::string& yaml, uint64_t seed) {
   Result<Scenario> scenario = parse_scenario(yaml, "generated.yaml");
   MQ_ASSERT_MSG(scenario.ok(), scenario.status().to_string() + "\n" + yaml);
-  set_log_level(LogLevel::kError);
-  set_log_sink([](LogLevel, std::string_view, std::string_view) {});
   SimWorld world(*scenario, seed);
-  RunResult result = world.run();
-  set_log_sink(nullptr);
-  return result;
+  return run_quietly(world);
 }
 
 // Runs a property a fixed number of times (CI-sized), without shrinking:

@@ -23,6 +23,7 @@
 #include "sim/sim_file_system.h"
 #include "sim/sim_machine.h"
 #include "sim/sim_world.h"
+#include "sim/test/quiet_run.h"
 
 namespace mqlab::sim {
 namespace {
@@ -37,13 +38,10 @@ struct WorldRun {
 WorldRun run_world(const std::string& yaml, uint64_t seed, const std::function<void(SimWorld&)>& before_run = {}) {
   Result<Scenario> scenario = parse_scenario(yaml, "generated.yaml");
   MQ_ASSERT_MSG(scenario.ok(), scenario.status().to_string() + "\n" + yaml);
-  set_log_level(LogLevel::kError);
-  set_log_sink([](LogLevel, std::string_view, std::string_view) {});
   WorldRun run;
   run.world = std::make_unique<SimWorld>(*scenario, seed);
   if (before_run) before_run(*run.world);
-  run.result = run.world->run();
-  set_log_sink(nullptr);
+  run.result = run_quietly(*run.world);
   return run;
 }
 
