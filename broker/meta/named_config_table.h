@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "broker/common/assert.h"
+#include "broker/common/printable.h"
 #include "broker/common/status.h"
 #include "broker/env/env.h"
 #include "broker/env/path.h"
@@ -29,9 +30,10 @@
 
 namespace mqlab::meta {
 
-// A name as it may appear in a message: printable ASCII kept, the rest
-// escaped, long names cut, so a hostile name cannot garble a log line.
-std::string printable_name(std::string_view name);
+// A name as it may appear in a message (common/printable.h): long names cut
+// after kShownNameChars.
+inline constexpr size_t kShownNameChars = 80;
+inline std::string printable_name(std::string_view name) { return printable_excerpt(name, kShownNameChars); }
 
 template <class Config>
 class NamedConfigTable {

@@ -1,7 +1,6 @@
 #include "broker/remoting/wire_text.h"
 
 #include <charconv>
-#include <cstdio>
 #include <limits>
 
 namespace mqlab::remoting {
@@ -78,22 +77,6 @@ std::optional<size_t> first_byte_deeper_than(std::string_view text, size_t max_d
 }
 
 }  // namespace
-
-std::string printable_excerpt(std::string_view text, size_t max_chars) {
-  std::string out;
-  for (size_t i = 0; i < text.size() && i < max_chars; ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c < 0x7f && c != '\\') {
-      out += static_cast<char>(c);
-    } else {
-      char escaped[8];
-      std::snprintf(escaped, sizeof(escaped), "\\x%02x", c);
-      out += escaped;
-    }
-  }
-  if (text.size() > max_chars) out += "...";
-  return out;
-}
 
 std::optional<int64_t> parse_int64(std::string_view text) {
   // std::from_chars takes a '-' but not a '+'; Java takes both, once.

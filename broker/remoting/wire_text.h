@@ -16,14 +16,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "broker/common/printable.h"
 #include "broker/common/status.h"
 
 namespace mqlab::remoting {
 
-// A peer's text as it may appear in a log line or remark: printable ASCII
-// kept, other bytes as \xNN, cut after max_chars with "...", so a hostile
-// value cannot garble a log or make a remark huge.
-std::string printable_excerpt(std::string_view text, size_t max_chars = 64);
+// A peer's text as it may appear in a log line or remark (common/printable.h).
+using mqlab::printable_excerpt;
 
 // Java's Long.parseLong / Integer.parseInt: [+-]?[0-9]+ within range.
 std::optional<int64_t> parse_int64(std::string_view text);
