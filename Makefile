@@ -124,7 +124,7 @@ fuzz: fuzz-build
 	done
 
 fuzz-ci:
-	$(MAKE) fuzz FUZZ_SECONDS=20
+	$(MAKE) fuzz FUZZ_SECONDS=30
 
 # CI's sanitizer run: the test executables of SANITIZE_CI_TESTS (all six)
 # built in the fuzz build (clang, ASan + UBSan on every object, no second
