@@ -135,8 +135,14 @@ def rss_bound_kib(baseline_kib, under_asan):
 
 
 def runs_under_asan(pid):
+    """Whether the process carries AddressSanitizer: gcc's runtime is the
+    shared libasan, clang's is linked into the executable (make sanitize-ci's
+    build), so look in both."""
     with open(f"/proc/{pid}/maps") as maps:
-        return "libasan" in maps.read()
+        if "libasan" in maps.read():
+            return True
+    with open(f"/proc/{pid}/exe", "rb") as executable:
+        return b"__asan_init" in executable.read()
 
 
 def test_hostile_clients_do_not_hurt_the_broker(programs, tmp_path, bin_dir):
