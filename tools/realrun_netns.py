@@ -99,19 +99,23 @@ class Network:
         sh("ip", "addr", "add", f"{self.host_address}/24", "dev", self.bridge)
         sh("ip", "link", "set", self.bridge, "up")
         for index, machine in enumerate(self.machines):
-            namespace = self.namespace_of(machine)
-            sh("ip", "netns", "add", namespace)
-            self.created_namespaces.append(namespace)
-            outside = f"mq{self.id}v{index}"
-            sh("ip", "link", "add", outside, "type", "veth", "peer", "name", f"mq{self.id}i{index}")
-            self.created_links.append(outside)
-            sh("ip", "link", "set", f"mq{self.id}i{index}", "netns", namespace)
-            sh("ip", "link", "set", outside, "master", self.bridge)
-            sh("ip", "link", "set", outside, "up")
-            sh("ip", "link", "set", f"mq{self.id}i{index}", "name", "eth0", netns=namespace)
-            sh("ip", "addr", "add", f"{self.address_of(machine)}/24", "dev", "eth0", netns=namespace)
-            sh("ip", "link", "set", "eth0", "up", netns=namespace)
-            sh("ip", "link", "set", "lo", "up", netns=namespace)
+            self.add_bridged_namespace(self.namespace_of(machine), f"mq{self.id}v{index}", f"mq{self.id}i{index}",
+                                       self.address_of(machine))
+
+    def add_bridged_namespace(self, namespace, outside, inside, address):
+        """A namespace whose eth0 (the veth end `inside`, renamed) holds
+        address/24 and whose other end `outside` is on the bridge."""
+        sh("ip", "netns", "add", namespace)
+        self.created_namespaces.append(namespace)
+        sh("ip", "link", "add", outside, "type", "veth", "peer", "name", inside)
+        self.created_links.append(outside)
+        sh("ip", "link", "set", inside, "netns", namespace)
+        sh("ip", "link", "set", outside, "master", self.bridge)
+        sh("ip", "link", "set", outside, "up")
+        sh("ip", "link", "set", inside, "name", "eth0", netns=namespace)
+        sh("ip", "addr", "add", f"{address}/24", "dev", "eth0", netns=namespace)
+        sh("ip", "link", "set", "eth0", "up", netns=namespace)
+        sh("ip", "link", "set", "lo", "up", netns=namespace)
 
     def veth_ends(self):
         """(namespace or None, device) of both ends of every broker's veth."""
@@ -137,19 +141,8 @@ class Network:
     def enable_relay(self):
         """Service addresses and the relay's upstream namespace (see the top)."""
         namespace = f"{self.prefix}relay"
-        sh("ip", "netns", "add", namespace)
-        self.created_namespaces.append(namespace)
+        self.add_bridged_namespace(namespace, f"mq{self.id}o", f"mq{self.id}p", f"10.213.{self.subnet}.250")
         self.relay_namespace = namespace
-        outside = f"mq{self.id}o"
-        sh("ip", "link", "add", outside, "type", "veth", "peer", "name", f"mq{self.id}p")
-        self.created_links.append(outside)
-        sh("ip", "link", "set", f"mq{self.id}p", "netns", namespace)
-        sh("ip", "link", "set", outside, "master", self.bridge)
-        sh("ip", "link", "set", outside, "up")
-        sh("ip", "link", "set", f"mq{self.id}p", "name", "eth0", netns=namespace)
-        sh("ip", "addr", "add", f"10.213.{self.subnet}.250/24", "dev", "eth0", netns=namespace)
-        sh("ip", "link", "set", "eth0", "up", netns=namespace)
-        sh("ip", "link", "set", "lo", "up", netns=namespace)
         for machine in self.machines:
             service = self.service_address_of(machine)
             sh("ip", "addr", "add", f"{service}/32", "dev", self.bridge)
