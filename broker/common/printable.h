@@ -1,7 +1,7 @@
 // printable_excerpt: untrusted text (a peer's header value, a topic or group
 // name from a request or a file) as it may appear in a log line, an error
 // message or a remark: printable ASCII kept; other bytes, the backslash and
-// the single quote (messages quote names with it) as \xNN; cut after
+// both quotes (messages quote names with them) as \xNN; cut after
 // max_chars with "...". A hostile value can then neither garble a log line
 // nor make a message huge.
 #pragma once

@@ -4,9 +4,6 @@
 // the bytes come from disk or a peer, and reports every defect as Corruption.
 #include "broker/store/message_codec.h"
 
-#include "broker/common/crc32.h"
-
-
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -17,6 +14,8 @@
 
 #include "broker/common/assert.h"
 #include "broker/common/big_endian.h"
+#include "broker/common/crc32.h"
+#include "broker/common/printable.h"
 
 namespace mqlab::store {
 namespace {
@@ -46,24 +45,9 @@ std::string hex8(uint8_t value) {
   return text;
 }
 
-// Quotes a name for an error message; bytes that would garble a log line are
-// escaped, and long names are cut so one bad topic cannot flood the log.
-std::string quoted(std::string_view text) {
-  constexpr size_t kShownBytes = 64;
-  std::string out = "\"";
-  for (size_t i = 0; i < text.size() && i < kShownBytes; ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
-      out += static_cast<char>(c);
-    } else {
-      char escaped[5];
-      std::snprintf(escaped, sizeof(escaped), "\\x%02X", c);
-      out += escaped;
-    }
-  }
-  out += text.size() > kShownBytes ? "...\"" : "\"";
-  return out;
-}
+// Quotes a name for an error message (common/printable.h: bytes that would
+// garble a log line escaped, long names cut).
+std::string quoted(std::string_view text) { return "\"" + printable_excerpt(text, 64) + "\""; }
 
 bool is_topic_char(unsigned char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '%' ||
