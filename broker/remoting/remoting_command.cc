@@ -1,6 +1,8 @@
 #include "broker/remoting/remoting_command.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cstddef>
 #include <iterator>
 #include <utility>
 
@@ -20,6 +22,15 @@ Status missing_field(std::string_view name) {
 Status malformed_field(std::string_view name, std::string_view expected, std::string_view value) {
   return Status::InvalidArgument("the custom field <" + std::string(name) + "> is not a valid " +
                                  std::string(expected) + ": \"" + printable_excerpt(value) + "\"");
+}
+
+// std::string's byte order (<0, 0, >0), as ExtFields sorts its names.
+int compare_names(std::string_view a, std::string_view b) {
+  const size_t common = std::min(a.size(), b.size());
+  for (size_t i = 0; i < common; ++i) {
+    if (a[i] != b[i]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]) ? -1 : 1;
+  }
+  return a.size() == b.size() ? 0 : (a.size() < b.size() ? -1 : 1);
 }
 
 bool equals_ignoring_ascii_case(std::string_view a, std::string_view b) {
@@ -93,8 +104,25 @@ RemotingCommand RemotingCommand::make_response(int32_t response_code, std::strin
 }
 
 const std::string* RemotingCommand::find_ext(std::string_view name) const {
-  const auto it = ext_fields.find(name);
-  return it == ext_fields.end() ? nullptr : &it->second;
+  // ExtFields::find's binary search, with a three-way comparison that stops
+  // at an exact hit and compares bytes inline: processors make a dozen of
+  // these per message on names of a few bytes, where the two-way search's
+  // memcmp calls cost more than the search itself.
+  auto first = ext_fields.begin();
+  size_t count = ext_fields.size();
+  while (count > 0) {
+    const size_t half = count / 2;
+    const auto middle = first + static_cast<std::ptrdiff_t>(half);
+    const int order = compare_names(middle->first, name);
+    if (order == 0) return &middle->second;
+    if (order < 0) {
+      first = middle + 1;
+      count -= half + 1;
+    } else {
+      count = half;
+    }
+  }
+  return nullptr;
 }
 
 Result<std::string> RemotingCommand::ext_string(std::string_view name) const {
