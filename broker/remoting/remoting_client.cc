@@ -62,10 +62,12 @@ class RemotingClient::ClientConnection : public std::enable_shared_from_this<Cli
   void send_request(int32_t opaque, int32_t code, std::vector<uint8_t> frame, Nanos timeout, ResponseCallback done) {
     MQ_ASSERT(state_ != State::kClosed);  // closed connections leave connections_
     MQ_ASSERT(opaque != 0);
-    const std::weak_ptr<ClientConnection> weak = weak_from_this();
-    const env::TimerId timer = client_.env_.executor().run_after(timeout, [weak, opaque] {
-      if (const std::shared_ptr<ClientConnection> self = weak.lock()) self->on_timeout(opaque);
-    });
+    // `this`, not a weak_ptr: every timer belongs to an entry of pending_,
+    // and close() (which comes before our destruction) cancels them all, so
+    // a timer that runs finds us alive. Two words also fit std::function's
+    // inline buffer, where a weak_ptr (not trivially copyable) made every
+    // request allocate its timer.
+    const env::TimerId timer = client_.env_.executor().run_after(timeout, [this, opaque] { on_timeout(opaque); });
     const bool inserted = pending_.emplace(opaque, Pending{std::move(done), timer, code, timeout}).second;
     MQ_ASSERT_MSG(inserted, "opaque " + std::to_string(opaque) + " is already waiting on " + address_);
     write(Outgoing{std::move(frame), {}});
@@ -200,6 +202,8 @@ class RemotingClient::ClientConnection : public std::enable_shared_from_this<Cli
   }
 
   void on_timeout(int32_t opaque) {
+    MQ_ASSERT(state_ != State::kClosed);  // close() cancelled every timer
+    const std::shared_ptr<ClientConnection> self = shared_from_this();  // close() below drops the client's reference
     const auto found = pending_.find(opaque);
     MQ_ASSERT(found != pending_.end());  // answered or failed requests cancel their timer
     Pending pending = std::move(found->second);
