@@ -155,6 +155,11 @@ struct Pipe {
   uint64_t queued_bytes = 0;
   Nanos last_deliver_at = 0;
   EventId delivery_event = kNoEvent;  // for queue.front(), unless stalled
+  // The stream itself, exactly while delivery_event is pending. The event
+  // holds a plain pointer, which std::function stores in place (a captured
+  // shared_ptr, not trivially copyable, cost an allocation per chunk); this
+  // reference keeps the stream alive until the event runs or is cancelled.
+  std::shared_ptr<Stream> delivery_keeps;
   EventId timeout_event = kNoEvent;   // tcp_user_timeout, while stalled
   bool stalled = false;               // the path was blocked with data to send
   // This direction's entries in Core::wire_free_at and Core::link_counters,
@@ -201,6 +206,11 @@ struct Stream : std::enable_shared_from_this<Stream> {
   void reset(int side);
   void resume(int from);
   void drop_output(int side);
+  // Cancels from's delivery event and drops the reference it held.
+  // Requires: the caller holds the stream (it may be the last reference).
+  void cancel_delivery(int from);
+  // The SimNet is going: no delivery event may outlive it.
+  void cancel_deliveries();
 
   void put_on_wire(int from, Chunk& chunk);
   void schedule_front(int from);
@@ -353,15 +363,31 @@ void Stream::schedule_front(int from) {
   MQ_ASSERT(!pipe.stalled);
   MQ_ASSERT(pipe.delivery_event == kNoEvent);
   MQ_ASSERT(!pipe.queue.empty());
-  // One closure per direction, capturing the stream alone: it then fits in
-  // std::function's inline buffer, and a chunk's delivery allocates nothing.
+  MQ_ASSERT(pipe.delivery_keeps == nullptr);
+  // One closure per direction, capturing a plain pointer alone: it then fits
+  // in std::function's inline buffer, and a chunk's delivery allocates nothing.
   const Nanos due = pipe.queue.front().deliver_at;
-  pipe.delivery_event = from == 0 ? core->at(due, [self = shared_from_this()] { self->deliver_front(0); })
-                                  : core->at(due, [self = shared_from_this()] { self->deliver_front(1); });
+  pipe.delivery_keeps = shared_from_this();
+  pipe.delivery_event = from == 0 ? core->at(due, [this] { deliver_front(0); })
+                                  : core->at(due, [this] { deliver_front(1); });
+}
+
+void Stream::cancel_delivery(int from) {
+  Pipe& pipe = sides[from].out;
+  core->cancel(pipe.delivery_event);
+  MQ_ASSERT(pipe.delivery_keeps == nullptr || pipe.delivery_keeps.use_count() > 1);  // the caller's hold
+  pipe.delivery_keeps.reset();
+}
+
+void Stream::cancel_deliveries() {
+  for (int side : {0, 1}) cancel_delivery(side);
 }
 
 void Stream::deliver_front(int from) {
   Pipe& pipe = sides[from].out;
+  // Held to the end of this call, which may end the stream's other holds.
+  const std::shared_ptr<Stream> self = std::move(pipe.delivery_keeps);
+  MQ_ASSERT(self.get() == this);
   pipe.delivery_event = kNoEvent;
   if (core->shut_down) return;
   MQ_ASSERT(!pipe.stalled);
@@ -413,7 +439,7 @@ void Stream::stall(int from) {
   MQ_ASSERT(!pipe.stalled);
   MQ_ASSERT(pipe.timeout_event == kNoEvent);
   pipe.stalled = true;
-  core->cancel(pipe.delivery_event);
+  cancel_delivery(from);
   ++core->counters.stalls;
   pipe.timeout_event = core->at(core->now() + core->options.tcp_user_timeout_ns,
                                 [self = shared_from_this(), from] { self->time_out(from); });
@@ -454,7 +480,7 @@ void Stream::time_out(int from) {
 
 void Stream::drop_output(int side) {
   Pipe& pipe = sides[side].out;
-  core->cancel(pipe.delivery_event);
+  cancel_delivery(side);
   core->cancel(pipe.timeout_event);
   core->counters.bytes_dropped += pipe.queued_bytes;
   pipe.queue.clear();
@@ -892,7 +918,12 @@ SimNet::SimNet(Scheduler& scheduler, env::Random random, SimNetOptions options)
   MQ_ASSERT(core_->options.syn_retransmission_timeout_ns > 0);
 }
 
-SimNet::~SimNet() { core_->shut_down = true; }
+SimNet::~SimNet() {
+  core_->shut_down = true;
+  // Delivery events point at their streams without holding them: none may
+  // run after this (the Scheduler lives on), and their holds must go.
+  for (const std::shared_ptr<Stream>& stream : core_->stream_list()) stream->cancel_deliveries();
+}
 
 std::unique_ptr<SimNetEndpoint> SimNet::endpoint(env::Executor& executor, OwnerId owner, std::string host) {
   MQ_ASSERT(!host.empty());
