@@ -76,10 +76,7 @@ bool word_is_plain(uint64_t word) {
 }
 
 // The first byte at or after p whose class is not kPlain, or end.
-// Inlined: called for every string of every header (about 26 a SEND_MESSAGE_V2
-// header), mostly on strings shorter than one 16-byte step, where the call
-// itself was a fifth of the cost.
-[[gnu::always_inline]] inline const char* skip_plain(const char* p, const char* end) {
+const char* skip_plain(const char* p, const char* end) {
 #if defined(__SSE2__)
   // 16 bytes at a time while 16 remain (the header's end, not the string's:
   // strings are short, headers are not). As signed bytes, both control bytes
