@@ -378,12 +378,9 @@ class CommonHeaderParser {
     const size_t count = static_cast<size_t>(at_ - digits);
     if (count == 0 || count > 10 || (count > 1 && *digits == '0')) return std::nullopt;
     if (at_ != end_ && (*at_ == '.' || *at_ == 'e' || *at_ == 'E')) return std::nullopt;
-    // At most 10 digits: the value fits int64 as it is summed, so the digits
-    // are summed here rather than through from_chars (four of these per
-    // header, and from_chars' generality cost more than the rest of the field).
     int64_t value = 0;
-    for (const char* p = digits; p != at_; ++p) value = value * 10 + (*p - '0');
-    if (digits != start) value = -value;
+    const auto [end, error] = std::from_chars(start, at_, value);
+    if (error != std::errc() || end != at_) return std::nullopt;
     if (value < std::numeric_limits<int32_t>::min() || value > std::numeric_limits<int32_t>::max()) {
       return std::nullopt;
     }
