@@ -19,10 +19,10 @@ constexpr Nanos kStatsInterval = seconds(1);
 
 double ms(Nanos value) { return static_cast<double>(value) / static_cast<double>(kNanosPerMilli); }
 
-std::string random_alphanumerics(env::Random& random, int32_t size) {
+std::vector<uint8_t> random_alphanumerics(env::Random& random, int32_t size) {
   static constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-  std::string out(static_cast<size_t>(size), ' ');
-  for (char& c : out) c = kAlphabet[random.uniform(kAlphabet.size())];
+  std::vector<uint8_t> out(static_cast<size_t>(size));
+  for (uint8_t& c : out) c = static_cast<uint8_t>(kAlphabet[random.uniform(kAlphabet.size())]);
   return out;
 }
 
@@ -65,9 +65,10 @@ PerfProducer::PerfProducer(client::MQClientInstance& instance, PerfProduceOption
       topics_(topic_names(options_)),
       body_(random_alphanumerics(instance.env().random(), options_.message_size)),
       producer_id_(options_.producer_id.empty() ? instance.client_id() : options_.producer_id),
-      body_crc_(crc32_ieee(0, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(body_.data()), body_.size()))) {
+      body_crc_(crc32_ieee(0, body_)) {
   MQ_ASSERT(options_.senders > 0);
   MQ_ASSERT(options_.message_size > 0);
+  MQ_ASSERT(body_.size() == static_cast<size_t>(options_.message_size));
   MQ_ASSERT(options_.message_quantity >= 0 && options_.duration_s >= 0 && options_.rate >= 0);
   // Every producer has at least one sender; otherwise --producers would
   // promise connections that carry nothing.
@@ -196,7 +197,7 @@ void PerfProducer::stop() {
 client::Message PerfProducer::build_message(uint64_t seq) {
   client::Message message;
   message.topic = topic_of(seq);
-  message.body.assign(body_.begin(), body_.end());
+  message.body = body_;
   if (history_ != nullptr) {
     // The history names a message by (producer, seq); the consumer's history
     // reads both back from the properties.
