@@ -124,18 +124,30 @@ void PerfProducer::fetch_routes() {
   // Every client looks up every topic now, so the first sends do not pay
   // for route lookups inside the measured time, and a missing topic fails
   // the run at once.
-  auto first_error = std::make_shared<Status>();
-  auto routed = client::make_countdown(instances_.size() * topics_.size(),
-                                       lifetime_.guard([this, first_error] { on_route(*first_error); }));
-  for (client::MQClientInstance* client : instances_) {
-    for (const std::string& topic : topics_) {
-      client->update_topic_route(topic, [first_error, routed, topic](Status status) {
-        if (!status.ok() && first_error->ok()) {
-          *first_error = status.with_context("route of topic " + topic + " (create it with mqadmin updateTopic)");
-        }
-        routed();
-      });
-    }
+  MQ_ASSERT(route_lookups_started_ == 0 && route_lookups_done_ == 0);
+  look_up_routes();
+}
+
+void PerfProducer::look_up_routes() {
+  const size_t total = instances_.size() * topics_.size();
+  MQ_ASSERT(route_lookups_done_ <= route_lookups_started_ && route_lookups_started_ <= total);
+  // After a failure nothing new starts; the run fails once those out return.
+  while (route_error_.ok() && route_lookups_started_ < total &&
+         route_lookups_started_ - route_lookups_done_ < kRouteLookupsInFlight) {
+    const size_t pair = route_lookups_started_++;
+    const std::string& topic = topics_[pair % topics_.size()];
+    instances_[pair / topics_.size()]->update_topic_route(topic, lifetime_.guard([this, topic](Status status) {
+      ++route_lookups_done_;
+      if (!status.ok() && route_error_.ok()) {
+        route_error_ = status.with_context("route of topic " + topic + " (create it with mqadmin updateTopic)");
+      }
+      look_up_routes();
+    }));
+  }
+  const bool all_back = route_lookups_done_ == route_lookups_started_;
+  if (!routes_reported_ && all_back && (route_lookups_started_ == total || !route_error_.ok())) {
+    routes_reported_ = true;  // a lookup answering inline must not report twice
+    on_route(route_error_);
   }
 }
 
