@@ -17,7 +17,10 @@
 #   redis-benchmark XADD of 1 KiB, 50 clients, unpipelined (-P 1) and with 16
 #   pipelined (-P 16), under appendfsync everysec and always.
 #   Ratios: ASYNC_FLUSH vs everysec, SYNC_FLUSH vs always, at equal in-flight
-#   requests (goal >= 1.0).
+#   requests (goal >= 1.0). The machine's load drifts (other builds share
+#   it), so the two sides of a ratio are measured back to back: redis-server
+#   runs beside the mqbroker of its flush type, and each redis-benchmark case
+#   runs just before the mqbroker cases at the same requests in flight.
 #
 # Output: one line per figure, `name value unit [ratio=x.xx vs BASELINE]`.
 # Environment: BUILD_DIR (default build), DURATION seconds per mqbroker case
@@ -86,6 +89,76 @@ stop_pid() {
   wait "$pid" 2>/dev/null || true
 }
 
+# ---------------------------------------------------------------- redis
+if ! command -v redis-server > /dev/null || ! command -v redis-benchmark > /dev/null; then
+  echo "broker_bench: installing redis-server and redis-tools" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools > "$SCRATCH/apt.log" 2>&1 || {
+    apt-get update -qq > /dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools > "$SCRATCH/apt.log" 2>&1
+  } || { echo "broker_bench: could not install redis" >&2; cat "$SCRATCH/apt.log" >&2; exit 1; }
+  # The package's own service (where an init started it) is not ours to run against.
+  if command -v service > /dev/null; then service redis-server stop > /dev/null 2>&1 || true; fi
+fi
+
+declare -A RD
+BODY=$(head -c 1024 /dev/zero | tr '\0' 'x')
+REDIS_PID=0
+REDIS_PORT=0
+start_redis() {  # appendfsync tag: sets REDIS_PID, REDIS_PORT
+  local fsync=$1 tag=$2
+  REDIS_PORT=$(free_ports)
+  local dir="$SCRATCH/redis-$tag"
+  mkdir -p "$dir"
+  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$dir" --appendonly yes --appendfsync "$fsync" \
+      --save "" --daemonize no --protected-mode yes > "$dir/redis.log" 2>&1 &
+  REDIS_PID=$!
+  PIDS+=("$REDIS_PID")
+  for _ in $(seq 100); do redis-cli -p "$REDIS_PORT" ping > /dev/null 2>&1 && break; sleep 0.1; done
+}
+
+# One redis-benchmark XADD run against the running redis-server; its
+# figures go to RD[tag-pipeline-*].
+redis_run() {  # tag pipeline
+  local tag=$1 pipeline=$2
+  local dir="$SCRATCH/redis-$tag" pid=$REDIS_PID port=$REDIS_PORT
+  local n=$REDIS_REQUESTS_P1; [ "$pipeline" -gt 1 ] && n=$REDIS_REQUESTS_P16
+  redis-cli -p "$port" del s > /dev/null
+  # A capped stream, as a retained log: memory stays bounded.
+  local csv u0 s0 u1 s1 w0 w1
+  read -r u0 s0 < <(cpu_ticks "$pid")
+  w0=$(date +%s.%N)
+  csv=$(/usr/bin/time -f '%U %S' -o "$dir/time-$pipeline.txt" \
+        redis-benchmark -p "$port" -c $SENDERS -n "$n" -P "$pipeline" --csv \
+        XADD s MAXLEN '~' 100000 '*' f "$BODY" 2> "$dir/benchmark-$pipeline.err" | tail -1) || true
+  # A redis-benchmark that printed no result leaves the figures at 0 and
+  # says why, instead of ending the whole run (set -e) without a word.
+  case "$csv" in '"XADD'*) ;; *) echo "broker_bench: redis-benchmark -P $pipeline ($tag) printed no result:" >&2
+                                 tail -5 "$dir/benchmark-$pipeline.err" >&2; csv= ;; esac
+  w1=$(date +%s.%N)
+  read -r u1 s1 < <(cpu_ticks "$pid")
+  read -r "RD[$tag-$pipeline-cpu]" "RD[$tag-$pipeline-cpu-user]" "RD[$tag-$pipeline-cpu-sys]" \
+      "RD[$tag-$pipeline-client-cpu]" < <($PY - "$u0" "$s0" "$u1" "$s1" "$w0" "$w1" "$CLK_TCK" "$n" \
+      "$dir/time-$pipeline.txt" <<'PYEOF'
+import sys
+u0, s0, u1, s1, w0, w1, tck, total = map(float, sys.argv[1:9])
+try:
+    cu, cs = map(float, open(sys.argv[9]).read().split()[-2:])
+except (OSError, ValueError):
+    cu = cs = 0.0
+user, sys_ = (u1 - u0) / tck, (s1 - s0) / tck
+print(f"{100 * (user + sys_) / max(w1 - w0, 1e-9):.1f} {user * 1e6 / total:.2f} {sys_ * 1e6 / total:.2f} {(cu + cs) * 1e6 / total:.2f}")
+PYEOF
+)
+  # "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
+  RD[$tag-$pipeline-tps]=$(echo "$csv" | awk -F'","' '{print $2}')
+  RD[$tag-$pipeline-p50]=$(echo "$csv" | awk -F'","' '{print $5}')
+  RD[$tag-$pipeline-p99]=$(echo "$csv" | awk -F'","' '{print $7}')
+}
+
+stop_redis() {  # tag
+  RD[$1-hwm]=$(awk '/VmHWM/ {print $2}' /proc/$REDIS_PID/status)
+  stop_pid "$REDIS_PID"
+}
+
 # ---------------------------------------------------------------- mqbroker
 NS_PORT=$(free_ports)
 cat > "$SCRATCH/namesrv.conf" <<CONF
@@ -149,10 +222,13 @@ CONF
   PIDS+=("$BROKER_PID")
 }
 
-# Creates topics (8 queues each) on the broker and waits until the last one
-# is routed by the name server.
+# Creates topics (8 queues each) on the broker and waits until the name
+# server lists every one of them. Waiting for the last name alone is not
+# enough: the creations run two at a time and the broker registers its topic
+# table asynchronously, so the last one routed may be registered before a
+# neighbour, and a perf produce that looks up a missing route fails at once.
 create_topics() {  # topic...
-  local last=${!#}
+  local topics=("$@")
   local ready=0
   for _ in $(seq 100); do
     if "$BIN/mqadmin" updateTopic -n "$NS" -b "$BROKER_ADDR" -t "$1" -r 8 -w 8 > /dev/null 2>&1; then ready=1; break; fi
@@ -163,11 +239,13 @@ create_topics() {  # topic...
   if [ $# -gt 0 ]; then
     printf '%s\n' "$@" | xargs -P 2 -I{} "$BIN/mqadmin" updateTopic -n "$NS" -b "$BROKER_ADDR" -t {} -r 8 -w 8 > /dev/null
   fi
-  for _ in $(seq 100); do
-    "$BIN/mqadmin" topicRoute -n "$NS" -t "$last" > /dev/null 2>&1 && return 0
+  local listed=0
+  for _ in $(seq 200); do
+    listed=$("$BIN/mqadmin" topicList -n "$NS" 2> /dev/null | grep -cxF -f <(printf '%s\n' "${topics[@]}") || true)
+    [ "$listed" -ge "${#topics[@]}" ] && return 0
     sleep 0.3
   done
-  echo "broker_bench: topic $last was not routed" >&2; exit 1
+  echo "broker_bench: the name server lists $listed of ${#topics[@]} topics" >&2; exit 1
 }
 
 cpu_ticks() { awk '{print $14 + 0, $15 + 0}' "/proc/$1/stat"; }  # utime stime, in clock ticks
@@ -187,6 +265,9 @@ produce_run() {  # key perf-produce-args...
   read -r u1 s1 < <(cpu_ticks "$BROKER_PID")
   local tps p50 p99 failed total
   read -r tps p50 p99 failed total < <(produce_figures "$out")
+  if ! grep -q '^\[Complete\]' "$out"; then  # the scratch directory goes at exit: say why here
+    echo "broker_bench: perf produce ($key) printed no summary:" >&2; tail -5 "$out" >&2
+  fi
   MQ[$key-tps]=$tps; MQ[$key-p50]=$p50; MQ[$key-p99]=$p99; MQ[$key-failed]=$failed; MQ[$key-total]=$total
   read -r "MQ[$key-cpu]" "MQ[$key-cpu-user]" "MQ[$key-cpu-sys]" "MQ[$key-client-cpu]" < <($PY - "$u0" "$s0" "$u1" "$s1" "$w0" "$w1" \
       "$CLK_TCK" "$total" "$SCRATCH/time-$key.txt" <<'PYEOF'
@@ -203,17 +284,25 @@ PYEOF
 )
 }
 
-run_broker_case() {  # flush_type tag
-  local flush=$1 tag=$2
+# One flush type against its redis counterpart. The machine is shared and
+# its load drifts, so each pair of figures a ratio compares is measured back
+# to back: redis-benchmark at one pipeline depth, then mqbroker at the same
+# number of requests in flight (50 clients, then 1 client).
+run_pair_case() {  # flush_type tag appendfsync redis_tag
+  local flush=$1 tag=$2 fsync=$3 rtag=$4
   start_broker "$flush" "$tag"
   create_topics BenchTopic
+  start_redis "$fsync" "$rtag"
   local produced=0
   for inflight in $SENDERS $((SENDERS * PIPELINE)); do
+    local pipeline=1; [ "$inflight" -gt $SENDERS ] && pipeline=$PIPELINE
+    redis_run "$rtag" "$pipeline"
     for clients in $SENDERS 1; do
       produce_run "$tag-c$clients-w$inflight" -t BenchTopic -w "$inflight" --producers "$clients"
       produced=$((produced + ${MQ[$tag-c$clients-w$inflight-total]}))
     done
   done
+  stop_redis "$rtag"
   # The consume side: everything produced, from the first offset (page cache).
   local cout="$SCRATCH/consume-$tag.txt"
   "$BIN/mqadmin" perf consume -n "$NS" -t BenchTopic -g bench_consumer_$tag -p false --fromFirst \
@@ -238,71 +327,10 @@ run_topics_case() {  # count
   stop_pid "$BROKER_PID"
 }
 
-run_broker_case ASYNC_FLUSH async
-run_broker_case SYNC_FLUSH sync
+run_pair_case ASYNC_FLUSH async everysec everysec
+run_pair_case SYNC_FLUSH sync always always
 for n in $TOPIC_COUNTS; do run_topics_case "$n"; done
 
-# ---------------------------------------------------------------- redis
-if ! command -v redis-server > /dev/null || ! command -v redis-benchmark > /dev/null; then
-  echo "broker_bench: installing redis-server and redis-tools" >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools > "$SCRATCH/apt.log" 2>&1 || {
-    apt-get update -qq > /dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools > "$SCRATCH/apt.log" 2>&1
-  } || { echo "broker_bench: could not install redis" >&2; cat "$SCRATCH/apt.log" >&2; exit 1; }
-  # The package's own service (where an init started it) is not ours to run against.
-  if command -v service > /dev/null; then service redis-server stop > /dev/null 2>&1 || true; fi
-fi
-
-declare -A RD
-BODY=$(head -c 1024 /dev/zero | tr '\0' 'x')
-run_redis_case() {  # appendfsync tag
-  local fsync=$1 tag=$2
-  local port; port=$(free_ports)
-  local dir="$SCRATCH/redis-$tag"
-  mkdir -p "$dir"
-  redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --appendonly yes --appendfsync "$fsync" \
-      --save "" --daemonize no --protected-mode yes > "$dir/redis.log" 2>&1 &
-  local pid=$!
-  PIDS+=("$pid")
-  for _ in $(seq 100); do redis-cli -p "$port" ping > /dev/null 2>&1 && break; sleep 0.1; done
-  for pipeline in 1 $PIPELINE; do
-    local n=$REDIS_REQUESTS_P1; [ "$pipeline" -gt 1 ] && n=$REDIS_REQUESTS_P16
-    redis-cli -p "$port" del s > /dev/null
-    # A capped stream, as a retained log: memory stays bounded.
-    local csv u0 s0 u1 s1 w0 w1
-    read -r u0 s0 < <(cpu_ticks "$pid")
-    w0=$(date +%s.%N)
-    csv=$(/usr/bin/time -f '%U %S' -o "$dir/time-$pipeline.txt" \
-          redis-benchmark -p "$port" -c $SENDERS -n "$n" -P "$pipeline" --csv \
-          XADD s MAXLEN '~' 100000 '*' f "$BODY" 2> "$dir/benchmark-$pipeline.err" | tail -1) || true
-    # A redis-benchmark that printed no result leaves the figures at 0 and
-    # says why, instead of ending the whole run (set -e) without a word.
-    case "$csv" in '"XADD'*) ;; *) echo "broker_bench: redis-benchmark -P $pipeline ($fsync) printed no result:" >&2
-                                   tail -5 "$dir/benchmark-$pipeline.err" >&2; csv= ;; esac
-    w1=$(date +%s.%N)
-    read -r u1 s1 < <(cpu_ticks "$pid")
-    read -r "RD[$tag-$pipeline-cpu]" "RD[$tag-$pipeline-cpu-user]" "RD[$tag-$pipeline-cpu-sys]" \
-        "RD[$tag-$pipeline-client-cpu]" < <($PY - "$u0" "$s0" "$u1" "$s1" "$w0" "$w1" "$CLK_TCK" "$n" \
-        "$dir/time-$pipeline.txt" <<'PYEOF'
-import sys
-u0, s0, u1, s1, w0, w1, tck, total = map(float, sys.argv[1:9])
-try:
-    cu, cs = map(float, open(sys.argv[9]).read().split()[-2:])
-except (OSError, ValueError):
-    cu = cs = 0.0
-user, sys_ = (u1 - u0) / tck, (s1 - s0) / tck
-print(f"{100 * (user + sys_) / max(w1 - w0, 1e-9):.1f} {user * 1e6 / total:.2f} {sys_ * 1e6 / total:.2f} {(cu + cs) * 1e6 / total:.2f}")
-PYEOF
-)
-    # "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
-    RD[$tag-$pipeline-tps]=$(echo "$csv" | awk -F'","' '{print $2}')
-    RD[$tag-$pipeline-p50]=$(echo "$csv" | awk -F'","' '{print $5}')
-    RD[$tag-$pipeline-p99]=$(echo "$csv" | awk -F'","' '{print $7}')
-  done
-  RD[$tag-hwm]=$(awk '/VmHWM/ {print $2}' /proc/$pid/status)
-  stop_pid "$pid"
-}
-run_redis_case everysec everysec
-run_redis_case always always
 
 # ---------------------------------------------------------------- report
 cpu_lines() {  # name array-name key

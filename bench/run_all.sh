@@ -24,6 +24,10 @@ if [ "$BENCH_LONG" = 1 ]; then SCALING=1,4,16; SIM_ARGS=(--long); fi
 ALL="raw_disk_bench store_bench sim_bench replication_bench broker_bench remoting_bench"
 ONLY=${BENCH_ONLY:-$ALL}
 
+# The load average around the run: other work on a shared machine slows
+# every figure (ratios measured in the same run suffer least).
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+
 status=0
 run() {  # name command...
   local name=$1; shift
@@ -64,6 +68,7 @@ disk_of() {
   echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo "- machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(free -g | awk '/Mem:/ {print $2}') GiB RAM, kernel $(uname -r)"
   echo "- disk: $(disk_of)"
+  echo "- load average (1 / 5 / 15 min): $LOAD_START at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end, on $(nproc) CPUs$(awk -v n="$(nproc)" '$1 > n {print ": loaded, other work shared the machine"}' /proc/loadavg)"
   echo "- commit: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
   echo
   echo "Produced by \`make bench\` (bench/run_all.sh). Ratios compare with a baseline measured in the same run."

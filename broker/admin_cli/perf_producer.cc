@@ -19,10 +19,10 @@ constexpr Nanos kStatsInterval = seconds(1);
 
 double ms(Nanos value) { return static_cast<double>(value) / static_cast<double>(kNanosPerMilli); }
 
-std::string random_alphanumerics(env::Random& random, int32_t size) {
+std::vector<uint8_t> random_alphanumerics(env::Random& random, int32_t size) {
   static constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-  std::string out(static_cast<size_t>(size), ' ');
-  for (char& c : out) c = kAlphabet[random.uniform(kAlphabet.size())];
+  std::vector<uint8_t> out(static_cast<size_t>(size));
+  for (uint8_t& c : out) c = static_cast<uint8_t>(kAlphabet[random.uniform(kAlphabet.size())]);
   return out;
 }
 
@@ -65,9 +65,10 @@ PerfProducer::PerfProducer(client::MQClientInstance& instance, PerfProduceOption
       topics_(topic_names(options_)),
       body_(random_alphanumerics(instance.env().random(), options_.message_size)),
       producer_id_(options_.producer_id.empty() ? instance.client_id() : options_.producer_id),
-      body_crc_(crc32_ieee(0, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(body_.data()), body_.size()))) {
+      body_crc_(crc32_ieee(0, body_)) {
   MQ_ASSERT(options_.senders > 0);
   MQ_ASSERT(options_.message_size > 0);
+  MQ_ASSERT(body_.size() == static_cast<size_t>(options_.message_size));
   MQ_ASSERT(options_.message_quantity >= 0 && options_.duration_s >= 0 && options_.rate >= 0);
   // Every producer has at least one sender; otherwise --producers would
   // promise connections that carry nothing.
@@ -123,18 +124,30 @@ void PerfProducer::fetch_routes() {
   // Every client looks up every topic now, so the first sends do not pay
   // for route lookups inside the measured time, and a missing topic fails
   // the run at once.
-  auto first_error = std::make_shared<Status>();
-  auto routed = client::make_countdown(instances_.size() * topics_.size(),
-                                       lifetime_.guard([this, first_error] { on_route(*first_error); }));
-  for (client::MQClientInstance* client : instances_) {
-    for (const std::string& topic : topics_) {
-      client->update_topic_route(topic, [first_error, routed, topic](Status status) {
-        if (!status.ok() && first_error->ok()) {
-          *first_error = status.with_context("route of topic " + topic + " (create it with mqadmin updateTopic)");
-        }
-        routed();
-      });
-    }
+  MQ_ASSERT(route_lookups_started_ == 0 && route_lookups_done_ == 0);
+  look_up_routes();
+}
+
+void PerfProducer::look_up_routes() {
+  const size_t total = instances_.size() * topics_.size();
+  MQ_ASSERT(route_lookups_done_ <= route_lookups_started_ && route_lookups_started_ <= total);
+  // After a failure nothing new starts; the run fails once those out return.
+  while (route_error_.ok() && route_lookups_started_ < total &&
+         route_lookups_started_ - route_lookups_done_ < kRouteLookupsInFlight) {
+    const size_t pair = route_lookups_started_++;
+    const std::string& topic = topics_[pair % topics_.size()];
+    instances_[pair / topics_.size()]->update_topic_route(topic, lifetime_.guard([this, topic](Status status) {
+      ++route_lookups_done_;
+      if (!status.ok() && route_error_.ok()) {
+        route_error_ = status.with_context("route of topic " + topic + " (create it with mqadmin updateTopic)");
+      }
+      look_up_routes();
+    }));
+  }
+  const bool all_back = route_lookups_done_ == route_lookups_started_;
+  if (!routes_reported_ && all_back && (route_lookups_started_ == total || !route_error_.ok())) {
+    routes_reported_ = true;  // a lookup answering inline must not report twice
+    on_route(route_error_);
   }
 }
 
@@ -196,7 +209,7 @@ void PerfProducer::stop() {
 client::Message PerfProducer::build_message(uint64_t seq) {
   client::Message message;
   message.topic = topic_of(seq);
-  message.body.assign(body_.begin(), body_.end());
+  message.body = body_;
   if (history_ != nullptr) {
     // The history names a message by (producer, seq); the consumer's history
     // reads both back from the properties.

@@ -137,6 +137,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
 
   void start_reading();
   void on_readable(const ErrorCode& error);
+  void pump_soon();
   void pump();
   bool has_file_region() const;
   void set_cork(bool cork);
@@ -172,6 +173,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   bool closing_ = false;     // closed by the owner, output still draining
   bool reading_ = false;     // a readability wait is in flight (or delivering)
   bool writing_ = false;     // an async write or writability wait is in flight
+  bool pump_posted_ = false;  // a pump() task is queued on the io_context
   bool corked_ = false;      // TCP_CORK set while a response's pieces are queued
 };
 
@@ -193,7 +195,7 @@ void Stream::send(std::vector<uint8_t> bytes) {
   Output chunk;
   chunk.bytes = std::move(bytes);
   output_.push_back(std::move(chunk));
-  pump();
+  pump_soon();
 }
 
 void Stream::send_file_region(std::shared_ptr<File> file, uint64_t offset, uint32_t length) {
@@ -205,7 +207,7 @@ void Stream::send_file_region(std::shared_ptr<File> file, uint64_t offset, uint3
   region.offset = offset;
   region.remaining = length;
   output_.push_back(std::move(region));
-  pump();
+  pump_soon();
 }
 
 void Stream::close() {
@@ -218,6 +220,8 @@ void Stream::close() {
     close_socket(/*graceful=*/true);
     return;
   }
+  // Output is queued, so a pump is coming: posted, or behind the write in flight.
+  MQ_ASSERT(pump_posted_ || writing_);
   closing_ = true;  // pump() closes the socket once the queue drains
   drain_timer_.expires_after(kCloseDrainTimeout);
   drain_timer_.async_wait([weak = weak_from_this()](const ErrorCode& error) {
@@ -284,6 +288,21 @@ void Stream::on_readable(const ErrorCode& error) {
   network_->read_buffer_in_use = false;
   reading_ = false;
   start_reading();
+}
+
+// Output goes out one task later, not inside send(): the replies that one
+// group commit acknowledges to one connection (or a burst of sends on it)
+// then leave in one gathered write, where writing at once sent the first
+// alone and gathered only those queued behind it. A write in flight pumps
+// again when it completes.
+void Stream::pump_soon() {
+  if (pump_posted_ || writing_ || !socket_open_) return;
+  pump_posted_ = true;
+  boost::asio::post(network_->io, [self = shared_from_this()] {
+    MQ_ASSERT(self->pump_posted_);
+    self->pump_posted_ = false;
+    if (self->network_->alive) self->pump();
+  });
 }
 
 // Starts the next write unless one is in flight; closes the socket when a

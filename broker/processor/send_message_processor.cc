@@ -252,11 +252,20 @@ store::MessageToStore SendMessageProcessor::build_message(const RemotingCommand&
   // own view of them is not ours to store.
   message.sysflag = header.sysFlag & ~(store::kSysFlagBornHostV6 | store::kSysFlagStoreHostV6);
   message.born_timestamp_ms = header.bornTimestamp;
-  message.born_host = born_host_of(remote_address);
+  message.born_host = born_host(remote_address);
   message.store_host = controller_.store_host();
   message.reconsume_times = header.reconsumeTimes;
   MQ_ASSERT(message.queue_id >= 0);
   return message;
+}
+
+const store::HostAddress& SendMessageProcessor::born_host(const std::string& remote_address) {
+  if (const auto found = born_hosts_.find(remote_address); found != born_hosts_.end()) return found->second;
+  if (born_hosts_.size() >= kMaxBornHosts) born_hosts_.clear();
+  const auto [it, inserted] = born_hosts_.emplace(remote_address, born_host_of(remote_address));
+  MQ_ASSERT(inserted);
+  MQ_ASSERT(born_hosts_.size() <= kMaxBornHosts);
+  return it->second;
 }
 
 void SendMessageProcessor::reply_put(RemotingCommand response, remoting::ResponseChannel channel,

@@ -37,6 +37,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -44,6 +46,7 @@
 #include "broker/common/status.h"
 #include "broker/remoting/remoting_command.h"
 #include "broker/remoting/remoting_server.h"
+#include "broker/store/message_codec.h"
 #include "broker/store/store_types.h"
 
 namespace mqlab::broker {
@@ -107,8 +110,17 @@ class SendMessageProcessor {
   // response: request.make_response()'s skeleton; the put's outcome fills it.
   void reply_put(remoting::RemotingCommand response, remoting::ResponseChannel channel,
                  const store::PutMessageResult& result, const Destination& destination);
+  // born_host_of(remote_address), remembered: every send of a connection
+  // has the same remote address, and parsing it was 1.4K instructions of a
+  // put's ~40K. Lookup only (an ordered map: no order reaches anything).
+  const store::HostAddress& born_host(const std::string& remote_address);
+
+  // Past this many remote addresses the cache starts over: connections come
+  // and go, and a long-lived broker must not keep every address it saw.
+  static constexpr size_t kMaxBornHosts = 4096;
 
   BrokerController& controller_;
+  std::map<std::string, store::HostAddress, std::less<>> born_hosts_;
   LifetimeToken lifetime_;  // put completions that outlive us do nothing
 };
 
