@@ -13,8 +13,8 @@ namespace {
 constexpr int kBucketBits = 16;
 constexpr size_t kBuckets = size_t{1} << kBucketBits;
 // A bucket holding at most this many values is copied and sorted rather
-// than narrowed again (8 MiB of values).
-constexpr size_t kSortedAtOnce = size_t{1} << 20;
+// than narrowed again (512 KiB of values, as much as the bucket table).
+constexpr size_t kSortedAtOnce = size_t{1} << 16;
 
 // Values as distances from the smallest one, so negative latencies (a real
 // run's clocks may disagree) order as they should.
@@ -89,7 +89,9 @@ LatencySummary summarize_latency(std::vector<Nanos>& values) {
 
 LatencySummary summarize_latency(const SpilledRecords<Nanos>& values) {
   if (values.size() <= kSortedAtOnce) {  // small enough to sort a copy
-    std::vector<Nanos> copy(values.begin(), values.end());
+    std::vector<Nanos> copy;
+    copy.reserve(values.size());
+    copy.assign(values.begin(), values.end());
     return summarize_latency(copy);
   }
   LatencySummary summary;

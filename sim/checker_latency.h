@@ -9,8 +9,8 @@
 // 64 Ki buckets of the range the wanted rank is known to lie in, and the
 // next pass looks only inside the bucket that holds it, until a bucket is
 // one value wide or small enough to sort. Two or three passes per
-// percentile; memory a bucket table and at most kSortedAtOnce values. The
-// result is the very value sorting all of them would give.
+// percentile; memory a bucket table and at most 64 Ki values (1 MiB in
+// all). The result is the very value sorting all of them would give.
 #pragma once
 
 #include <cstddef>
