@@ -6,6 +6,8 @@
 #include <set>
 #include <tuple>
 
+#include "sim/history_order.h"
+
 namespace mqlab::sim {
 namespace {
 
@@ -33,18 +35,15 @@ double merge_windows(std::vector<Window>& windows) {
   return static_cast<double>(total) / kNanosPerSecond;
 }
 
-// Sends to a broker group fail from a failed send until the next send it stores.
+// Sends to a broker group fail from a failed send until the next send it
+// stores, in invocation order (SendsInOrder: streamed from the spilled
+// sends, not sorted in memory).
 std::vector<Window> write_windows(const History& history, Nanos run_end) {
-  std::vector<const SendRecord*> sends;
-  sends.reserve(history.sends().size());
-  for (const SendRecord& s : history.sends()) {
-    if (s.outcome != SendOutcome::kPending && !s.broker_name.empty()) sends.push_back(&s);
-  }
-  std::stable_sort(sends.begin(), sends.end(),
-                   [](const SendRecord* a, const SendRecord* b) { return a->invoked_at < b->invoked_at; });
   std::map<std::string, Nanos> down_since;
   std::vector<Window> windows;
-  for (const SendRecord* s : sends) {
+  SendsInOrder in_order(history.sends(), invoked_at_of);
+  while (const std::optional<SendRecord> s = in_order.next()) {
+    if (s->outcome == SendOutcome::kPending || s->broker_name.empty()) continue;
     const bool stored = s->outcome == SendOutcome::kOk || stored_unconfirmed(s->outcome);
     auto it = down_since.find(s->broker_name);
     if (!stored && it == down_since.end()) down_since[s->broker_name] = s->invoked_at;
@@ -178,51 +177,43 @@ std::optional<std::string> expired_by(const SendRecord& send, const CheckerOptio
   return head->second.rule;
 }
 
-// Per consumer group, the index (into the receipts) of its first receipt of
-// each message. A dense table over the sends costs 4 bytes per message and
-// group; the std::map it replaces cost a node (about 64 bytes) per receipt,
-// which made the checker's peak memory at the end of a long run grow faster
-// than the History itself. Seqs outside the sends (a stray receipt in a real
-// run's history file) go to a small map.
-class FirstReceipts {
+// Per consumer group, which messages (seqs) it received: a bit per message
+// and group. The table of each group's first receipt that this replaces
+// (4 bytes per message and group) was the bulk of the checker's memory at
+// the end of a long run; the few messages received more than once are
+// looked at again in a second pass (count_duplicates). Seqs outside the
+// sends (a stray receipt in a real run's history file) go to a small set.
+class GroupReceipts {
  public:
-  FirstReceipts(size_t sends, size_t receipts) : sends_(sends) {
-    MQ_ASSERT(receipts < kNone);  // indexes fit the dense table's entries
-  }
+  explicit GroupReceipts(size_t sends) : sends_(sends) {}
 
-  // Records index as group's first receipt of seq unless it has one: returns
-  // the first receipt's index and whether this was it.
-  std::pair<size_t, bool> emplace(const InternedName& group, uint64_t seq, size_t index) {
+  // Marks group's receipt of seq: returns whether it is the group's first.
+  bool mark(const InternedName& group, uint64_t seq) {
     Group& table = group_of(group);
-    if (seq >= sends_) {
-      auto [it, inserted] = table.sparse.emplace(seq, index);
-      return {it->second, inserted};
-    }
-    uint32_t& entry = table.dense[seq];
-    const bool inserted = entry == kNone;
-    if (inserted) entry = static_cast<uint32_t>(index);
-    return {entry, inserted};
+    if (seq >= sends_) return table.sparse.insert(seq).second;
+    if (table.dense[seq]) return false;
+    table.dense[seq] = true;
+    return true;
   }
 
   bool received(const std::string& group, uint64_t seq) const {
     const auto it = groups_.find(group);
     if (it == groups_.end()) return false;
     if (seq >= sends_) return it->second.sparse.count(seq) > 0;
-    return it->second.dense[seq] != kNone;
+    return it->second.dense[seq];
   }
 
  private:
-  static constexpr uint32_t kNone = UINT32_MAX;
   struct Group {
-    std::vector<uint32_t> dense;  // seq -> receipt index, kNone: not received
-    std::map<uint64_t, size_t> sparse;
+    std::vector<bool> dense;  // seq -> received
+    std::set<uint64_t> sparse;
   };
 
   Group& group_of(const InternedName& group) {
     // Receipts come in runs of one group: remember the last one looked up.
     if (last_ != nullptr && last_name_ == group) return *last_;
     auto [it, inserted] = groups_.try_emplace(group.str());
-    if (inserted) it->second.dense.assign(sends_, kNone);
+    if (inserted) it->second.dense.assign(sends_, false);
     last_name_ = group;
     last_ = &it->second;
     return *last_;
@@ -234,42 +225,50 @@ class FirstReceipts {
   Group* last_ = nullptr;
 };
 
-}  // namespace
-
-LatencySummary summarize_latency(std::vector<Nanos>& values) {
-  LatencySummary summary;
-  summary.count = static_cast<int64_t>(values.size());
-  if (values.empty()) return summary;
-  std::sort(values.begin(), values.end());
-  auto at = [&](double q) {
-    size_t rank = static_cast<size_t>(q * static_cast<double>(values.size()) + 0.999999);
-    rank = std::clamp<size_t>(rank, 1, values.size());
-    return values[rank - 1];
-  };
-  summary.p50 = at(0.50);
-  summary.p90 = at(0.90);
-  summary.p99 = at(0.99);
-  summary.p999 = at(0.999);
-  summary.max = values.back();
-  return summary;
+// The second pass over the receipts, for the messages some group received
+// more than once (duplicated: group -> seqs): each later receipt against the
+// group's first one of that message, in receipt order, as count_duplicate
+// wants them.
+void count_duplicates(const SpilledRecords<ReceiptRecord>& receipts,
+                      const std::map<std::string, std::set<uint64_t>, std::less<>>& duplicated, CheckerReport& report) {
+  std::map<std::string, std::map<uint64_t, std::optional<ReceiptRecord>>, std::less<>> first;  // group -> seq -> first receipt
+  for (const auto& [group, seqs] : duplicated) {
+    auto& of_group = first[group];
+    for (const uint64_t seq : seqs) of_group.emplace(seq, std::nullopt);
+  }
+  std::set<StoredCopy> copies_received_again;  // the few copies past each first receipt
+  std::set<uint64_t> stored_twice;             // seqs a group received from a second stored copy
+  for (const ReceiptRecord& r : receipts) {
+    const auto group = first.find(r.group.str());
+    if (group == first.end()) continue;
+    const auto entry = group->second.find(r.seq);
+    if (entry == group->second.end()) continue;
+    if (!entry->second) {
+      entry->second = r;
+      continue;
+    }
+    ++report.duplicates;
+    if (count_duplicate(r, *entry->second, copies_received_again, report)) stored_twice.insert(r.seq);
+  }
+  report.messages_stored_twice = static_cast<int64_t>(stored_twice.size());
 }
+
+}  // namespace
 
 CheckerReport check_history(const History& history, const CheckerOptions& options) {
   CheckerReport report;
   const auto& sends = history.sends();
   const auto& receipts = history.receipts();
   // Receipts per group: first receipt per seq, duplicates, reordering.
-  FirstReceipts first_receipt(sends.size(), receipts.size());
-  std::set<StoredCopy> copies_received_again;  // the few copies past each first receipt
-  std::set<uint64_t> stored_twice;             // seqs a group received from a second stored copy
+  GroupReceipts received_by(sends.size());
+  std::map<std::string, std::set<uint64_t>, std::less<>> duplicated;  // group -> seqs it received again
+  int64_t receipts_again = 0;
   std::map<std::tuple<std::string, std::string, int32_t>, int64_t> highest_offset;
-  std::vector<Nanos> first_any(sends.size(), -1);
-  for (size_t i = 0; i < receipts.size(); ++i) {
-    const ReceiptRecord& r = receipts[i];
+  for (const ReceiptRecord& r : receipts) {
     if (!r.body_intact) ++report.corrupted;
-    if (const auto [first, inserted] = first_receipt.emplace(r.group, r.seq, i); !inserted) {
-      ++report.duplicates;
-      if (count_duplicate(r, receipts[first], copies_received_again, report)) stored_twice.insert(r.seq);
+    if (!received_by.mark(r.group, r.seq)) {
+      ++receipts_again;
+      duplicated[r.group.str()].insert(r.seq);
       continue;
     }
     auto& highest = highest_offset[{r.group, r.broker_name, r.queue_id}];
@@ -278,19 +277,27 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
       ++report.reordered_by_queue[r.broker_name.str() + ":" + std::to_string(r.queue_id)];
     }
     highest = std::max(highest, r.queue_offset);
-    if (r.seq < first_any.size() && (first_any[r.seq] < 0 || r.at < first_any[r.seq])) first_any[r.seq] = r.at;
   }
-  // Sized once: at the end of a long run these sit beside the History, and a
-  // doubling vector would hold up to twice their bytes at its peak.
-  std::vector<Nanos> send_latencies;
-  std::vector<Nanos> e2e_latencies;
-  send_latencies.reserve(sends.size());
-  e2e_latencies.reserve(sends.size());
+  if (receipts_again > 0) count_duplicates(receipts, duplicated, report);
+  MQ_ASSERT(report.duplicates == receipts_again);
+  // One or two per message: spilled past the newest, as the History's
+  // records (sim/checker_latency.h finds their percentiles in passes).
+  SpilledRecords<Nanos> send_latencies;
+  SpilledRecords<Nanos> e2e_latencies;
   std::vector<Window> read_windows;
+  constexpr size_t kMergeWindowsEvery = 4096;
+  size_t merge_read_windows_at = kMergeWindowsEvery;
+  // The first receipt of each message by any group: kept by the History as
+  // receipts arrived (each group's first one, as counted above).
+  auto first_receipt_at = history.first_receipt_at().begin();
+  MQ_ASSERT(history.first_receipt_at().size() == sends.size());
   for (const SendRecord& s : sends) {
     ++report.sent;
-    const bool received = first_any[s.seq] >= 0;
-    if (received) e2e_latencies.push_back(first_any[s.seq] - s.invoked_at);
+    MQ_ASSERT(first_receipt_at.index() == s.seq);
+    const Nanos first_any = *first_receipt_at;
+    ++first_receipt_at;  // not it++: the copy would read the block, not this iterator
+    const bool received = first_any >= 0;
+    if (received) e2e_latencies.push_back(first_any - s.invoked_at);
     switch (s.outcome) {
       case SendOutcome::kOk: ++report.acknowledged; break;
       case SendOutcome::kFailed: ++report.failed; break;
@@ -312,13 +319,22 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
     const std::optional<std::string> expired = foreseen ? std::nullopt : expired_by(s, options);
     // Acknowledged: unreadable from the threshold until its first receipt.
     const Nanos readable_by = s.completed_at + options.read_unavailable_threshold;
-    const Nanos read_at = received ? first_any[s.seq] : options.run_end;
-    if (read_at > readable_by && (received || !expired)) read_windows.push_back(Window{readable_by, read_at, s.broker_name});
+    const Nanos read_at = received ? first_any : options.run_end;
+    if (read_at > readable_by && (received || !expired)) {
+      read_windows.push_back(Window{readable_by, read_at, s.broker_name});
+      // Merged as they come, not only at the end: a long run's faults
+      // leave a window per message they delayed, and the union is the same
+      // whenever it is taken.
+      if (read_windows.size() >= merge_read_windows_at) {
+        merge_windows(read_windows);
+        merge_read_windows_at = std::max(kMergeWindowsEvery, 2 * read_windows.size());
+      }
+    }
     bool lost_somewhere = false;
     bool expired_somewhere = false;
     const bool within_bound = !options.loss_at_risk || foreseen.has_value();
     for (const std::string& group : options.consumer_groups) {
-      if (first_receipt.received(group, s.seq)) continue;
+      if (received_by.received(group, s.seq)) continue;
       if (expired) {
         expired_somewhere = true;
         ++report.expired_by_group[group];
@@ -343,7 +359,6 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
     }
     if (lost_somewhere && !within_bound) ++report.lost_outside_bound;
   }
-  report.messages_stored_twice = static_cast<int64_t>(stored_twice.size());
   MQ_ASSERT(report.messages_stored_twice <= report.duplicates_by_cause.stored_twice);
   report.write_unavailable = write_windows(history, options.run_end);
   report.write_unavailable_s = merge_windows(report.write_unavailable);

@@ -35,17 +35,12 @@
 #include <vector>
 
 #include "faults/fault_schedule.h"
+#include "sim/checker_latency.h"
 #include "sim/history.h"
 #include "sim/retention_expiry.h"
 
 namespace mqlab::sim {
 
-struct LatencySummary {
-  int64_t count = 0;
-  Nanos p50 = 0, p90 = 0, p99 = 0, p999 = 0, max = 0;
-};
-// Nearest-rank percentiles of values (sorted in place).
-LatencySummary summarize_latency(std::vector<Nanos>& values);
 
 struct Window {
   Nanos from = 0;

@@ -49,14 +49,19 @@ uint64_t History::begin_send(const std::string& producer, Nanos at, const std::s
   record.invoked_at = at;
   record.key = std::string_view(key);
   record.body_crc = body_crc;
-  sends_.push_back(std::move(record));
-  return sends_.back().seq;
+  const uint64_t seq = record.seq;
+  sends_.push_back(record);
+  first_receipt_at_.push_back(-1);
+  earliest_receipt_at_.push_back(-1);
+  MQ_ASSERT(sends_.size() == seq + 1);
+  return seq;
 }
 
 void History::complete_send(uint64_t seq, Nanos at, SendOutcome outcome, const std::string& broker_name,
                             int32_t queue_id, int64_t queue_offset, const std::string& msg_id, int32_t attempts) {
   MQ_ASSERT(seq < sends_.size());
-  SendRecord& record = sends_[seq];
+  SendRecord record = sends_[seq];
+  MQ_ASSERT(record.seq == seq);
   MQ_ASSERT(record.outcome == SendOutcome::kPending);  // a send completes once
   MQ_ASSERT(outcome != SendOutcome::kPending);
   MQ_ASSERT(at >= record.invoked_at);
@@ -67,6 +72,7 @@ void History::complete_send(uint64_t seq, Nanos at, SendOutcome outcome, const s
   record.queue_offset = queue_offset;
   record.msg_id = msg_id;
   record.attempts = attempts;
+  sends_.set(seq, record);
 }
 
 void History::receive(ReceiptRecord receipt) {
@@ -75,9 +81,25 @@ void History::receive(ReceiptRecord receipt) {
   if (receipt.seq < sends_.size()) {
     std::vector<bool>& received = received_by_group_[receipt.group.str()];
     if (received.size() <= receipt.seq) received.resize(sends_.size(), false);
+    const bool groups_first = !received[receipt.seq];
     received[receipt.seq] = true;
+    // Receipts name recent sends, so these are updates in memory but for
+    // the audit group's at the end of a run.
+    const Nanos earliest = earliest_receipt_at_[receipt.seq];
+    if (earliest < 0 || receipt.at < earliest) earliest_receipt_at_.set(receipt.seq, receipt.at);
+    if (groups_first) {
+      const Nanos first = first_receipt_at_[receipt.seq];
+      if (first < 0 || receipt.at < first) first_receipt_at_.set(receipt.seq, receipt.at);
+    }
   }
-  receipts_.push_back(std::move(receipt));
+  receipts_.push_back(receipt);
+}
+
+size_t History::memory_bytes() const {
+  size_t bytes = sends_.memory_bytes() + receipts_.memory_bytes() + first_receipt_at_.memory_bytes() +
+                 earliest_receipt_at_.memory_bytes();
+  for (const auto& [group, received] : received_by_group_) bytes += received.capacity() / 8;
+  return bytes + unsettled_pending_.capacity() * sizeof(uint64_t);
 }
 
 bool History::all_acknowledged_received_by(const std::vector<std::string>& groups) const {
@@ -103,13 +125,13 @@ bool History::all_acknowledged_received_by(const std::vector<std::string>& group
   // Sends that were pending when passed: they may have been acknowledged since.
   bool all = true;
   std::erase_if(unsettled_pending_, [&](uint64_t seq) {
-    const SendRecord& send = sends_[seq];
+    const SendRecord send = sends_[seq];
     if (!satisfied(send)) all = false;
     return send.outcome != SendOutcome::kPending && satisfied(send);
   });
   if (!all) return false;
   for (; settled_sends_ < sends_.size(); ++settled_sends_) {
-    const SendRecord& send = sends_[settled_sends_];
+    const SendRecord send = sends_[settled_sends_];
     if (send.outcome == SendOutcome::kPending) {
       unsettled_pending_.push_back(send.seq);  // ignored until acknowledged, as any non-OK send
       continue;

@@ -10,12 +10,16 @@
 // compact: names (producers, consumers, groups, brokers, keys) are
 // InternedNames of 4 bytes and a message id is held inline (MessageIdText);
 // both read as strings. A SendRecord is 104 bytes, a ReceiptRecord 48
-// (pinned below), against about 250 and 150 with std::strings. They are
-// kept in deques (see sends_), so what a run holds is what it recorded.
+// (pinned below), against about 250 and 150 with std::strings. And they
+// are not kept in memory: all but the newest go to a temporary file
+// (SpilledRecords, sim/history_spill.h), so a run's memory does not grow
+// with its length; what it keeps per message is a bit per consumer group
+// (received_by_group_).
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <type_traits>
 #include <map>
 #include <optional>
 #include <string>
@@ -23,6 +27,7 @@
 #include <vector>
 
 #include "broker/common/types.h"
+#include "sim/history_spill.h"
 #include "sim/interned_name.h"
 
 namespace mqlab::sim {
@@ -99,6 +104,8 @@ struct ReceiptRecord {
 };
 
 static_assert(sizeof(SendRecord) <= 104, "a SendRecord per message sent: keep it compact");
+static_assert(std::is_trivially_copyable_v<SendRecord>, "spilled to a file as bytes");
+static_assert(std::is_trivially_copyable_v<ReceiptRecord>, "spilled to a file as bytes");
 static_assert(sizeof(ReceiptRecord) <= 48, "a ReceiptRecord per message received: keep it compact");
 
 // A fault starting or ending, and process restarts, for attribution and timelines.
@@ -112,6 +119,15 @@ struct WorldEvent {
 
 class History {
  public:
+  History() = default;
+  // For tests: keep only tail_records sends and receipts in memory, so a
+  // small history reaches the spill file.
+  explicit History(size_t tail_records)
+      : sends_(tail_records),
+        receipts_(tail_records),
+        first_receipt_at_(tail_records),
+        earliest_receipt_at_(tail_records) {}
+
   // A new send; returns its seq.
   uint64_t begin_send(const std::string& producer, Nanos at, const std::string& key, uint32_t body_crc);
   void complete_send(uint64_t seq, Nanos at, SendOutcome outcome, const std::string& broker_name, int32_t queue_id,
@@ -119,10 +135,27 @@ class History {
   void receive(ReceiptRecord receipt);
   void record(WorldEvent event) { events_.push_back(std::move(event)); }
 
-  const std::deque<SendRecord>& sends() const { return sends_; }
-  const std::deque<ReceiptRecord>& receipts() const { return receipts_; }
+  // Read like const deques: operator[] returns a copy, iteration reads the
+  // spill file a block at a time.
+  const SpilledRecords<SendRecord>& sends() const { return sends_; }
+  const SpilledRecords<ReceiptRecord>& receipts() const { return receipts_; }
   const std::vector<WorldEvent>& events() const { return events_; }
-  const SendRecord* send(uint64_t seq) const { return seq < sends_.size() ? &sends_[seq] : nullptr; }
+  std::optional<SendRecord> send(uint64_t seq) const {
+    if (seq >= sends_.size()) return std::nullopt;
+    return sends_[seq];
+  }
+  // Per send (index == seq), when a group first received it: the earliest
+  // of each group's first receipt (the checker's end-to-end latency and
+  // read availability), and the earliest receipt of all (RunSeries' e2e
+  // histogram); -1 while nobody has. They are the same whenever receipts
+  // are recorded in time order, as a run and a loaded history record them.
+  // Kept as receipts arrive, so the checker needs no table over the sends.
+  const SpilledRecords<Nanos>& first_receipt_at() const { return first_receipt_at_; }
+  const SpilledRecords<Nanos>& earliest_receipt_at() const { return earliest_receipt_at_; }
+
+  // Bytes the History holds in memory (not its spilled records): what a run
+  // keeps per message, measured by tests and sim_bench.
+  size_t memory_bytes() const;
 
   // Whether every acknowledged send so far was received by each of groups.
   // The liveness phase asks every simulated second: the answer is kept
@@ -131,12 +164,13 @@ class History {
   bool all_acknowledged_received_by(const std::vector<std::string>& groups) const;
 
  private:
-  // Deques, not vectors: a vector grows by doubling, so a long run held up
-  // to twice the records' bytes in capacity and, while it moved them, the
-  // old and the new array at once (the run's peak memory). A deque grows a
-  // block at a time and never moves a record.
-  std::deque<SendRecord> sends_;  // index == seq
-  std::deque<ReceiptRecord> receipts_;
+  // Spilled to a temporary file past their newest records (history_spill.h):
+  // held in memory, they were the run's peak (1.1 GiB at 600 simulated
+  // minutes of the standard scenario).
+  SpilledRecords<SendRecord> sends_;  // index == seq
+  SpilledRecords<ReceiptRecord> receipts_;
+  SpilledRecords<Nanos> first_receipt_at_;     // index == seq
+  SpilledRecords<Nanos> earliest_receipt_at_;  // index == seq
   std::vector<WorldEvent> events_;
   // Per group, whether it received seq (index); grown by receive().
   std::map<std::string, std::vector<bool>, std::less<>> received_by_group_;

@@ -25,8 +25,8 @@ double seconds_of(Nanos ns) { return static_cast<double>(ns) / kNanosPerSecond; 
 
 // "producer-0 seq 17" for a History seq.
 std::string message_name(const LoadedHistory& loaded, uint64_t seq) {
-  const SendRecord* send = loaded.history.send(seq);
-  MQ_ASSERT(send != nullptr);
+  const std::optional<SendRecord> send = loaded.history.send(seq);
+  MQ_ASSERT(send.has_value());
   MQ_ASSERT(seq < loaded.producer_seqs.size());
   return send->producer.str() + " seq " + std::to_string(loaded.producer_seqs[seq]);
 }

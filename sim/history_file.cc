@@ -374,8 +374,8 @@ Result<LoadedHistory> merge(Records records, std::vector<std::string> files) {
       ++loaded.receipts_without_send;
       continue;
     }
-    const SendRecord* sent = loaded.history.send(it->second);
-    MQ_ASSERT(sent != nullptr);
+    const std::optional<SendRecord> sent = loaded.history.send(it->second);
+    MQ_ASSERT(sent.has_value());
     ReceiptRecord receipt;
     receipt.seq = it->second;
     receipt.group = std::string_view(r.group);

@@ -18,7 +18,9 @@ using faults::FaultKind;
 
 // An acknowledged message, placed in its group's log.
 // One per acknowledged message, alive while the History is: kept small (an
-// interned group name, not a std::string: 56 bytes instead of 88).
+// interned group name, not a std::string: 56 bytes instead of 88), and, as
+// the History's records, in a spill file past the newest (a vector of them
+// was the peak of a long run's memory: 400 MiB at 600 simulated minutes).
 struct Acked {
   uint64_t seq = 0;
   InternedName group;
@@ -29,16 +31,15 @@ struct Acked {
   Nanos completed_at = 0;
 };
 
-std::vector<Acked> acknowledged(const History& history) {
-  std::vector<Acked> acked;
-  acked.reserve(history.sends().size());  // no doubling: it lives beside the History
+SpilledRecords<Acked> acknowledged(const History& history) {
+  SpilledRecords<Acked> acked;
   for (const SendRecord& s : history.sends()) {
     if (s.outcome != SendOutcome::kOk) continue;
     Acked a{s.seq, s.broker_name, -1, s.queue_id, s.queue_offset, s.invoked_at, s.completed_at};
     if (Result<store::OffsetMessageId> id = store::decode_offset_message_id(s.msg_id); id.ok()) {
       a.phy_offset = id->offset.value();
     }
-    acked.push_back(std::move(a));
+    acked.push_back(a);
   }
   return acked;
 }
@@ -336,7 +337,7 @@ class Bounder {
   const Scenario& scenario_;
   const faults::FaultSchedule& schedule_;
   const History& history_;
-  const std::vector<Acked> acked_;
+  const SpilledRecords<Acked> acked_;
   const bool async_flush_;
   const bool sync_master_;
   const FaultInstant* instant_ = nullptr;

@@ -1,6 +1,7 @@
 #include "sim/message_trace.h"
 
 #include <algorithm>
+#include <limits>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -74,33 +75,80 @@ std::optional<int64_t> printed_micros(std::string_view line) {
 
 }  // namespace
 
-std::vector<TimedLine> message_lines(const History& history, const Scenario& scenario) {
-  const std::map<std::string, std::string> machine_of = machine_of_processes(scenario);
-  std::vector<TimedLine> lines;
-  lines.reserve(history.sends().size() + history.receipts().size());
-  for (const SendRecord& send : history.sends()) lines.push_back(send_line(send, machine_of));
-  for (const ReceiptRecord& receipt : history.receipts()) lines.push_back(receipt_line(receipt, machine_of));
-  // Sends are in seq order and receipts in arrival order, so a stable sort
-  // by time alone gives one order for one History.
-  std::stable_sort(lines.begin(), lines.end(), [](const TimedLine& a, const TimedLine& b) { return a.at < b.at; });
-  return lines;
+MessageLines::MessageLines(const History& history, const Scenario& scenario)
+    : machine_of_(machine_of_processes(scenario)),
+      sends_(history.sends(), line_time_of),
+      receipts_(history.receipts()),
+      next_receipt_(history.receipts().begin()) {
+  // A run records receipts as they happen, so in time order; check rather
+  // than trust it, and sort a hand-made History's (stably: equal times keep
+  // their recorded order, as one stable sort of every line did).
+  Nanos last = std::numeric_limits<Nanos>::min();
+  for (const ReceiptRecord& receipt : receipts_) {
+    if (receipt.at < last) {
+      sorted_receipts_.emplace();
+      for (const ReceiptRecord& r : receipts_) sorted_receipts_->push_back(receipt_line(r, machine_of_));
+      std::stable_sort(sorted_receipts_->begin(), sorted_receipts_->end(),
+                       [](const TimedLine& a, const TimedLine& b) { return a.at < b.at; });
+      break;
+    }
+    last = receipt.at;
+  }
 }
 
-std::string lines_digest_hex(const std::vector<TimedLine>& lines) {
-  uint64_t digest = 0xcbf29ce484222325ull;  // FNV-1a 64 offset basis, as Trace
-  for (const TimedLine& line : lines) {
-    for (unsigned char c : line.text) {
-      digest ^= c;
-      digest *= 0x100000001b3ull;  // FNV-1a 64 prime
+std::optional<TimedLine> MessageLines::next_receipt_line() {
+  if (sorted_receipts_) {
+    if (next_sorted_ == sorted_receipts_->size()) return std::nullopt;
+    return std::move((*sorted_receipts_)[next_sorted_++]);
+  }
+  if (next_receipt_ == receipts_.end()) return std::nullopt;
+  TimedLine line = receipt_line(*next_receipt_, machine_of_);
+  ++next_receipt_;
+  return line;
+}
+
+std::optional<TimedLine> MessageLines::next() {
+  if (!send_line_ && !sends_done_) {
+    if (const std::optional<SendRecord> send = sends_.next()) {
+      send_line_ = send_line(*send, machine_of_);
+    } else {
+      sends_done_ = true;
     }
   }
+  if (!receipt_line_) receipt_line_ = next_receipt_line();
+  // At one instant sends come first: they preceded the receipts in the
+  // sequence the lines were once stably sorted from.
+  std::optional<TimedLine>* from = nullptr;
+  if (send_line_ && (!receipt_line_ || send_line_->at <= receipt_line_->at)) {
+    from = &send_line_;
+  } else if (receipt_line_) {
+    from = &receipt_line_;
+  } else {
+    return std::nullopt;
+  }
+  std::optional<TimedLine> line = std::move(*from);
+  from->reset();
+  for (unsigned char c : line->text) {
+    digest_ ^= c;
+    digest_ *= 0x100000001b3ull;  // FNV-1a 64 prime
+  }
+  ++count_;
+  return line;
+}
+
+void MessageLines::drain() {
+  while (next()) {
+  }
+}
+
+std::string MessageLines::digest_hex() const {
   char text[24];
-  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(digest));
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(digest_));
   return text;
 }
 
-void write_merged_trace(std::string_view event_trace, const std::vector<TimedLine>& messages, std::ostream& out) {
-  size_t next_message = 0;
+void write_merged_trace(std::string_view event_trace, MessageLines& messages, std::ostream& out) {
+  std::optional<TimedLine> message = messages.next();
   int64_t event_micros = 0;
   while (!event_trace.empty()) {
     const size_t end = event_trace.find('\n');
@@ -109,15 +157,15 @@ void write_merged_trace(std::string_view event_trace, const std::vector<TimedLin
     // Messages printed before this event line's instant go first; a line
     // without a time keeps the previous one, so it stays with its message.
     event_micros = printed_micros(line).value_or(event_micros);
-    for (; next_message < messages.size(); ++next_message) {
-      const std::optional<int64_t> micros = printed_micros(messages[next_message].text);
+    for (; message; message = messages.next()) {
+      const std::optional<int64_t> micros = printed_micros(message->text);
       MQ_ASSERT(micros.has_value());  // we printed it
       if (*micros >= event_micros) break;
-      out << messages[next_message].text;
+      out << message->text;
     }
     out << line;
   }
-  for (; next_message < messages.size(); ++next_message) out << messages[next_message].text;
+  for (; message; message = messages.next()) out << message->text;
 }
 
 }  // namespace mqlab::sim

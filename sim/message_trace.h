@@ -14,6 +14,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -21,6 +23,7 @@
 
 #include "broker/common/types.h"
 #include "sim/history.h"
+#include "sim/history_order.h"
 #include "sim/scenario.h"
 
 namespace mqlab::sim {
@@ -30,15 +33,46 @@ struct TimedLine {
   std::string text;  // a whole trace line, ending in '\n'
 };
 
-// Every send and receipt of history, sorted by time (sends before receipts
-// at one instant, then by seq): deterministic in the History alone.
-std::vector<TimedLine> message_lines(const History& history, const Scenario& scenario);
+// Every send and receipt of history as trace lines, in time order (sends
+// before receipts at one instant, then by seq; receipts in the order they
+// were recorded): deterministic in the History alone. Yielded one at a
+// time, read from the History's spilled records, so a long run's lines are
+// never all in memory (they were: 14 million strings at 600 simulated
+// minutes). Keeps the digest and count of the lines it yielded.
+// history must outlive this.
+class MessageLines {
+ public:
+  MessageLines(const History& history, const Scenario& scenario);
 
-// FNV-1a 64 of the lines' text, 16 lowercase hex digits.
-std::string lines_digest_hex(const std::vector<TimedLine>& lines);
+  std::optional<TimedLine> next();
+  // Reads the rest (for the digest alone).
+  void drain();
+
+  // FNV-1a 64 of the yielded lines' text, 16 lowercase hex digits.
+  std::string digest_hex() const;
+  uint64_t count() const { return count_; }
+
+ private:
+  std::optional<TimedLine> next_receipt_line();
+
+  std::map<std::string, std::string> machine_of_;
+  SendsInOrder sends_;
+  std::optional<TimedLine> send_line_;  // the next send's line, read ahead
+  bool sends_done_ = false;
+  const SpilledRecords<ReceiptRecord>& receipts_;
+  SpilledRecords<ReceiptRecord>::const_iterator next_receipt_;
+  // Receipts recorded out of time order (a hand-made History): their lines,
+  // stably sorted by time, instead of next_receipt_.
+  std::optional<std::vector<TimedLine>> sorted_receipts_;
+  size_t next_sorted_ = 0;
+  std::optional<TimedLine> receipt_line_;  // read ahead
+  uint64_t digest_ = 0xcbf29ce484222325ull;  // FNV-1a 64 offset basis, as Trace
+  uint64_t count_ = 0;
+};
 
 // Writes event_trace (the lines the run wrote, in run order) with messages
 // merged in by virtual time; at one printed instant event lines come first.
-void write_merged_trace(std::string_view event_trace, const std::vector<TimedLine>& messages, std::ostream& out);
+// Reads messages to the end.
+void write_merged_trace(std::string_view event_trace, MessageLines& messages, std::ostream& out);
 
 }  // namespace mqlab::sim

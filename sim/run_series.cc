@@ -60,17 +60,16 @@ int64_t LatencyHistogram::total() const {
 
 RunSeries latency_series(const History& history) {
   RunSeries series;
-  const auto& sends = history.sends();
-  // The first receipt of each message by any group, as the checker's e2e latency.
-  std::vector<Nanos> first_receipt(sends.size(), -1);
-  for (const ReceiptRecord& r : history.receipts()) {
-    if (r.seq >= first_receipt.size()) continue;
-    Nanos& first = first_receipt[r.seq];
-    if (first < 0 || r.at < first) first = r.at;
-  }
-  for (const SendRecord& s : sends) {
+  // The earliest receipt of each message by any group, kept by the History
+  // as receipts arrived: no table over the sends here.
+  MQ_ASSERT(history.earliest_receipt_at().size() == history.sends().size());
+  auto earliest = history.earliest_receipt_at().begin();
+  for (const SendRecord& s : history.sends()) {
+    MQ_ASSERT(earliest.index() == s.seq);
+    const Nanos first = *earliest;
+    ++earliest;
     if (s.outcome != SendOutcome::kPending) series.send_latency.add(s.completed_at - s.invoked_at);
-    if (first_receipt[s.seq] >= 0) series.e2e_latency.add(first_receipt[s.seq] - s.invoked_at);
+    if (first >= 0) series.e2e_latency.add(first - s.invoked_at);
   }
   return series;
 }

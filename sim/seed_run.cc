@@ -44,17 +44,27 @@ SeedRun run_seed(const Scenario& scenario, uint64_t seed, const SeedRunOptions& 
   auto world = std::make_unique<SimWorld>(scenario, seed, events_out, options.schedule);
   scheduler = &world->scheduler();
   run.result = world->run();
-  const std::vector<TimedLine> messages = message_lines(world->history(), scenario);
-  // Shutting the cluster down logs too; that is not part of the run.
+  // Nothing logs from here on; shutting the cluster down logs too, and that
+  // is not part of the run.
   route_logs_to(nullptr, &scheduler);
+  {
+    // The message lines are read from the History as they are written (it
+    // spills them: a long run's lines do not fit in memory), so before the
+    // world and its History go.
+    MessageLines messages(world->history(), scenario);
+    if (options.trace) {
+      write_merged_trace(events.view(), messages, *options.trace);
+    } else {
+      messages.drain();
+    }
+    run.history_digest = messages.digest_hex();
+    run.history_lines = messages.count();
+  }
   scheduler = nullptr;
   world.reset();
   restore_default_logging();
 
   MQ_ASSERT(run.result.seed == seed);
-  run.history_digest = lines_digest_hex(messages);
-  run.history_lines = messages.size();
-  if (options.trace) write_merged_trace(events.view(), messages, *options.trace);
   run.wall_seconds = wall_clock_seconds() - wall_start;
   return run;
 }

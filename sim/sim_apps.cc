@@ -345,8 +345,8 @@ class ConsumerApp final : public SimApp {
     receipt.reconsume_times = message.reconsumeTimes;
     if (seq_text) {
       receipt.seq = std::stoull(*seq_text);
-      const SendRecord* sent = world_.history().send(receipt.seq);
-      receipt.body_intact = sent != nullptr && sent->body_crc == crc32_ieee(0, message.body);
+      const std::optional<SendRecord> sent = world_.history().send(receipt.seq);
+      receipt.body_intact = sent.has_value() && sent->body_crc == crc32_ieee(0, message.body);
       world_.history().receive(receipt);
     } else {
       world_.note(machine_.name(), name_, "received a message without SEQ: " + message.msgId);

@@ -198,8 +198,8 @@ TEST(ReplicationProperties, AsyncMasterLosesOnlyWhatItsSlaveLackedAndTheCheckerS
     RC_ASSERT(static_cast<int64_t>(lost.size()) == report.lost);
     RC_ASSERT(report.lost <= bound->lag_messages);
     for (uint64_t seq : lost) {
-      const SendRecord* send = run.world->history().send(seq);
-      RC_ASSERT(send != nullptr);
+      const std::optional<SendRecord> send = run.world->history().send(seq);
+      RC_ASSERT(send.has_value());
       RC_ASSERT(send->broker_name == group);
       RC_ASSERT(send->invoked_at <= fault_at);
       const Result<store::OffsetMessageId> id = store::decode_offset_message_id(send->msg_id);
