@@ -68,7 +68,10 @@ Measured run(const std::string& yaml, uint64_t seed) {
   MQ_ASSERT_MSG(scenario.ok(), scenario.status().to_string());
   const auto wall_start = WallClock::now();
   sim::SimWorld world(*scenario, seed);
-  Measured measured{world.run(), world.history()};
+  sim::RunResult result = world.run();
+  // The History spills to a file and cannot be copied: the world is done
+  // with it, so it moves out.
+  Measured measured{std::move(result), std::move(world.history())};
   const double wall_s = std::chrono::duration<double>(WallClock::now() - wall_start).count();
   const sim::CheckerReport& c = measured.result.report;
   std::printf("# %s seed %llu: %s, %lld sent, %lld acknowledged, %lld lost, %.1f s wall, %llu events, digest %s\n",
