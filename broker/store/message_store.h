@@ -210,8 +210,16 @@ class MessageStore {
   void complete_put_waiting(const AppendMessageResult& appended, bool wait_flush, bool wait_slave,
                             std::function<void(PutMessageResult)> done);
   // Where dispatch stops: the max offset, or on a slave mid-stream the end
-  // of the last complete record.
-  PhyOffset dispatch_limit() const { return replica_complete_end(); }
+  // of the last complete record; while serving with dispatchFlushedOnly, no
+  // further than the flushed offset (message_store_config.h says why).
+  PhyOffset dispatch_limit() const;
+  // Whether this store's dispatch follows the flush: a SYNC_FLUSH master
+  // with dispatchFlushedOnly.
+  bool dispatch_follows_flush() const;
+  // ... and does so now: only while serving. Recovery dispatches to the end
+  // because nothing is served until its flush has completed; clean shutdown
+  // dispatches the rest after its flush.
+  bool dispatch_waits_for_flush() const { return running_ && dispatch_follows_flush(); }
   Status advance_replica_complete_end();
   void on_flush_error(const Status& status);
   void schedule_async_flush();

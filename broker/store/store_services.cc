@@ -37,6 +37,9 @@ void MessageStore::start_services() {
       [this](int64_t timestamp_ms) {
         ++stats_.commit_log_flushes;
         checkpoint_.set_physic_msg_timestamp(timestamp_ms);
+        // The flush moved the dispatch limit: the records it made durable
+        // may be dispatched now.
+        if (dispatch_waits_for_flush()) reput_soon();
       },
       [this](const Status& status) { on_flush_error(status); });
   clean_service_ = std::make_unique<CleanCommitLogService>(*this);
@@ -69,6 +72,20 @@ void MessageStore::on_flush_error(const Status& status) {
 }
 
 // --- dispatch ---------------------------------------------------------------
+
+bool MessageStore::dispatch_follows_flush() const {
+  return config_.dispatchFlushedOnly && config_.flushDiskType == FlushDiskType::SYNC_FLUSH &&
+         config_.brokerRole != BrokerRole::SLAVE;
+}
+
+PhyOffset MessageStore::dispatch_limit() const {
+  const PhyOffset complete = replica_complete_end();
+  if (!dispatch_waits_for_flush()) return complete;
+  // A record past the flushed offset may still vanish in a power cut and its
+  // queue offset be given to another message: no consumer may see it yet.
+  MQ_ASSERT(commit_log_.flushed_offset() <= commit_log_.committed_offset());
+  return std::min(complete, commit_log_.flushed_offset());
+}
 
 void MessageStore::reput_soon() {
   // While a retry is pending, dispatch is stuck on a record: posting again
