@@ -133,7 +133,11 @@ void MessageStore::put_message(MessageToStore message, std::function<void(PutMes
     // The CommitLog dropped every record still waiting for its commit.
     fail_dropped_puts(status);
     // A roll that failed to create the next segment still wrote the BLANK
-    // ending the last one: let the dispatcher pass it.
+    // ending the last one: let the dispatcher pass it (once flushed, when
+    // dispatch follows the flush: no put waits for that flush, so ask for it).
+    if (dispatch_waits_for_flush() && commit_log_.flushed_offset() < commit_log_.committed_offset()) {
+      group_commit_->submit(commit_log_.committed_offset(), [](FlushOutcome) {});
+    }
     reput_soon();
     const PutMessageRefusal refusal = refusal_for(status);
     return reply(refusal.status, refusal.remark);
