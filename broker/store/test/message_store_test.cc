@@ -861,6 +861,11 @@ TEST_F(MessageStoreTest, DispatchStopsAtARecordThatDoesNotDecodeAndRetriesLater)
   ASSERT_TRUE((*file)->pread(static_cast<uint64_t>(at.value()), original).ok());
   const std::vector<uint8_t> bad_header = {0x7F, 0xFF, 0xFF, 0xFF, 0xDE, 0xAD, 0xBE, 0xEF};
   ASSERT_TRUE((*file)->pwrite(static_cast<uint64_t>(at.value()), bad_header).ok());
+  // The segment keeps its last commit for the dispatcher (mapped_file.h):
+  // drop that copy (setting the position it already has does) so the
+  // dispatcher reads the device's garbage.
+  std::shared_ptr<MappedFile> last = world.store().commit_log().file_queue().last_file();
+  last->set_wrote_position(last->wrote_position());
 
   // Bounded stepping: a dispatcher spinning at one instant would never let virtual time pass.
   const Nanos until = world.scheduler().now() + millis(3'500);
