@@ -179,8 +179,9 @@ class MessageStore {
   void reput_soon();
   void retry_reput_later();
   // Dispatches from reput_from_ on; an error means it stopped at a record it
-  // could not dispatch, which stays undispatched for a later try. Every
-  // ConsumeQueue it wrote is committed before it returns.
+  // could not dispatch, which stays undispatched for a later try. At
+  // start-up and shutdown every ConsumeQueue it wrote is committed before it
+  // returns; while serving, entries stay buffered (store_services.cc).
   Status reput();
   Status reput_batch();
   Status dispatch(const DispatchRequest& request);
@@ -245,9 +246,8 @@ class MessageStore {
   bool disk_full_ = false;
   bool flush_failed_ = false;
   PhyOffset reput_from_;
-  // The ConsumeQueues written since the dispatch task began, in first-write
-  // order: their entries are buffered (write-behind) and committed together
-  // at the task's end, one pwrite per queue instead of one per entry.
+  // Start-up and shutdown: the ConsumeQueues written since the dispatch task
+  // began, in first-write order, committed together at the task's end.
   std::vector<ConsumeQueue*> dispatched_queues_;
   std::vector<uint8_t> reput_buffer_;  // the dispatcher's read buffer, reused
   bool reput_scheduled_ = false;

@@ -114,6 +114,13 @@ void MessageStore::retry_reput_later() {
 Status MessageStore::reput() {
   MQ_ASSERT(dispatched_queues_.empty());
   const Status dispatched = reput_batch();
+  // While serving, the entries stay buffered (readers see them) until their
+  // queue's 4 KiB page fills or the flush pass commits it: a pwrite per page,
+  // not per dispatch task (RocketMQ's mapped ConsumeQueue writes are memory
+  // copies too). A crash loses them as a power cut loses unflushed entries,
+  // and abnormal recovery re-dispatches them the same way: the checkpoint's
+  // logics timestamp only ever covers entries a flush pass made durable.
+  if (running_) return dispatched;
   // Also after an error: the entries dispatched before it are final.
   const Status committed = commit_dispatched_queues();
   MQ_ASSERT(dispatched_queues_.empty());
@@ -195,8 +202,10 @@ Status MessageStore::reput_batch() {
 Status MessageStore::dispatch(const DispatchRequest& request) {
   if (is_prepared_or_rollback(request.sysflag)) return Status::Ok();  // not consumable
   ConsumeQueue& queue = consume_queue(request.topic, request.queue_id);
-  // A batch interleaves a handful of queues: a short linear search.
-  if (std::find(dispatched_queues_.begin(), dispatched_queues_.end(), &queue) == dispatched_queues_.end()) {
+  // A batch interleaves a handful of queues: a short linear search. Only
+  // start-up and shutdown commit at the task's end (reput()).
+  if (!running_ &&
+      std::find(dispatched_queues_.begin(), dispatched_queues_.end(), &queue) == dispatched_queues_.end()) {
     dispatched_queues_.push_back(&queue);
   }
   const QueueOffset before = queue.max_offset();
