@@ -1,5 +1,5 @@
 // dispatchFlushedOnly in a whole cluster (broker/store/message_store_config.h):
-// the scenario pair scenarios/single-master-sync-power-loss-{read-unflushed,
+// the scenario pair scenarios/single-master-sync-power-loss-{read-unflushed-canary,
 // consumed}.yaml. With RocketMQ 4.x's dispatch on write, the consumer group
 // reads records whose fsync is in flight, the power cut takes them, and the
 // group skips the acknowledged messages that recovery stores at their queue
@@ -25,7 +25,7 @@ RunResult run_scenario(const std::string& file) {
 }
 
 TEST(DispatchFlushedOnly, OffTheGroupSkipsAcknowledgedMessagesAfterAPowerCut) {
-  const RunResult result = run_scenario("single-master-sync-power-loss-read-unflushed.yaml");
+  const RunResult result = run_scenario("single-master-sync-power-loss-read-unflushed-canary.yaml");
   ASSERT_FALSE(result.scenario.empty());
   EXPECT_GT(result.report.lost, 0);
   EXPECT_EQ(result.report.lost_by_group.count("cg"), 1u);
