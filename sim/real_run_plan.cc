@@ -31,6 +31,7 @@ nlohmann::json broker_conf(const Scenario& scenario) {
       {"flushIntervalCommitLog", std::to_string(s.flushIntervalCommitLog)},
       {"flushCommitLogLeastPages", std::to_string(s.flushCommitLogLeastPages)},
       {"syncFlushTimeout", std::to_string(s.syncFlushTimeout)},
+      {"dispatchFlushedOnly", s.dispatchFlushedOnly ? "true" : "false"},
       {"slaveTimeout", std::to_string(s.slaveTimeout)},
       {"haSlaveFallbehindMax", std::to_string(s.haSlaveFallbehindMax)},
       {"maxMessageSize", std::to_string(s.maxMessageSize)},

@@ -125,6 +125,7 @@ const std::vector<ConfKey>& conf_keys() {
       {"diskSpaceWarningLevelRatio", &Store::diskSpaceWarningLevelRatio},
       {"diskSpaceCleanForciblyRatio", &Store::diskSpaceCleanForciblyRatio},
       {"reputIntervalMs", &Store::reputIntervalMs, ConfType::kInteger, 1},
+      {"dispatchFlushedOnly", &Store::dispatchFlushedOnly},
       {"testOnlyAckBeforeSync", &Store::testOnlyAckBeforeSync},
       {"brokerClusterName", {}, ConfType::kText},
       {"autoCreateTopicEnable", {}, ConfType::kBoolean},

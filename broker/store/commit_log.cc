@@ -22,7 +22,9 @@ CommitLog::CommitLog(env::Env& env, const MessageStoreConfig& config)
   // A SLAVE's log grows by the master's bytes, written as they arrive.
   if (config.brokerRole != BrokerRole::SLAVE) {
     group_write_ = true;
-    queue_.enable_write_behind(kGroupWriteMaxBytes);
+    // The dispatcher reads each group write's records right after it: from
+    // the kept copy, not the page cache (mapped_file.h).
+    queue_.enable_write_behind(kGroupWriteMaxBytes, /*keep_last_commit=*/true);
   }
 }
 
@@ -243,9 +245,11 @@ std::optional<ScannedRecord> CommitLogScanner::next() {
     }
     const int64_t position_in_file = position_.value() - file->file_from_offset();
     const int64_t left_in_file = file->file_size() - position_in_file;
-    const std::string where = file->path() + " position " + std::to_string(position_in_file);
+    // Built only for a stop reason: a string per scanned record was one of
+    // the dispatcher's allocations per put.
+    auto where = [&] { return file->path() + " position " + std::to_string(position_in_file); };
     if (left_in_file < kEndFileMinBlankLength || !fill(kEndFileMinBlankLength)) {
-      if (stop_reason_.empty()) stop_reason_ = where + ": too few bytes for a record header";
+      if (stop_reason_.empty()) stop_reason_ = where() + ": too few bytes for a record header";
       corrupt_ = true;
       return std::nullopt;
     }
@@ -258,7 +262,7 @@ std::optional<ScannedRecord> CommitLogScanner::next() {
     }
     if (magic == kBlankMagicCode) {
       if (total != left_in_file) {
-        stop_reason_ = where + ": BLANK record TOTALSIZE " + std::to_string(total) + " but " +
+        stop_reason_ = where() + ": BLANK record TOTALSIZE " + std::to_string(total) + " but " +
                        std::to_string(left_in_file) + " bytes are left in the segment";
         corrupt_ = true;
         return std::nullopt;
@@ -268,7 +272,7 @@ std::optional<ScannedRecord> CommitLogScanner::next() {
     }
     if (total <= 0 || total > left_in_file || !fill(total)) {
       if (stop_reason_.empty()) {
-        stop_reason_ = where + ": TOTALSIZE " + std::to_string(total) + " does not fit in the " +
+        stop_reason_ = where() + ": TOTALSIZE " + std::to_string(total) + " does not fit in the " +
                        std::to_string(left_in_file) + " bytes left in the segment";
       }
       corrupt_ = true;
@@ -277,12 +281,12 @@ std::optional<ScannedRecord> CommitLogScanner::next() {
     std::span<const uint8_t> bytes(buffer_.data() + (position_.value() - buffer_start_), static_cast<size_t>(total));
     Result<DecodedRecord> decoded = decode_record(bytes, DecodeOptions{.check_crc = check_crc_});
     if (!decoded.ok()) {
-      stop_reason_ = where + ": " + decoded.status().to_string();
+      stop_reason_ = where() + ": " + decoded.status().to_string();
       corrupt_ = true;
       return std::nullopt;
     }
     if (decoded->kind == RecordKind::kMessage && decoded->message.physical_offset != position_) {
-      stop_reason_ = where + ": PHYSICALOFFSET " + decoded->message.physical_offset.to_string() +
+      stop_reason_ = where() + ": PHYSICALOFFSET " + decoded->message.physical_offset.to_string() +
                      " does not match the record's position " + position_.to_string();
       corrupt_ = true;
       return std::nullopt;

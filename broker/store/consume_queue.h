@@ -83,10 +83,12 @@ class ConsumeQueue {
 
   // From now on put() buffers entries in memory (readers see them at once)
   // until commit(), a full 4 KiB page, or flush() hands them to the file in
-  // one pwrite. A process crash loses what is still buffered. The store
-  // commits at the end of every dispatch task, so between tasks (when a
-  // crash can strike) nothing is buffered and a dispatch of 64 records
-  // costs one pwrite per queue, not 64. Without it, every put() is a pwrite.
+  // one pwrite. A process crash loses what is still buffered, as a power
+  // loss loses what is not flushed; recovery re-dispatches both from the
+  // CommitLog (the checkpoint claims only flushed entries). A serving store
+  // leaves entries buffered until the page fills or its flush pass (about
+  // one pwrite per 204 entries); start-up and shutdown commit at the end of
+  // every dispatch task. Without it, every put() is a pwrite.
   void enable_write_behind();
   // Writes the buffered entries to the file. On error they stay buffered
   // (and readable) for the next commit or flush.

@@ -41,6 +41,7 @@ Status MappedFile::append(std::span<const uint8_t> bytes) {
       return Status::Ok();
     }
     MQ_ASSERT(pending_.empty());  // too big to buffer: written at once, below
+    last_commit_.clear();         // it would no longer end at the committed position
   }
   MQ_RETURN_IF_ERROR(file_->pwrite(static_cast<uint64_t>(wrote_position_), bytes));
   wrote_position_ += static_cast<int64_t>(bytes.size());
@@ -48,10 +49,11 @@ Status MappedFile::append(std::span<const uint8_t> bytes) {
   return Status::Ok();
 }
 
-void MappedFile::enable_write_behind(size_t max_pending_bytes) {
+void MappedFile::enable_write_behind(size_t max_pending_bytes, bool keep_last_commit) {
   MQ_ASSERT(max_pending_bytes > 0);
   MQ_ASSERT(pending_.empty());
   max_pending_bytes_ = max_pending_bytes;  // the buffer grows on first use: most files are full and idle
+  keep_last_commit_ = keep_last_commit;
 }
 
 Status MappedFile::commit() {
@@ -59,9 +61,17 @@ Status MappedFile::commit() {
   const int64_t at = committed_position();
   MQ_ASSERT(at >= flushed_position_);
   MQ_RETURN_IF_ERROR(file_->pwrite(static_cast<uint64_t>(at), pending_));
+  // The committed bytes become the kept copy; the old copy's storage
+  // becomes the next write buffer.
+  if (keep_last_commit_) last_commit_.swap(pending_);
   pending_.clear();
-  if (is_full()) pending_.shrink_to_fit();  // no more appends here: give the buffer back
+  if (is_full()) {  // no more appends here: give the buffers back
+    pending_.shrink_to_fit();
+    last_commit_.clear();
+    last_commit_.shrink_to_fit();
+  }
   MQ_ASSERT(committed_position() == wrote_position_);
+  MQ_ASSERT(memory_from() >= at);
   return Status::Ok();
 }
 
@@ -69,23 +79,30 @@ Result<size_t> MappedFile::read(int64_t position, std::span<uint8_t> out) const 
   MQ_ASSERT(position >= 0);
   MQ_ASSERT(position + static_cast<int64_t>(out.size()) <= file_size_);
   const int64_t committed = committed_position();
+  const int64_t in_memory_from = memory_from();
   const int64_t end = position + static_cast<int64_t>(out.size());
-  if (pending_.empty() || end <= committed) return file_->pread(static_cast<uint64_t>(position), out);
-  // The part still buffered comes from memory; past wrote_position the file
-  // reads as zeros (nothing was appended there), and so does this.
+  if (in_memory_from == wrote_position_ || end <= in_memory_from) {
+    return file_->pread(static_cast<uint64_t>(position), out);
+  }
+  // The kept last commit and the part still buffered come from memory; past
+  // wrote_position the file reads as zeros (nothing was appended there), and
+  // so does this.
   size_t got = 0;
-  if (position < committed) {
-    const size_t from_file = static_cast<size_t>(committed - position);
+  if (position < in_memory_from) {
+    const size_t from_file = static_cast<size_t>(in_memory_from - position);
     MQ_ASSIGN_OR_RETURN(got, file_->pread(static_cast<uint64_t>(position), out.first(from_file)));
     if (got < from_file) return got;
   }
-  const int64_t memory_from = std::max(position, committed);
-  const int64_t memory_to = std::min(end, wrote_position_);
-  if (memory_to > memory_from) {
-    std::copy_n(pending_.begin() + static_cast<std::ptrdiff_t>(memory_from - committed),
-                static_cast<size_t>(memory_to - memory_from), out.begin() + static_cast<std::ptrdiff_t>(memory_from - position));
-    got += static_cast<size_t>(memory_to - memory_from);
-  }
+  auto copy_from = [&](const std::vector<uint8_t>& bytes, int64_t bytes_from) {
+    const int64_t from = std::max(position, bytes_from);
+    const int64_t to = std::min(end, bytes_from + static_cast<int64_t>(bytes.size()));
+    if (to <= from) return;
+    std::copy_n(bytes.begin() + static_cast<std::ptrdiff_t>(from - bytes_from), static_cast<size_t>(to - from),
+                out.begin() + static_cast<std::ptrdiff_t>(from - position));
+    got += static_cast<size_t>(to - from);
+  };
+  copy_from(last_commit_, in_memory_from);
+  copy_from(pending_, committed);
   if (end > wrote_position_) {
     const int64_t zeros_from = std::max(position, wrote_position_);
     std::fill(out.begin() + static_cast<std::ptrdiff_t>(zeros_from - position), out.end(), uint8_t{0});
@@ -102,6 +119,10 @@ void MappedFile::set_wrote_position(int64_t position) {
   if (!pending_.empty()) {
     pending_.resize(static_cast<size_t>(std::max<int64_t>(0, position - committed_position())));
   }
+  // The kept copy must end at the committed position: a truncation, a
+  // dropped batch or the padding after a BLANK moves it. Rare: readers go to
+  // the file until the next commit.
+  last_commit_.clear();
   wrote_position_ = position;
   MQ_ASSERT(committed_position() <= wrote_position_);
   if (flushed_position_ > wrote_position_) flushed_position_ = wrote_position_;

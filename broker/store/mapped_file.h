@@ -18,6 +18,13 @@
 // what was not flushed: only for data recovery rebuilds (a ConsumeQueue is
 // re-dispatched from the CommitLog). The CommitLog never buffers: an
 // ASYNC_FLUSH put is acknowledged once its bytes are in the page cache.
+//
+// Last commit kept (the CommitLog's last segment): commit() keeps the bytes
+// it just wrote, [committed_position() - last_commit_.size(),
+// committed_position()), and read() serves them from memory. The dispatcher
+// reads each record right after the group write that committed it: a
+// memcpy instead of a pread. Its buffer trades places with the write buffer,
+// so keeping it costs no allocation per commit.
 #pragma once
 
 #include <cstdint>
@@ -57,9 +64,10 @@ class MappedFile : public std::enable_shared_from_this<MappedFile> {
   // write-behind, an error is the failed commit of earlier bytes the new
   // ones would not fit beside; those stay buffered.
   Status append(std::span<const uint8_t> bytes);
-  // Buffer appends in memory, up to max_pending_bytes, from now on.
+  // Buffer appends in memory, up to max_pending_bytes, from now on, and
+  // with keep_last_commit keep the last commit's bytes for readers (above).
   // Requires: max_pending_bytes > 0.
-  void enable_write_behind(size_t max_pending_bytes);
+  void enable_write_behind(size_t max_pending_bytes, bool keep_last_commit = false);
   // Writes the buffered bytes to the file (one pwrite). On error they stay
   // buffered for the next try.
   Status commit();
@@ -98,6 +106,13 @@ class MappedFile : public std::enable_shared_from_this<MappedFile> {
   // Write-behind: the bytes [committed_position(), wrote_position_).
   std::vector<uint8_t> pending_;
   size_t max_pending_bytes_ = 0;  // 0: off, every append is a pwrite
+  // The last commit's bytes, ending at committed_position() (empty when
+  // off, or after a truncation below them).
+  std::vector<uint8_t> last_commit_;
+  bool keep_last_commit_ = false;
+  // Where the bytes readers get from memory begin: the last commit's first
+  // byte, or the committed position when none is kept.
+  int64_t memory_from() const { return committed_position() - static_cast<int64_t>(last_commit_.size()); }
 };
 
 }  // namespace mqlab::store

@@ -52,7 +52,7 @@ Status MappedFileQueue::load() {
       MQ_RETURN_IF_ERROR(file->allocate(static_cast<uint64_t>(file_size_)));
     }
     auto mapped = std::make_shared<MappedFile>(std::move(file), *offset, file_size_);
-    if (write_behind_bytes_ > 0) mapped->enable_write_behind(write_behind_bytes_);
+    if (write_behind_bytes_ > 0) mapped->enable_write_behind(write_behind_bytes_, keep_last_commit_);
     mapped->set_wrote_position(file_size_);
     mapped->set_flushed_position(file_size_);
     files_.push_back(std::move(mapped));
@@ -79,14 +79,15 @@ Result<std::shared_ptr<MappedFile>> MappedFileQueue::create_file(int64_t start_o
   }
   ++dir_changes_;
   auto mapped = std::make_shared<MappedFile>(std::move(file), start_offset, file_size_);
-  if (write_behind_bytes_ > 0) mapped->enable_write_behind(write_behind_bytes_);
+  if (write_behind_bytes_ > 0) mapped->enable_write_behind(write_behind_bytes_, keep_last_commit_);
   return mapped;
 }
 
-void MappedFileQueue::enable_write_behind(size_t max_pending_bytes) {
+void MappedFileQueue::enable_write_behind(size_t max_pending_bytes, bool keep_last_commit) {
   MQ_ASSERT(max_pending_bytes > 0);
   write_behind_bytes_ = max_pending_bytes;
-  for (const auto& file : files_) file->enable_write_behind(max_pending_bytes);
+  keep_last_commit_ = keep_last_commit;
+  for (const auto& file : files_) file->enable_write_behind(max_pending_bytes, keep_last_commit);
 }
 
 Status MappedFileQueue::commit() {

@@ -58,7 +58,7 @@ class MappedFileQueue {
   // Files buffer appends in memory, up to max_pending_bytes each (see
   // MappedFile's write-behind). Only the last file ever holds buffered
   // bytes: a full one is committed before the next is created.
-  void enable_write_behind(size_t max_pending_bytes);
+  void enable_write_behind(size_t max_pending_bytes, bool keep_last_commit = false);
   // Writes the last file's buffered bytes (one pwrite).
   Status commit();
 
@@ -110,6 +110,7 @@ class MappedFileQueue {
   std::unique_ptr<AllocateMappedFileService> allocator_;  // null: created on the put path
   int64_t requested_next_ = -1;  // start offset of the segment last requested ahead
   size_t write_behind_bytes_ = 0;  // 0: every append is a pwrite
+  bool keep_last_commit_ = false;   // MappedFile's "last commit kept"
   LifetimeToken lifetime_;
 };
 

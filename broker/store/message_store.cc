@@ -133,7 +133,11 @@ void MessageStore::put_message(MessageToStore message, std::function<void(PutMes
     // The CommitLog dropped every record still waiting for its commit.
     fail_dropped_puts(status);
     // A roll that failed to create the next segment still wrote the BLANK
-    // ending the last one: let the dispatcher pass it.
+    // ending the last one: let the dispatcher pass it (once flushed, when
+    // dispatch follows the flush: no put waits for that flush, so ask for it).
+    if (dispatch_waits_for_flush() && commit_log_.flushed_offset() < commit_log_.committed_offset()) {
+      group_commit_->submit(commit_log_.committed_offset(), [](FlushOutcome) {});
+    }
     reput_soon();
     const PutMessageRefusal refusal = refusal_for(status);
     return reply(refusal.status, refusal.remark);
@@ -167,6 +171,13 @@ void MessageStore::commit_and_acknowledge() {
   if (puts_awaiting_commit_.empty()) return;
   if (running_) reput_soon();
   if (replication_hook_ != nullptr) replication_hook_->notify_appended(committed);
+  if (dispatch_waits_for_flush() && std::none_of(puts_awaiting_commit_.begin(), puts_awaiting_commit_.end(),
+                                                 [](const PutAwaitingCommit& put) { return put.wait_flush; })) {
+    // No put of this batch waits for the flush (WAIT_STORE_MSG_OK=false),
+    // yet its records become visible only through one: ask the group commit
+    // for it, or they would wait for the next waiting put to be dispatched.
+    group_commit_->submit(committed, [](FlushOutcome) {});
+  }
   // Replies may issue new puts: they gather for the next group write. The
   // two vectors trade places, so neither is reallocated per batch.
   std::vector<PutAwaitingCommit> committed_puts = std::move(spare_puts_);

@@ -179,8 +179,9 @@ class MessageStore {
   void reput_soon();
   void retry_reput_later();
   // Dispatches from reput_from_ on; an error means it stopped at a record it
-  // could not dispatch, which stays undispatched for a later try. Every
-  // ConsumeQueue it wrote is committed before it returns.
+  // could not dispatch, which stays undispatched for a later try. At
+  // start-up and shutdown every ConsumeQueue it wrote is committed before it
+  // returns; while serving, entries stay buffered (store_services.cc).
   Status reput();
   Status reput_batch();
   Status dispatch(const DispatchRequest& request);
@@ -210,8 +211,16 @@ class MessageStore {
   void complete_put_waiting(const AppendMessageResult& appended, bool wait_flush, bool wait_slave,
                             std::function<void(PutMessageResult)> done);
   // Where dispatch stops: the max offset, or on a slave mid-stream the end
-  // of the last complete record.
-  PhyOffset dispatch_limit() const { return replica_complete_end(); }
+  // of the last complete record; while serving with dispatchFlushedOnly, no
+  // further than the flushed offset (message_store_config.h says why).
+  PhyOffset dispatch_limit() const;
+  // Whether this store's dispatch follows the flush: a SYNC_FLUSH master
+  // with dispatchFlushedOnly.
+  bool dispatch_follows_flush() const;
+  // ... and does so now: only while serving. Recovery dispatches to the end
+  // because nothing is served until its flush has completed; clean shutdown
+  // dispatches the rest after its flush.
+  bool dispatch_waits_for_flush() const { return running_ && dispatch_follows_flush(); }
   Status advance_replica_complete_end();
   void on_flush_error(const Status& status);
   void schedule_async_flush();
@@ -237,9 +246,8 @@ class MessageStore {
   bool disk_full_ = false;
   bool flush_failed_ = false;
   PhyOffset reput_from_;
-  // The ConsumeQueues written since the dispatch task began, in first-write
-  // order: their entries are buffered (write-behind) and committed together
-  // at the task's end, one pwrite per queue instead of one per entry.
+  // Start-up and shutdown: the ConsumeQueues written since the dispatch task
+  // began, in first-write order, committed together at the task's end.
   std::vector<ConsumeQueue*> dispatched_queues_;
   std::vector<uint8_t> reput_buffer_;  // the dispatcher's read buffer, reused
   bool reput_scheduled_ = false;

@@ -63,6 +63,7 @@ const std::vector<Key>& keys() {
       {"flushDelayOffsetInterval", &Config::flushDelayOffsetInterval},
       {"warmMapedFileEnable", &Config::warmMapedFileEnable},
       {"allocateMappedFileEnable", &Config::allocateMappedFileEnable},
+      {"dispatchFlushedOnly", &Config::dispatchFlushedOnly},
   };
   return table;
 }

@@ -38,6 +38,23 @@ struct MessageStoreConfig {
   int64_t flushIntervalConsumeQueue = 1'000;       // ms
   int32_t flushConsumeQueueLeastPages = 2;
   int64_t flushConsumeQueueThoroughInterval = 60'000;  // ms
+  // SYNC_FLUSH masters: the dispatcher (ReputMessageService) builds
+  // ConsumeQueue and index entries only for records a flush has made
+  // durable, so no consumer reads a record a power cut can still take away.
+  // RocketMQ 4.x dispatches up to the written offset: a group that read an
+  // unflushed record moves its consume offset past it, the cut rolls the
+  // queue back, new puts reuse those queue offsets and the group never reads
+  // them although they were acknowledged (apache/rocketmq #8239; 5.x fixed it
+  // unconditionally in PR #8240). Default true, the safe side: a SYNC_FLUSH
+  // user chose durability over latency, and the cost is small there (a
+  // record becomes visible when its group commit completes, about when its
+  // producer hears PUT_OK). false restores 4.x's behaviour.
+  // Not applied with ASYNC_FLUSH (acknowledgement does not wait for the
+  // flush, and holding visibility back for a flush interval would add up to
+  // flushIntervalCommitLog to every message's end-to-end latency) nor on a
+  // SLAVE (its tail is fetched again from the master at the same offsets
+  // with the same bytes; the master's setting decides what is visible).
+  bool dispatchFlushedOnly = true;
 
   bool checkCRCOnRecover = true;
   bool messageIndexEnable = true;

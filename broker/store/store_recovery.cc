@@ -379,11 +379,17 @@ void MessageStore::shutdown(std::function<void(Status)> done) {
   // (SYNC_FLUSH ones by the flush below), as they would have been a task later.
   commit_and_acknowledge();
   // A record that cannot be dispatched now is left for recovery, which
-  // re-dispatches from its safe point.
-  while (reput_from_ < commit_log_.max_offset()) {
-    const PhyOffset before = reput_from_;
-    if (Status status = reput(); !status.ok() || reput_from_ == before) break;
-  }
+  // re-dispatches from its safe point. running_ is false: dispatch goes to
+  // the end of the log. A SYNC_FLUSH store with dispatchFlushedOnly waits for
+  // the flush below, so that no pull sees a record before it is durable.
+  auto dispatch_rest = [this] {
+    while (reput_from_ < commit_log_.max_offset()) {
+      const PhyOffset before = reput_from_;
+      if (Status status = reput(); !status.ok() || reput_from_ == before) break;
+    }
+  };
+  const bool dispatch_after_flush = dispatch_follows_flush();
+  if (!dispatch_after_flush) dispatch_rest();
   // Flush the log, then the queues and index, then the checkpoint; remove the
   // abort file last, and only when everything before succeeded.
   auto step = std::make_shared<std::function<void(int, Status)>>();
@@ -399,7 +405,8 @@ void MessageStore::shutdown(std::function<void(Status)> done) {
   auto release = [this](const std::shared_ptr<std::function<void(int, Status)>>& chain) {
     env_.executor().post([breaker = std::make_shared<ChainBreaker>(chain)] {});
   };
-  *step = [this, step, release, persist_delay_offsets, done = std::move(done)](int stage, Status status) mutable {
+  *step = [this, step, release, persist_delay_offsets, dispatch_after_flush, dispatch_rest,
+           done = std::move(done)](int stage, Status status) mutable {
     if (!status.ok()) {
       MQ_LOG(kError, "store", "clean shutdown failed at stage " << stage << ": " << status.to_string());
       if (group_commit_) group_commit_->fail_all();
@@ -413,6 +420,7 @@ void MessageStore::shutdown(std::function<void(Status)> done) {
       case 0: return commit_log_.flush(next);
       case 1:
         if (group_commit_) group_commit_->complete_flushed_now();
+        if (dispatch_after_flush) dispatch_rest();
         checkpoint_.set_physic_msg_timestamp(commit_log_.last_append_timestamp_ms());
         return flush_all_consume_queues(0, next);
       case 2:

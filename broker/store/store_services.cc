@@ -37,6 +37,9 @@ void MessageStore::start_services() {
       [this](int64_t timestamp_ms) {
         ++stats_.commit_log_flushes;
         checkpoint_.set_physic_msg_timestamp(timestamp_ms);
+        // The flush moved the dispatch limit: the records it made durable
+        // may be dispatched now.
+        if (dispatch_waits_for_flush()) reput_soon();
       },
       [this](const Status& status) { on_flush_error(status); });
   clean_service_ = std::make_unique<CleanCommitLogService>(*this);
@@ -70,6 +73,20 @@ void MessageStore::on_flush_error(const Status& status) {
 
 // --- dispatch ---------------------------------------------------------------
 
+bool MessageStore::dispatch_follows_flush() const {
+  return config_.dispatchFlushedOnly && config_.flushDiskType == FlushDiskType::SYNC_FLUSH &&
+         config_.brokerRole != BrokerRole::SLAVE;
+}
+
+PhyOffset MessageStore::dispatch_limit() const {
+  const PhyOffset complete = replica_complete_end();
+  if (!dispatch_waits_for_flush()) return complete;
+  // A record past the flushed offset may still vanish in a power cut and its
+  // queue offset be given to another message: no consumer may see it yet.
+  MQ_ASSERT(commit_log_.flushed_offset() <= commit_log_.committed_offset());
+  return std::min(complete, commit_log_.flushed_offset());
+}
+
 void MessageStore::reput_soon() {
   // While a retry is pending, dispatch is stuck on a record: posting again
   // would spin on it at once instead of waiting for the retry.
@@ -97,6 +114,13 @@ void MessageStore::retry_reput_later() {
 Status MessageStore::reput() {
   MQ_ASSERT(dispatched_queues_.empty());
   const Status dispatched = reput_batch();
+  // While serving, the entries stay buffered (readers see them) until their
+  // queue's 4 KiB page fills or the flush pass commits it: a pwrite per page,
+  // not per dispatch task (RocketMQ's mapped ConsumeQueue writes are memory
+  // copies too). A crash loses them as a power cut loses unflushed entries,
+  // and abnormal recovery re-dispatches them the same way: the checkpoint's
+  // logics timestamp only ever covers entries a flush pass made durable.
+  if (running_) return dispatched;
   // Also after an error: the entries dispatched before it are final.
   const Status committed = commit_dispatched_queues();
   MQ_ASSERT(dispatched_queues_.empty());
@@ -178,8 +202,10 @@ Status MessageStore::reput_batch() {
 Status MessageStore::dispatch(const DispatchRequest& request) {
   if (is_prepared_or_rollback(request.sysflag)) return Status::Ok();  // not consumable
   ConsumeQueue& queue = consume_queue(request.topic, request.queue_id);
-  // A batch interleaves a handful of queues: a short linear search.
-  if (std::find(dispatched_queues_.begin(), dispatched_queues_.end(), &queue) == dispatched_queues_.end()) {
+  // A batch interleaves a handful of queues: a short linear search. Only
+  // start-up and shutdown commit at the task's end (reput()).
+  if (!running_ &&
+      std::find(dispatched_queues_.begin(), dispatched_queues_.end(), &queue) == dispatched_queues_.end()) {
     dispatched_queues_.push_back(&queue);
   }
   const QueueOffset before = queue.max_offset();

@@ -103,6 +103,7 @@ const std::map<std::string, std::string>& samples() {
       {"syncFlushTimeout", "2000"},
       {"slaveTimeout", "1000"},
       {"reputIntervalMs", "5"},
+      {"dispatchFlushedOnly", "false"},
       {"messageDelayLevel", "1s 1m 1h"},
       {"flushDelayOffsetInterval", "20000"},
   };

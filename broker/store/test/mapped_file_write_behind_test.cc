@@ -128,11 +128,13 @@ RC_GTEST_PROP(MappedFileWriteBehind, ReadsAsAFileWrittenAtOnce, ()) {
   MemoryEnv env;
   auto buffered = open_file(env, "/buffered");
   auto direct = open_file(env, "/direct");
-  buffered->enable_write_behind(kMaxPending);
+  // Also with the last commit kept for readers (the CommitLog's setting).
+  const bool keep_last_commit = *rc::gen::arbitrary<bool>();
+  buffered->enable_write_behind(kMaxPending, keep_last_commit);
   const int steps = *rc::gen::inRange(1, 40);
   uint8_t value = 1;
   for (int step = 0; step < steps; ++step) {
-    const int action = *rc::gen::inRange(0, 10);
+    const int action = *rc::gen::inRange(0, 11);
     if (action < 7) {
       const auto length = *rc::gen::inRange<int64_t>(1, 80);
       if (buffered->wrote_position() + length > kFileSize) continue;
@@ -141,6 +143,11 @@ RC_GTEST_PROP(MappedFileWriteBehind, ReadsAsAFileWrittenAtOnce, ()) {
       RC_ASSERT(direct->append(bytes).ok());
     } else if (action == 7) {
       RC_ASSERT(buffered->commit().ok());
+    } else if (action == 10) {
+      // A segment's end, as CommitLog::write_blank does it: commit, then the
+      // rest of the file is padding that reads as zeros.
+      RC_ASSERT(buffered->commit().ok());
+      for (const auto& file : {buffered, direct}) file->set_wrote_position(kFileSize);
     } else {
       // A cut, as truncation does it: the file past the cut reads as zeros.
       const auto cut = *rc::gen::inRange<int64_t>(0, buffered->wrote_position() + 1);
@@ -158,6 +165,30 @@ RC_GTEST_PROP(MappedFileWriteBehind, ReadsAsAFileWrittenAtOnce, ()) {
   }
   RC_ASSERT(buffered->commit().ok());
   RC_ASSERT(on_file(*buffered, 0, kFileSize) == on_file(*direct, 0, kFileSize));
+}
+
+TEST(MappedFileWriteBehind, TheKeptLastCommitServesReadsUntilTheNextCommitReplacesIt) {
+  MemoryEnv env;
+  auto file = open_file(env, "/f");
+  file->enable_write_behind(kMaxPending, /*keep_last_commit=*/true);
+  ASSERT_TRUE(file->append(filled(10, 1)).ok());
+  ASSERT_TRUE(file->commit().ok());
+  ASSERT_TRUE(file->append(filled(10, 2)).ok());
+  ASSERT_TRUE(file->append(filled(10, 3)).ok());
+  ASSERT_TRUE(file->commit().ok());
+  // The file changed behind the store's back: reads of the last commit still
+  // come from memory (what was committed), older bytes from the file.
+  ASSERT_TRUE(file->file()->pwrite(0, filled(30, 9)).ok());
+  Bytes last_commit = filled(10, 2);
+  last_commit.insert(last_commit.end(), 10, 3);
+  EXPECT_EQ(read(*file, 10, 20), last_commit);
+  EXPECT_EQ(read(*file, 0, 10), filled(10, 9)) << "before the last commit: the file";
+  // A batch too big to buffer is written at once: the kept copy no longer
+  // ends at the committed position and is dropped.
+  ASSERT_TRUE(file->append(filled(kMaxPending, 4)).ok());
+  ASSERT_TRUE(file->file()->pwrite(10, filled(20, 8)).ok());
+  EXPECT_EQ(read(*file, 10, 20), filled(20, 8));
+  EXPECT_EQ(read(*file, 30, kMaxPending), filled(kMaxPending, 4));
 }
 
 }  // namespace
