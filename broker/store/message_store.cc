@@ -135,8 +135,11 @@ void MessageStore::put_message(MessageToStore message, std::function<void(PutMes
     // A roll that failed to create the next segment still wrote the BLANK
     // ending the last one: let the dispatcher pass it (once flushed, when
     // dispatch follows the flush: no put waits for that flush, so ask for it).
+    // Not here: the puts the BLANK's write committed are still to be
+    // acknowledged, and their flush requests end before the BLANK's.
     if (dispatch_waits_for_flush() && commit_log_.flushed_offset() < commit_log_.committed_offset()) {
-      group_commit_->submit(commit_log_.committed_offset(), [](FlushOutcome) {});
+      flush_for_dispatch_wanted_ = true;
+      commit_soon();
     }
     reput_soon();
     const PutMessageRefusal refusal = refusal_for(status);
@@ -168,7 +171,15 @@ void MessageStore::commit_and_acknowledge() {
   }
   const PhyOffset committed = commit_log_.committed_offset();
   MQ_ASSERT(committed == commit_log_.max_offset());
-  if (puts_awaiting_commit_.empty()) return;
+  // Last, after every put's own flush request (see flush_for_dispatch_wanted_).
+  auto request_flush_for_dispatch = [this, committed] {
+    if (!flush_for_dispatch_wanted_) return;
+    flush_for_dispatch_wanted_ = false;
+    if (dispatch_waits_for_flush() && commit_log_.flushed_offset() < committed) {
+      group_commit_->submit(committed, [](FlushOutcome) {});
+    }
+  };
+  if (puts_awaiting_commit_.empty()) return request_flush_for_dispatch();
   if (running_) reput_soon();
   if (replication_hook_ != nullptr) replication_hook_->notify_appended(committed);
   if (dispatch_waits_for_flush() && std::none_of(puts_awaiting_commit_.begin(), puts_awaiting_commit_.end(),
@@ -189,6 +200,7 @@ void MessageStore::commit_and_acknowledge() {
   }
   committed_puts.clear();
   spare_puts_ = std::move(committed_puts);
+  request_flush_for_dispatch();
 }
 
 void MessageStore::fail_dropped_puts(const Status& status) {

@@ -7,6 +7,7 @@
 // StoreSimWorld with an HDD (9 ms per fsync) so the window is wide and exact.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -154,6 +155,45 @@ TEST(DispatchFlushedOnly, OnKillAndCleanShutdownDispatchEverythingTheRecoveryKee
   EXPECT_FALSE(world.store().recovery_report().abnormal);
   EXPECT_EQ(queue_max(world), QueueOffset(3));
   EXPECT_EQ(body_at(world, QueueOffset(2)), "last");
+}
+
+// A batch that crosses a roll the full disk refuses: the BLANK's write
+// commits the puts before it, and the flush the BLANK needs for dispatch is
+// requested after theirs (the group commit takes requests in offset order;
+// the disk-full pytest found the broker asserting on it).
+TEST(DispatchFlushedOnly, ARefusedRollInABatchAcknowledgesAndDispatchesThePutsBeforeIt) {
+  StoreSimWorld world = hdd_world(true);
+  ASSERT_TRUE(world.start().ok());
+  ASSERT_EQ(world.put(make_message(kTopic, 0, "first")).status, PutMessageStatus::PUT_OK);
+  // Room for a few small files, not for the next segment.
+  world.disk().set_capacity_bytes(world.disk().used_bytes() + 8 * 4096);
+  // One turn of puts, more than the rest of the first segment holds.
+  const int64_t segment = world.config().mappedFileSizeCommitLog;
+  const int count = static_cast<int>(segment / 1000) + 10;
+  std::vector<std::optional<PutMessageResult>> replies(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    world.store().put_message(make_message(kTopic, 0, std::string(1000, static_cast<char>('a' + i % 26))),
+                              [&replies, i](PutMessageResult r) { replies[static_cast<size_t>(i)] = std::move(r); });
+  }
+  world.run_until([&] {
+    return std::all_of(replies.begin(), replies.end(), [](const auto& reply) { return reply.has_value(); });
+  });
+  int acknowledged = 1;  // "first"
+  bool refused = false;
+  for (const std::optional<PutMessageResult>& reply : replies) {
+    if (reply->status == PutMessageStatus::PUT_OK) {
+      EXPECT_FALSE(refused) << "a put acknowledged after one the full disk refused";
+      ++acknowledged;
+    } else {
+      refused = true;
+    }
+  }
+  ASSERT_TRUE(refused) << "the batch never reached the refused roll";
+  ASSERT_GT(acknowledged, 1);
+  world.run_for(millis(100));
+  EXPECT_EQ(world.store().flushed_phy_offset(), PhyOffset(segment)) << "the BLANK is flushed";
+  EXPECT_EQ(world.store().dispatched_phy_offset(), PhyOffset(segment)) << "and the dispatcher passed it";
+  EXPECT_EQ(queue_max(world), QueueOffset(acknowledged));
 }
 
 TEST(DispatchFlushedOnly, AsyncFlushDispatchesWhatIsWritten) {
