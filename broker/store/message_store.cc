@@ -187,7 +187,7 @@ void MessageStore::commit_and_acknowledge() {
     // No put of this batch waits for the flush (WAIT_STORE_MSG_OK=false),
     // yet its records become visible only through one: ask the group commit
     // for it, or they would wait for the next waiting put to be dispatched.
-    group_commit_->submit(committed, [](FlushOutcome) {});
+    flush_for_dispatch_wanted_ = true;
   }
   // Replies may issue new puts: they gather for the next group write. The
   // two vectors trade places, so neither is reallocated per batch.

@@ -255,10 +255,10 @@ class MessageStore {
   std::vector<PutAwaitingCommit> puts_awaiting_commit_;
   std::vector<PutAwaitingCommit> spare_puts_;  // the acknowledging batch's vector, kept for the next
   bool commit_scheduled_ = false;
-  // A refused roll wrote the BLANK ending the last segment and no put waits
-  // for its flush: commit_and_acknowledge() asks for one, after the flush
-  // requests of the puts committed with the BLANK (the group commit takes
-  // requests in offset order).
+  // Committed records that only a flush makes visible, with no put waiting
+  // for that flush (a refused roll's BLANK, a batch of WAIT_STORE_MSG_OK=false
+  // puts): commit_and_acknowledge() asks for one, after the flush requests
+  // of the batch's puts (the group commit takes requests in offset order).
   bool flush_for_dispatch_wanted_ = false;
   env::TimerId reput_retry_timer_ = env::kNoTimer;
   bool async_flush_in_flight_ = false;
