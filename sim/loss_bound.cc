@@ -67,7 +67,8 @@ class Bounder {
         history_(history),
         acked_(acknowledged(history)),
         async_flush_(scenario.broker.store.flushDiskType == store::FlushDiskType::ASYNC_FLUSH),
-        sync_master_(scenario.broker.store.brokerRole == store::BrokerRole::SYNC_MASTER) {}
+        sync_master_(scenario.broker.store.brokerRole == store::BrokerRole::SYNC_MASTER),
+        dispatch_flushed_only_(scenario.broker.store.dispatchFlushedOnly) {}
 
   FaultLossBound bound(const FaultInstant& instant) {
     MQ_ASSERT(instant.fault_index >= 0 && static_cast<size_t>(instant.fault_index) < schedule_.events.size());
@@ -198,7 +199,20 @@ class Bounder {
     }
     // A SLAVE flushes on its own schedule whatever flushDiskType says.
     if (!async_flush_ && state->broker_id == 0) {
-      verdict.reasons.push_back("0 on " + machine + ": SYNC_FLUSH acknowledges only what is durable");
+      if (dispatch_flushed_only_) {
+        verdict.reasons.push_back("0 on " + machine + ": SYNC_FLUSH acknowledges only what is durable");
+        return;
+      }
+      // RocketMQ 4.x (dispatchFlushedOnly=false): consumers may have read
+      // records the cut took before their flush completed; none of them was
+      // acknowledged, but the queues restart shorter than what was read, and
+      // the acknowledged puts that reuse those offsets are skipped
+      // (apache/rocketmq#8239). Nothing acknowledged is destroyed; the skip
+      // pass in bound() counts the rest.
+      verdict.truncated_groups.insert(state->broker_group);
+      verdict.reasons.push_back("0 destroyed on " + machine +
+                                ": SYNC_FLUSH acknowledges only what is durable, but dispatchFlushedOnly=false "
+                                "let consumers read records the cut took");
       return;
     }
     const BrokerStoreState* offsets = offsets_of(machine);
@@ -340,6 +354,7 @@ class Bounder {
   const SpilledRecords<Acked> acked_;
   const bool async_flush_;
   const bool sync_master_;
+  const bool dispatch_flushed_only_;
   const FaultInstant* instant_ = nullptr;
   std::map<std::string, BrokerStoreState> last_running_;
   std::map<uint64_t, int> at_risk_;  // seq -> the first fault that may destroy it

@@ -9,7 +9,10 @@
 //                       nothing: the page cache survives a process crash
 //   crash_machine, power_loss_all on a master (or on a slave holding the
 //   group's only copy)
-//                       SYNC_FLUSH: nothing, it acknowledges once durable;
+//                       SYNC_FLUSH: nothing, it acknowledges once durable
+//                       (but with dispatchFlushedOnly=false consumers may
+//                       have read records the cut took: the offset-reuse
+//                       rule below applies, as in RocketMQ 4.x);
 //                       ASYNC_FLUSH: every acknowledged message of its group
 //                       at or past the CommitLog's flushed offset at that
 //                       instant (about flushIntervalCommitLog of traffic,
