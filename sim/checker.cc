@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "sim/checker_duplicates.h"
 #include "sim/history_order.h"
 
 namespace mqlab::sim {
@@ -134,38 +135,6 @@ std::vector<Window> group_down_windows(const History& history, Nanos run_end) {
   return clipped;
 }
 
-// One stored copy of a message as a group received it: the same seq at
-// another (broker, queue, queue offset) is another copy.
-using StoredCopy = std::tuple<std::string, uint64_t, std::string, int32_t, int64_t>;  // group, seq, broker, queue, offset
-
-StoredCopy copy_of(const ReceiptRecord& r) {
-  return {r.group.str(), r.seq, r.broker_name.str(), r.queue_id, r.queue_offset};
-}
-
-// A group received r's message before (first): why again? A copy it already
-// had is a redelivery (offsets rolled back); a retried one a RECONSUME_LATER
-// (its copy lives in the retry topic); any other copy was stored twice.
-// Returns whether it was another stored copy.
-bool count_duplicate(const ReceiptRecord& r, const ReceiptRecord& first, std::set<StoredCopy>& again,
-                     CheckerReport& report) {
-  MQ_ASSERT(r.seq == first.seq);
-  MQ_ASSERT(r.group == first.group);
-  DuplicateCauses& causes = report.duplicates_by_cause;
-  const StoredCopy copy = copy_of(r);
-  const bool seen_copy = copy == copy_of(first) || again.count(copy) > 0;
-  if (r.reconsume_times > 0) {
-    ++causes.retried;
-  } else if (seen_copy) {
-    ++causes.redelivered;
-  } else {
-    ++causes.stored_twice;
-    ++report.stored_twice_by_broker[r.broker_name.str()];
-  }
-  again.insert(copy);
-  MQ_ASSERT(causes.total() == report.duplicates);
-  return r.reconsume_times == 0 && !seen_copy;
-}
-
 // The retention rule that deleted an acknowledged message before it was
 // read, if its group's CommitLog head passed its offset.
 std::optional<std::string> expired_by(const SendRecord& send, const CheckerOptions& options) {
@@ -177,82 +146,6 @@ std::optional<std::string> expired_by(const SendRecord& send, const CheckerOptio
   return head->second.rule;
 }
 
-// Per consumer group, which messages (seqs) it received: a bit per message
-// and group. The table of each group's first receipt that this replaces
-// (4 bytes per message and group) was the bulk of the checker's memory at
-// the end of a long run; the few messages received more than once are
-// looked at again in a second pass (count_duplicates). Seqs outside the
-// sends (a stray receipt in a real run's history file) go to a small set.
-class GroupReceipts {
- public:
-  explicit GroupReceipts(size_t sends) : sends_(sends) {}
-
-  // Marks group's receipt of seq: returns whether it is the group's first.
-  bool mark(const InternedName& group, uint64_t seq) {
-    Group& table = group_of(group);
-    if (seq >= sends_) return table.sparse.insert(seq).second;
-    if (table.dense[seq]) return false;
-    table.dense[seq] = true;
-    return true;
-  }
-
-  bool received(const std::string& group, uint64_t seq) const {
-    const auto it = groups_.find(group);
-    if (it == groups_.end()) return false;
-    if (seq >= sends_) return it->second.sparse.count(seq) > 0;
-    return it->second.dense[seq];
-  }
-
- private:
-  struct Group {
-    std::vector<bool> dense;  // seq -> received
-    std::set<uint64_t> sparse;
-  };
-
-  Group& group_of(const InternedName& group) {
-    // Receipts come in runs of one group: remember the last one looked up.
-    if (last_ != nullptr && last_name_ == group) return *last_;
-    auto [it, inserted] = groups_.try_emplace(group.str());
-    if (inserted) it->second.dense.assign(sends_, false);
-    last_name_ = group;
-    last_ = &it->second;
-    return *last_;
-  }
-
-  const size_t sends_;
-  std::map<std::string, Group, std::less<>> groups_;  // std::map: nodes stay put, so last_ stays valid
-  InternedName last_name_;
-  Group* last_ = nullptr;
-};
-
-// The second pass over the receipts, for the messages some group received
-// more than once (duplicated: group -> seqs): each later receipt against the
-// group's first one of that message, in receipt order, as count_duplicate
-// wants them.
-void count_duplicates(const SpilledRecords<ReceiptRecord>& receipts,
-                      const std::map<std::string, std::set<uint64_t>, std::less<>>& duplicated, CheckerReport& report) {
-  std::map<std::string, std::map<uint64_t, std::optional<ReceiptRecord>>, std::less<>> first;  // group -> seq -> first receipt
-  for (const auto& [group, seqs] : duplicated) {
-    auto& of_group = first[group];
-    for (const uint64_t seq : seqs) of_group.emplace(seq, std::nullopt);
-  }
-  std::set<StoredCopy> copies_received_again;  // the few copies past each first receipt
-  std::set<uint64_t> stored_twice;             // seqs a group received from a second stored copy
-  for (const ReceiptRecord& r : receipts) {
-    const auto group = first.find(r.group.str());
-    if (group == first.end()) continue;
-    const auto entry = group->second.find(r.seq);
-    if (entry == group->second.end()) continue;
-    if (!entry->second) {
-      entry->second = r;
-      continue;
-    }
-    ++report.duplicates;
-    if (count_duplicate(r, *entry->second, copies_received_again, report)) stored_twice.insert(r.seq);
-  }
-  report.messages_stored_twice = static_cast<int64_t>(stored_twice.size());
-}
-
 }  // namespace
 
 CheckerReport check_history(const History& history, const CheckerOptions& options) {
@@ -261,14 +154,12 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
   const auto& receipts = history.receipts();
   // Receipts per group: first receipt per seq, duplicates, reordering.
   GroupReceipts received_by(sends.size());
-  std::map<std::string, std::set<uint64_t>, std::less<>> duplicated;  // group -> seqs it received again
   int64_t receipts_again = 0;
   std::map<std::tuple<std::string, std::string, int32_t>, int64_t> highest_offset;
   for (const ReceiptRecord& r : receipts) {
     if (!r.body_intact) ++report.corrupted;
     if (!received_by.mark(r.group, r.seq)) {
-      ++receipts_again;
-      duplicated[r.group.str()].insert(r.seq);
+      ++receipts_again;  // why: count_duplicates, in passes below
       continue;
     }
     auto& highest = highest_offset[{r.group, r.broker_name, r.queue_id}];
@@ -278,7 +169,7 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
     }
     highest = std::max(highest, r.queue_offset);
   }
-  if (receipts_again > 0) count_duplicates(receipts, duplicated, report);
+  if (receipts_again > 0) count_duplicates(receipts, received_by, options.duplicates_per_pass, report);
   MQ_ASSERT(report.duplicates == receipts_again);
   // One or two per message: spilled past the newest, as the History's
   // records (sim/checker_latency.h finds their percentiles in passes).

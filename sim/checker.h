@@ -77,6 +77,10 @@ struct CheckerOptions {
   // an unreceived acknowledged message stored below it expired, unless the
   // loss bound foresaw a fault destroying it (that stays a loss).
   std::map<std::string, RetentionHead> retention;
+  // Repeated (seq, group) receipts whose causes one pass over the receipts
+  // finds (sim/checker_duplicates.h): the checker's memory for them. Tests
+  // make it small to force several passes; the figures do not change.
+  size_t duplicates_per_pass = size_t{1} << 16;
 };
 
 // Why a group received a message again (CheckerReport::duplicates_by_cause).

@@ -308,9 +308,12 @@ RunResult SimWorld::run() {
   options.schedule = schedule_;
   options.broker_group_of = broker_group_of_;
   result.loss_bound = compute_loss_bound(scenario_, schedule_, fault_instants_, history_);
-  options.loss_at_risk = result.loss_bound.at_risk;
+  // Moved in and back, not copied: a long run's bound holds tens of
+  // thousands of seqs (a map node each), and the checker runs at the peak.
+  options.loss_at_risk = std::move(result.loss_bound.at_risk);
   options.retention = retention_heads(*this);  // unread messages retention deleted are expiry, not loss
   result.report = check_history(history_, options);
+  result.loss_bound.at_risk = std::move(*options.loss_at_risk);
   result.series = latency_series(history_);
   result.series.replication_lag = replication_lag_;
   result.recoveries = recoveries_;
