@@ -570,4 +570,60 @@ std::optional<RemotingCommand> decode_json_header_fast(std::span<const uint8_t> 
   return command;
 }
 
+
+// --- JsonRequestHeaderWriter: the same bytes as append_json_header, field by field
+
+JsonRequestHeaderWriter::JsonRequestHeaderWriter(std::vector<uint8_t>& out, int32_t code) : out_(out) {
+  append_text("{\"code\":", out_);
+  append_int(code, out_);
+  append_text(",\"extFields\":{", out_);
+}
+
+void JsonRequestHeaderWriter::add_name(std::string_view name) {
+  MQ_ASSERT(!finished_);
+  // ExtFields keeps names sorted and unique; the map's byte order is std::string's.
+  MQ_ASSERT_MSG(first_ || std::string_view(last_name_) < name,
+                "ext field \"" + std::string(name) + "\" added after \"" + last_name_ + "\"");
+  last_name_.assign(name);
+  if (!first_) out_.push_back(',');
+  first_ = false;
+  append_json_string(name, out_);
+  out_.push_back(':');
+}
+
+void JsonRequestHeaderWriter::add_string(std::string_view name, std::string_view value) {
+  add_name(name);
+  append_json_string(value, out_);
+}
+
+void JsonRequestHeaderWriter::add_int(std::string_view name, int64_t value) {
+  add_name(name);
+  char digits[24];
+  const auto [end, error] = std::to_chars(std::begin(digits), std::end(digits), value);
+  MQ_ASSERT(error == std::errc());
+  out_.push_back('"');
+  append_bytes(digits, static_cast<size_t>(end - digits), out_);
+  out_.push_back('"');
+}
+
+void JsonRequestHeaderWriter::add_bool(std::string_view name, bool value) {
+  add_name(name);
+  append_text(value ? "\"true\"" : "\"false\"", out_);
+}
+
+void JsonRequestHeaderWriter::finish(int32_t opaque, int32_t flag) {
+  MQ_ASSERT(!finished_);
+  MQ_ASSERT((flag & kFlagResponse) == 0);  // a request's writer
+  finished_ = true;
+  append_text("},\"flag\":", out_);
+  append_int(flag, out_);
+  // kDefaultLanguage is plain ASCII: written as it is, as append_json_string would.
+  static_assert(kDefaultLanguage == "JAVA");
+  append_text(",\"language\":\"JAVA\",\"opaque\":", out_);
+  append_int(opaque, out_);
+  append_text(",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":", out_);
+  append_int(kDefaultVersion, out_);
+  out_.push_back('}');
+}
+
 }  // namespace mqlab::remoting
