@@ -378,12 +378,9 @@ class CommonHeaderParser {
     const size_t count = static_cast<size_t>(at_ - digits);
     if (count == 0 || count > 10 || (count > 1 && *digits == '0')) return std::nullopt;
     if (at_ != end_ && (*at_ == '.' || *at_ == 'e' || *at_ == 'E')) return std::nullopt;
-    // Ten digits at most fit an int64 with room to spare, so the digits
-    // just scanned are summed here rather than read again by from_chars
-    // (every header has four of these; from_chars cost three times the scan).
-    int64_t magnitude = 0;
-    for (const char* p = digits; p != at_; ++p) magnitude = magnitude * 10 + (*p - '0');
-    const int64_t value = digits != start ? -magnitude : magnitude;
+    int64_t value = 0;
+    const auto [end, error] = std::from_chars(start, at_, value);
+    if (error != std::errc() || end != at_) return std::nullopt;
     if (value < std::numeric_limits<int32_t>::min() || value > std::numeric_limits<int32_t>::max()) {
       return std::nullopt;
     }
