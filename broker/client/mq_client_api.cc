@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 
 #include "broker/client/mix_all.h"
-#include "broker/remoting/frame_codec.h"
 #include "broker/remoting/request_code.h"
 #include "broker/remoting/response_code.h"
 #include "broker/remoting/wire_text.h"
@@ -146,41 +145,6 @@ RemotingCommand build_send_message_v2(const SendMessageRequestHeader& header, st
   if (!header.brokerName.empty()) request.set_ext_string("n", header.brokerName);
   request.body = std::move(body);
   return request;
-}
-
-std::vector<uint8_t> encode_send_message_v2_frame(const SendMessageRequestHeader& header,
-                                                  std::span<const uint8_t> body, int32_t opaque,
-                                                  remoting::SerializeType type) {
-  MQ_ASSERT(opaque != 0);
-  if (type != remoting::SerializeType::JSON) {
-    RemotingCommand request = build_send_message_v2(header, std::vector<uint8_t>(body.begin(), body.end()));
-    request.opaque = opaque;
-    request.serialize_type = type;
-    return remoting::encode_frame(request);
-  }
-  // Keys, quotes and the short ints: a guess that holds for most headers
-  // (the vector grows if it does not).
-  constexpr size_t kFixedBytes = 256;
-  const size_t hint = kFixedBytes + header.producerGroup.size() + header.topic.size() + header.defaultTopic.size() +
-                      header.properties.size() * 2 + header.brokerName.size();
-  // The same fields, names and order as build_send_message_v2.
-  return remoting::encode_json_request_frame(
-      RequestCode::SEND_MESSAGE_V2, opaque, hint, body, [&header](remoting::JsonRequestHeaderWriter& writer) {
-        writer.add_string("a", header.producerGroup);
-        writer.add_string("b", header.topic);
-        writer.add_string("c", header.defaultTopic);
-        writer.add_int("d", header.defaultTopicQueueNums);
-        writer.add_int("e", header.queueId);
-        writer.add_int("f", header.sysFlag);
-        writer.add_int("g", header.bornTimestamp);
-        writer.add_int("h", header.flag);
-        writer.add_string("i", header.properties);
-        writer.add_int("j", header.reconsumeTimes);
-        writer.add_bool("k", header.unitMode);
-        if (header.maxReconsumeTimes) writer.add_int("l", *header.maxReconsumeTimes);
-        writer.add_bool("m", header.batch);
-        if (!header.brokerName.empty()) writer.add_string("n", header.brokerName);
-      });
 }
 
 SendMessageResponseHeader read_send_message_response(const RemotingCommand& response) {

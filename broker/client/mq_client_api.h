@@ -15,7 +15,6 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,13 +67,6 @@ struct SendMessageRequestHeader {
   std::string brokerName;                                       // n
 };
 RemotingCommand build_send_message_v2(const SendMessageRequestHeader& header, std::vector<uint8_t> body);
-// The whole frame of build_send_message_v2(header, body) with this opaque,
-// in header type `type`: equal bytes, but a JSON header is written straight
-// from header's fields (no RemotingCommand, no ext-fields map, one copy of
-// the body), which a producer does once per message.
-std::vector<uint8_t> encode_send_message_v2_frame(const SendMessageRequestHeader& header,
-                                                  std::span<const uint8_t> body, int32_t opaque,
-                                                  remoting::SerializeType type);
 
 struct SendMessageResponseHeader {
   std::string msgId;  // the offset msgId

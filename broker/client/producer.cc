@@ -6,7 +6,6 @@
 #include "broker/client/compression.h"
 #include "broker/client/mq_client_api.h"
 #include "broker/common/log.h"
-#include "broker/remoting/request_code.h"
 #include "broker/remoting/wire_text.h"
 #include "broker/store/message_codec.h"
 
@@ -242,15 +241,8 @@ void Producer::attempt(std::shared_ptr<SendContext> context) {
   header.queueId = queue.queueId;
   header.brokerName = queue.brokerName;
   const Nanos attempt_start = instance_.env().clock().now_ns();
-  // Encoded straight from the typed header: no RemotingCommand, and the body
-  // (kept in the context for a retry) is copied once, into the frame.
-  const SendContext& sending = *context;
-  instance_.remoting().invoke_encoded(
-      *address, remoting::RequestCode::SEND_MESSAGE_V2,
-      [&header, &sending](int32_t opaque, remoting::SerializeType type) {
-        return api::encode_send_message_v2_frame(header, sending.body, opaque, type);
-      },
-      timeout - elapsed,
+  instance_.remoting().invoke(
+      *address, api::build_send_message_v2(header, context->body), timeout - elapsed,
       lifetime_.guard([this, context, queue, attempt_start](Result<RemotingCommand> response) mutable {
         on_response(std::move(context), std::move(queue), attempt_start, std::move(response));
       }));

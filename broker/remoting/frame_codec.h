@@ -30,7 +30,6 @@
 #include <vector>
 
 #include "broker/common/status.h"
-#include "broker/remoting/json_header.h"
 #include "broker/remoting/remoting_command.h"
 
 namespace mqlab::remoting {
@@ -53,29 +52,6 @@ std::vector<uint8_t> encode_frame(const RemotingCommand& command);
 // bytes do not hold them. encode_frame(c) == encode_frame_prefix(c, 0).
 // Requires: as encode_frame, and the whole frame's length fits an int.
 std::vector<uint8_t> encode_frame_prefix(const RemotingCommand& command, uint64_t trailing_body_bytes);
-
-// Appends body to a frame whose 8-byte prefix is followed by a whole JSON
-// header, and patches the prefix's two lengths.
-// Requires: the header fits 24 bits of length and the frame an int.
-void finish_json_frame(std::vector<uint8_t>& frame, std::span<const uint8_t> body);
-
-// The frame of a request whose JSON header is written field by field
-// (json_header.h's JsonRequestHeaderWriter: write_fields adds the ext
-// fields in name order) and whose body is body. Equals encode_frame of the
-// same command (code, ext fields, opaque, flag 0, our language and version,
-// JSON) without building it. header_bytes_hint sizes the one allocation.
-template <typename WriteFields>
-std::vector<uint8_t> encode_json_request_frame(int32_t code, int32_t opaque, size_t header_bytes_hint,
-                                               std::span<const uint8_t> body, WriteFields&& write_fields) {
-  std::vector<uint8_t> frame;
-  frame.reserve(kFramePrefixBytes + header_bytes_hint + body.size());
-  frame.resize(kFramePrefixBytes, 0);  // the two lengths, patched by finish_json_frame
-  JsonRequestHeaderWriter writer(frame, code);
-  write_fields(writer);
-  writer.finish(opaque, 0);
-  finish_json_frame(frame, body);
-  return frame;
-}
 
 // Decodes exactly one whole frame, length field included; trailing or
 // missing bytes are errors. The decoded command's serialize_type says which

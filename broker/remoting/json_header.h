@@ -45,8 +45,6 @@
 #include <cstdint>
 #include <optional>
 #include <span>
-#include <string>
-#include <string_view>
 #include <vector>
 
 #include "broker/common/status.h"
@@ -71,37 +69,6 @@ Result<RemotingCommand> decode_json_header_general(std::span<const uint8_t> head
 // RemotingCommand holds for a field the peer left out (version 0, language
 // JAVA). Both readers start from it.
 RemotingCommand json_header_defaults();
-
-// Writes a request's JSON header straight from typed values, with no
-// RemotingCommand or ExtFields in between: the bytes equal what
-// append_json_header writes for the command with the same fields, our
-// language (JAVA) and version, no remark (json_header_writer_test.cc checks
-// it). A producer sends one per message; building the ext-fields map only to
-// walk it once cost more than writing the header.
-//
-//   JsonRequestHeaderWriter writer(out, code);
-//   writer.add_string("a", group); ...; writer.add_int("d", 4); ...
-//   writer.finish(opaque, flag);
-//
-// Requires: names are added in strictly increasing byte order (the order
-// the map keeps, asserted) and finish() is called once, last. Each value goes
-// out as a JSON string, as Java writes every extFields value.
-class JsonRequestHeaderWriter {
- public:
-  JsonRequestHeaderWriter(std::vector<uint8_t>& out, int32_t code);
-  void add_string(std::string_view name, std::string_view value);
-  void add_int(std::string_view name, int64_t value);
-  void add_bool(std::string_view name, bool value);
-  void finish(int32_t opaque, int32_t flag);
-
- private:
-  void add_name(std::string_view name);
-
-  std::vector<uint8_t>& out_;
-  std::string last_name_;  // for the order assertion
-  bool first_ = true;
-  bool finished_ = false;
-};
 
 // The fast reader alone: the command, or nullopt when the header strays
 // from the common shape and the general path decides (errors included).

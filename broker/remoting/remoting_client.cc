@@ -275,18 +275,6 @@ void RemotingClient::invoke(const std::string& address, RemotingCommand request,
   connection_to(address)->send_request(request.opaque, request.code, std::move(frame), timeout, std::move(done));
 }
 
-void RemotingClient::invoke_encoded(const std::string& address, int32_t code, const RequestFrameEncoder& encode,
-                                    Nanos timeout, ResponseCallback done) {
-  MQ_ASSERT(done != nullptr);
-  MQ_ASSERT(encode != nullptr);
-  MQ_ASSERT(timeout > 0);
-  const int32_t opaque = take_opaque(next_opaque_);
-  std::vector<uint8_t> frame = encode(opaque, options_.serialize_type.value_or(SerializeType::JSON));
-  MQ_ASSERT(frame.size() > kFramePrefixBytes);
-  MQ_ASSERT(frame[4] == static_cast<uint8_t>(options_.serialize_type.value_or(SerializeType::JSON)));  // the type asked for
-  connection_to(address)->send_request(opaque, code, std::move(frame), timeout, std::move(done));
-}
-
 void RemotingClient::invoke_oneway(const std::string& address, RemotingCommand request,
                                    std::function<void(Status)> done) {
   MQ_ASSERT(!request.is_response());

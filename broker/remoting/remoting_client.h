@@ -19,7 +19,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "broker/common/lifetime.h"
 #include "broker/common/status.h"
@@ -30,7 +29,6 @@
 namespace mqlab::remoting {
 
 using ResponseCallback = std::function<void(Result<RemotingCommand> response)>;
-using RequestFrameEncoder = std::function<std::vector<uint8_t>(int32_t opaque, SerializeType type)>;
 
 struct RemotingClientOptions {
   Nanos connect_timeout = millis(3000);
@@ -51,13 +49,6 @@ class RemotingClient {
   // Unavailable (connect refused, connection broke), Timeout (no response in
   // time) or Corruption (the server sent bytes that do not decode).
   void invoke(const std::string& address, RemotingCommand request, Nanos timeout, ResponseCallback done);
-  // invoke() for a request the caller encodes itself (a producer writes its
-  // SEND_MESSAGE_V2 header straight from the typed header, no RemotingCommand
-  // in between). encode gets the opaque this client hands out and the header
-  // type the request must use (options' serialize_type, else JSON) and
-  // returns the whole frame of a request with that code, opaque and type.
-  void invoke_encoded(const std::string& address, int32_t code, const RequestFrameEncoder& encode, Nanos timeout,
-                      ResponseCallback done);
   // Sends without waiting for a response; done (optional) hears whether it was written.
   void invoke_oneway(const std::string& address, RemotingCommand request, std::function<void(Status)> done = {});
 

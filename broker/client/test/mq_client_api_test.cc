@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include "broker/client/mq_client_api.h"
-#include "broker/remoting/frame_codec.h"
 #include "broker/remoting/request_code.h"
 #include "broker/remoting/response_code.h"
 
@@ -45,35 +44,6 @@ TEST(MQClientAPI, SendMessageV2UsesShortFieldNames) {
   EXPECT_EQ(request.body, (std::vector<uint8_t>{1, 2}));
   header.maxReconsumeTimes.reset();
   EXPECT_FALSE(build_send_message_v2(header, {1}).ext_fields.contains("l"));
-}
-
-// The producer's frame, written straight from the typed header, is the
-// frame of build_send_message_v2's command, in both header types, with and
-// without the optional fields, with escapes and non-ASCII text.
-TEST(MQClientAPI, SendMessageV2FrameEqualsTheCommandsFrame) {
-  SendMessageRequestHeader header;
-  header.producerGroup = "PG";
-  header.topic = "T";
-  header.defaultTopic = "TBW102";
-  header.queueId = 3;
-  header.sysFlag = 1;
-  header.bornTimestamp = -1700;
-  header.flag = 9;
-  header.properties = "UNIQ_KEY\001AC1\002WAIT\001true\002TAGS\001\xc3\xa9\"\\\002";
-  const std::vector<uint8_t> body = {1, 2, 0, 255};
-  for (const remoting::SerializeType type : {remoting::SerializeType::JSON, remoting::SerializeType::ROCKETMQ}) {
-    for (int variant = 0; variant < 4; ++variant) {
-      header.maxReconsumeTimes = (variant & 1) != 0 ? std::optional<int32_t>(16) : std::nullopt;
-      header.brokerName = (variant & 2) != 0 ? "broker-a" : "";
-      header.unitMode = (variant & 1) != 0;
-      header.batch = (variant & 2) != 0;
-      RemotingCommand request = build_send_message_v2(header, body);
-      request.opaque = 42 + variant;
-      request.serialize_type = type;
-      EXPECT_EQ(encode_send_message_v2_frame(header, body, request.opaque, type), remoting::encode_frame(request))
-          << remoting::serialize_type_name(type) << " variant " << variant;
-    }
-  }
 }
 
 TEST(MQClientAPI, PullAnswersMapToPullStatus) {

@@ -310,55 +310,5 @@ TEST(JsonHeaderFastPath, AliOnsCaptureTakesTheFastPathAndAgrees) {
   }
 }
 
-// The typed request writer (what a producer uses for SEND_MESSAGE_V2) and the
-// map-based writer agree byte for byte on every request: ints, bools and
-// strings with escapes, control bytes and non-ASCII text alike; and the
-// header reads back to the command's fields.
-RC_GTEST_PROP(JsonHeaderFastPath, TypedRequestWriterEqualsTheMapWriter, ()) {
-  RemotingCommand command = RemotingCommand::make_request(*rc::gen::arbitrary<int32_t>());
-  command.opaque = *rc::gen::arbitrary<int32_t>();
-  const auto fields = *rc::gen::inRange(0, 10);
-  // Each field: 0 a string, 1 an int64, 2 a bool, as the typed writer takes them.
-  std::map<std::string, std::pair<int, std::string>> typed;
-  for (int i = 0; i < fields; ++i) {
-    const std::string name = gen_text(2);
-    const int kind = *rc::gen::inRange(0, 3);
-    std::string text;
-    if (kind == 0) text = gen_text(6);
-    if (kind == 1) text = std::to_string(*rc::gen::arbitrary<int64_t>());
-    if (kind == 2) text = *rc::gen::arbitrary<bool>() ? "true" : "false";
-    typed[name] = {kind, text};
-    command.ext_fields.insert_or_assign(name, text);
-  }
-  Bytes typed_bytes;
-  JsonRequestHeaderWriter writer(typed_bytes, command.code);
-  for (const auto& [name, field] : typed) {
-    const auto& [kind, text] = field;
-    if (kind == 0) writer.add_string(name, text);
-    if (kind == 1) writer.add_int(name, std::stoll(text));
-    if (kind == 2) writer.add_bool(name, text == "true");
-  }
-  writer.finish(command.opaque, 0);
-  RC_ASSERT(typed_bytes == encode(command, false));
-  RC_ASSERT(typed_bytes == encode(command, true));
-  const Result<RemotingCommand> decoded = decode_json_header(typed_bytes);
-  RC_ASSERT(decoded.ok());
-  RC_ASSERT(decoded->code == command.code);
-  RC_ASSERT(decoded->opaque == command.opaque);
-}
-
-TEST(JsonHeaderFastPath, TypedRequestWriterWritesJavasShape) {
-  Bytes out;
-  JsonRequestHeaderWriter writer(out, 310);
-  writer.add_string("a", "PG");
-  writer.add_int("d", -4);
-  writer.add_bool("k", false);
-  writer.add_string("p", "x\x01y");
-  writer.finish(17, 0);
-  EXPECT_EQ(std::string(out.begin(), out.end()),
-            "{\"code\":310,\"extFields\":{\"a\":\"PG\",\"d\":\"-4\",\"k\":\"false\",\"p\":\"x\\u0001y\"},"
-            "\"flag\":0,\"language\":\"JAVA\",\"opaque\":17,\"serializeTypeCurrentRPC\":\"JSON\",\"version\":407}");
-}
-
 }  // namespace
 }  // namespace mqlab::remoting
