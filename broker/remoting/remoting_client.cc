@@ -7,12 +7,15 @@
 // server, close_connection, shutdown); a closed one is never reused, so the
 // next call to that address opens a fresh one. Its callbacks hold it weakly.
 //
-// Every completion is posted to the executor and captures only the caller's
-// callback and its result, never the client: a callback never runs inside
-// invoke(), may call back into the client freely, and still runs when the
-// client was destroyed meanwhile (with Aborted, from shutdown).
+// A response's callback runs inside the network callback that brought the
+// response (on the executor). Every other completion (failures, timeouts,
+// oneway writes) is posted to the executor and captures only the caller's
+// callback and its result, never the client. Either way a callback never runs
+// inside invoke(), may call back into the client freely, and a failure still
+// runs when the client was destroyed meanwhile (with Aborted, from shutdown).
 #include "broker/remoting/remoting_client.h"
 
+#include <algorithm>
 #include <deque>
 #include <limits>
 #include <span>
@@ -68,8 +71,10 @@ class RemotingClient::ClientConnection : public std::enable_shared_from_this<Cli
     // inline buffer, where a weak_ptr (not trivially copyable) made every
     // request allocate its timer.
     const env::TimerId timer = client_.env_.executor().run_after(timeout, [this, opaque] { on_timeout(opaque); });
-    const bool inserted = pending_.emplace(opaque, Pending{std::move(done), timer, code, timeout}).second;
-    MQ_ASSERT_MSG(inserted, "opaque " + std::to_string(opaque) + " is already waiting on " + address_);
+    const auto at = pending_lower_bound(opaque);
+    MQ_ASSERT_MSG(at == pending_.end() || at->first != opaque,
+                  "opaque " + std::to_string(opaque) + " is already waiting on " + address_);
+    pending_.emplace(at, opaque, Pending{std::move(done), timer, code, timeout});
     write(Outgoing{std::move(frame), {}});
   }
 
@@ -188,7 +193,7 @@ class RemotingClient::ClientConnection : public std::enable_shared_from_this<Cli
       MQ_LOG(kDebug, kComponent, "ignoring " << command.describe() << " from " << address_);
       return;
     }
-    const auto found = pending_.find(command.opaque);
+    const auto found = find_pending(command.opaque);
     if (found == pending_.end()) {
       // A Java broker answers even a oneway request (ali-ons' quirk, 8.2).
       MQ_LOG(kDebug, kComponent, "no request waits for " << command.describe() << " from " << address_);
@@ -198,13 +203,18 @@ class RemotingClient::ClientConnection : public std::enable_shared_from_this<Cli
     pending_.erase(found);
     const bool cancelled = client_.env_.executor().cancel(pending.timer);
     MQ_ASSERT(cancelled);  // its timer would have removed it from pending_
-    complete(std::move(pending.done), std::move(command));
+    // A response runs its callback here, inside the network's callback, which
+    // itself runs on the executor: never inside invoke(), and the callback may
+    // call back into the client (on_bytes holds us and stops once we close).
+    // Posting it instead cost an event, an allocation for the closure and two
+    // moves of the command per response, two responses per simulated message.
+    pending.done(std::move(command));
   }
 
   void on_timeout(int32_t opaque) {
     MQ_ASSERT(state_ != State::kClosed);  // close() cancelled every timer
     const std::shared_ptr<ClientConnection> self = shared_from_this();  // close() below drops the client's reference
-    const auto found = pending_.find(opaque);
+    const auto found = find_pending(opaque);
     MQ_ASSERT(found != pending_.end());  // answered or failed requests cancel their timer
     Pending pending = std::move(found->second);
     pending_.erase(found);
@@ -234,7 +244,21 @@ class RemotingClient::ClientConnection : public std::enable_shared_from_this<Cli
   std::shared_ptr<env::Connection> connection_;  // set once connected
   FrameDecoder decoder_;
   std::deque<Outgoing> unsent_;          // while connecting, in call order
-  std::map<int32_t, Pending> pending_;  // by opaque
+  // By opaque, ascending. A sorted vector, not a map: a client has a few
+  // requests in flight per connection, and a map node cost an allocation per
+  // request. Opaques grow, so a new one goes at the end (but for the wrap
+  // past INT32_MAX), and answers come mostly oldest first.
+  using PendingEntry = std::pair<int32_t, Pending>;
+  std::vector<PendingEntry> pending_;
+  std::vector<PendingEntry>::iterator pending_lower_bound(int32_t opaque) {
+    if (pending_.empty() || pending_.back().first < opaque) return pending_.end();
+    return std::lower_bound(pending_.begin(), pending_.end(), opaque,
+                            [](const PendingEntry& entry, int32_t key) { return entry.first < key; });
+  }
+  std::vector<PendingEntry>::iterator find_pending(int32_t opaque) {
+    const auto found = pending_lower_bound(opaque);
+    return found != pending_.end() && found->first == opaque ? found : pending_.end();
+  }
 };
 
 // --- RemotingClient ------------------------------------------------------------------

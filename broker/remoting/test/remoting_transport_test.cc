@@ -318,6 +318,27 @@ TEST_F(RemotingTransportTest, CallbacksMayCallBackIntoTheClient) {
   EXPECT_EQ(*second->response().find_ext("tag"), "second");
 }
 
+// A response's callback runs inside the client's read of the stream; one
+// that destroys the client there must not disturb the responses behind it:
+// their requests fail with Aborted, each callback once.
+TEST_F(RemotingTransportTest, ACallbackMayDestroyTheClientWhileResponsesArrive) {
+  int first_ran = 0;
+  client_->invoke(kServerAddress, RemotingCommand::make_request(kPark), seconds(30), [&](Result<RemotingCommand> result) {
+    ++first_ran;
+    EXPECT_TRUE(result.ok()) << result.status().to_string();
+    client_.reset();
+  });
+  const std::shared_ptr<Outcome> second = call(RemotingCommand::make_request(kPark), seconds(30));
+  const std::shared_ptr<Outcome> third = call(RemotingCommand::make_request(kPark), seconds(30));
+  ASSERT_TRUE(run_until([&] { return parked_.size() == 3; }));
+  for (Parked& parked : parked_) parked.channel.reply(parked.request.make_response(ResponseCode::SUCCESS));
+  ASSERT_TRUE(run_until([&] { return second->done() && third->done(); }));
+  EXPECT_EQ(first_ran, 1);
+  EXPECT_EQ(client_, nullptr);
+  EXPECT_EQ(second->code(), StatusCode::kAborted);
+  EXPECT_EQ(third->code(), StatusCode::kAborted);
+}
+
 TEST_F(RemotingTransportTest, OutputOverTheLimitClosesTheConnection) {
   server_.reset();
   start_server(RemotingServerOptions{.max_pending_output_bytes = 4096});
