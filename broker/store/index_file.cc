@@ -358,7 +358,8 @@ Status IndexFile::write_slot_pages() {
       const int64_t page_at = static_cast<int64_t>(p) * kIndexPageSize;
       const int64_t lo = std::max(page_at, from);
       const int64_t hi = std::min(page_at + kIndexPageSize, to);
-      run.insert(run.end(), slot_pages_[p]->bytes.begin() + (lo - page_at), slot_pages_[p]->bytes.begin() + (hi - page_at));
+      const auto& bytes = slot_pages_[p]->bytes;
+      run.insert(run.end(), bytes.begin() + (lo - page_at), bytes.begin() + (hi - page_at));
     }
     MQ_ASSERT(run.size() == static_cast<size_t>(to - from));
     MQ_RETURN_IF_ERROR(pwrite(from, run));

@@ -280,7 +280,8 @@ using testing::StoreSimWorld;
 std::vector<std::string> put_keyed(StoreSimWorld& world, int from, int count) {
   std::vector<std::string> uniq_keys;
   for (int i = from; i < from + count; ++i) {
-    MessageToStore message = testing::make_message("TopicK", i % 4, "body-" + std::to_string(i), "k" + std::to_string(i));
+    MessageToStore message =
+        testing::make_message("TopicK", i % 4, "body-" + std::to_string(i), "k" + std::to_string(i));
     char uniq[40];
     std::snprintf(uniq, sizeof(uniq), "0A000009C35000000000%012d", i);
     message.properties[std::string(kPropertyUniqKey)] = uniq;
