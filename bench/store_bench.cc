@@ -5,6 +5,9 @@
 //   pwrite of the same record bytes.
 //   SYNC_FLUSH group commit with 1, 8, 64, 256 puts in flight vs pwrite +
 //   fdatasync every 1, 8, 64, 256 writes.
+//   Keyed (--cases keyed): ASYNC_FLUSH with the IndexFile on and a UNIQ_KEY
+//   per message, as every message a broker receives carries one, vs the same
+//   store without keys in the same run: the index's cost per put.
 // Each twice: on pre-touched blocks (the store with warmMapedFileEnable, the
 // raw file written with zeros and synced first) and on fresh ones (the store
 // creating and fallocating each segment on the put path, as before
@@ -43,6 +46,7 @@ struct Options {
   std::string scaling_gib;  // "1,4": the scaling runs; empty: none
   std::string blocks = "pretouched,fresh";
   std::vector<int> in_flight = {1, 8, 64, 256};
+  bool keyed = false;  // a UNIQ_KEY per message, messageIndexEnable on
 };
 
 // Pre-touched: segments prepared and warmed off the put path. Fresh: created
@@ -57,7 +61,9 @@ store::MessageStoreConfig bench_config(const Options& options, const std::string
   config.mappedFileSizeCommitLog = options.segment_mib << 20;
   config.maxMessageSize = 64 * 1024;
   config.flushDiskType = flush;
-  config.messageIndexEnable = false;  // the raw baseline writes one file
+  // The raw baseline writes one file; the keyed case measures the index
+  // with RocketMQ's default layout (a 420 MB file, 5M slots).
+  config.messageIndexEnable = options.keyed;
   config.warmMapedFileEnable = segments == Segments::kWarm;
   config.allocateMappedFileEnable = segments == Segments::kWarm;
   // Retention as tight as it goes: every segment but the active one is
@@ -71,13 +77,20 @@ store::MessageStoreConfig bench_config(const Options& options, const std::string
   return config;
 }
 
-store::MessageToStore bench_message(int body_bytes, int32_t queue_id) {
+// Message number n. Keyed: a 32-hex-digit UNIQ_KEY unique to n, the length
+// of the Java client's MessageClientIDSetter ids.
+store::MessageToStore bench_message(int body_bytes, int64_t n, bool keyed) {
   store::MessageToStore message;
   message.topic = "BenchTopic";
-  message.queue_id = queue_id;
+  message.queue_id = static_cast<int32_t>(n % 8);
   message.body.assign(static_cast<size_t>(body_bytes), 0x5A);
   message.born_host = store::HostAddress::ipv4(127, 0, 0, 1, 40000);
   message.born_timestamp_ms = 1;
+  if (keyed) {
+    char uniq_key[40];
+    std::snprintf(uniq_key, sizeof(uniq_key), "7F000001%08X%016llX", 40000u, static_cast<unsigned long long>(n));
+    message.properties[std::string(store::kPropertyUniqKey)] = uniq_key;
+  }
   return message;
 }
 
@@ -140,7 +153,7 @@ RunResult run_puts(const Options& options, store::FlushDiskType flush, Segments 
       ++outstanding;
       const auto put_start = Clock::now();
       const bool timed = timing;
-      store.put_message(bench_message(options.body_bytes, static_cast<int32_t>(issued % 8)),
+      store.put_message(bench_message(options.body_bytes, issued, options.keyed),
                         [&, put_start, timed](store::PutMessageResult put) {
                           --outstanding;
                           if (put.status == store::PutMessageStatus::PUT_OK) {
@@ -293,6 +306,32 @@ void run_sync(const Options& options, Segments segments) {
   }
 }
 
+// ASYNC_FLUSH with a UNIQ_KEY per message vs the same without keys, one
+// after the other in this run: the ratio is the index's share of a put.
+void run_keyed(const Options& options) {
+  for (int in_flight : options.in_flight) {
+    Options plain = options;
+    plain.keyed = false;
+    Options keyed = options;
+    keyed.keyed = true;
+    const RunResult without = run_puts(plain, store::FlushDiskType::ASYNC_FLUSH, Segments::kWarm, in_flight,
+                                       options.async_messages * 1100, 60.0);
+    const RunResult with = run_puts(keyed, store::FlushDiskType::ASYNC_FLUSH, Segments::kWarm, in_flight,
+                                    options.async_messages * 1100, 60.0);
+    const std::string base = "store_async_flush_1k_inflight" + std::to_string(in_flight) + "_nokey";
+    const std::string name = "store_async_flush_1k_keyed_inflight" + std::to_string(in_flight);
+    print(base, without.msgs_per_second(), "msgs/s");
+    print(name, with.msgs_per_second(), "msgs/s", without.msgs_per_second(), base);
+    print(base + "_cpu", without.cpu_us_per_msg(), "us/msg");
+    // Higher is better, as for msgs/s: nokey / keyed.
+    std::printf("%s_cpu %.2f us/msg ratio=%.2f vs %s_cpu\n", name.c_str(), with.cpu_us_per_msg(),
+                without.cpu_us_per_msg() / with.cpu_us_per_msg(), base.c_str());
+    print(name + "_put_p50", percentile(with.put_us, 0.5), "us");
+    print(name + "_put_p99", percentile(with.put_us, 0.99), "us");
+    if (with.failures > 0) print(name + "_failures", static_cast<double>(with.failures), "puts");
+  }
+}
+
 // N GiB through an ASYNC_FLUSH store with warm pre-allocation, retention
 // deleting segments as it goes: msgs/s should not fall with N.
 void run_scaling(const Options& options, double gib) {
@@ -333,7 +372,7 @@ int main(int argc, char** argv) {
       "messages per ASYNC_FLUSH case")("segment-mib", po::value(&options.segment_mib)->default_value(64),
                                        "CommitLog segment size (MiB)")(
       "blocks", po::value(&options.blocks)->default_value("pretouched,fresh"), "block states to run: pretouched,fresh")(
-      "cases", po::value(&cases)->default_value("async,sync"), "which cases: async,sync")(
+      "cases", po::value(&cases)->default_value("async,sync"), "which cases: async,sync,keyed")(
       "inflight", po::value(&in_flight)->default_value("1,8,64,256"), "puts in flight, comma-separated")(
       "scaling-gib", po::value(&options.scaling_gib)->default_value(""),
       "comma-separated GiB totals for the scaling runs (e.g. 1,4,16)");
@@ -381,9 +420,13 @@ int main(int argc, char** argv) {
     }
   }
   for (const std::string& item : split(cases)) {
-    if (item != "async" && item != "sync") {
-      std::cerr << "store_bench: --cases: '" << item << "' is neither async nor sync\n";
+    if (item != "async" && item != "sync" && item != "keyed") {
+      std::cerr << "store_bench: --cases: '" << item << "' is none of async, sync, keyed\n";
       return 2;
+    }
+    if (item == "keyed") {
+      run_keyed(options);  // pre-touched blocks only: the index is the variable
+      continue;
     }
     for (Segments segments : block_states) {
       if (item == "async") run_async(options, segments);

@@ -144,6 +144,7 @@ Result<std::shared_ptr<IndexFile>> IndexFile::create(env::Env& env, std::string 
   }
   auto index = std::make_shared<IndexFile>(std::move(file), hash_slot_num, index_num, header);
   index->writes_ = 1;
+  index->slots_start_zero_ = true;  // allocate() made the file read as zeros
   return index;
 }
 
@@ -174,7 +175,12 @@ Result<std::shared_ptr<IndexFile>> IndexFile::open(env::Env& env, std::string pa
 }
 
 IndexFile::IndexFile(std::shared_ptr<env::File> file, int32_t hash_slot_num, int32_t index_num, IndexHeader header)
-    : file_(std::move(file)), hash_slot_num_(hash_slot_num), index_num_(index_num), header_(header) {
+    : file_(std::move(file)),
+      hash_slot_num_(hash_slot_num),
+      index_num_(index_num),
+      header_(header),
+      written_header_(header),
+      pending_first_entry_(header.index_count) {
   MQ_ASSERT(file_ != nullptr);
   MQ_ASSERT(hash_slot_num_ > 0 && index_num_ > 0);
   MQ_ASSERT(header_.index_count >= 1 && header_.index_count <= index_num_);
@@ -190,19 +196,77 @@ int64_t IndexFile::entry_position(int32_t entry_number) const {
   return kIndexHeaderSize + int64_t{hash_slot_num_} * kIndexSlotSize + int64_t{entry_number} * kIndexEntrySize;
 }
 
+const IndexFile::SlotPage* IndexFile::cached_slot_page(int64_t position) const {
+  const auto page = static_cast<size_t>(position / kIndexPageSize);
+  return page < slot_pages_.size() ? slot_pages_[page].get() : nullptr;
+}
+
+Result<IndexFile::SlotPage*> IndexFile::slot_page_for_write(int64_t position) {
+  MQ_ASSERT(position >= kIndexHeaderSize && position < slots_end());
+  if (slot_pages_.empty()) slot_pages_.resize(static_cast<size_t>((slots_end() - 1) / kIndexPageSize + 1));
+  const auto page = static_cast<size_t>(position / kIndexPageSize);
+  MQ_ASSERT(page < slot_pages_.size());
+  if (slot_pages_[page]) return slot_pages_[page].get();
+  auto loaded = std::make_unique<SlotPage>();
+  if (!slots_start_zero_) {
+    // Only the slot bytes of the page: its head may be the header, its tail
+    // the first entries, and both are kept elsewhere.
+    const int64_t page_at = static_cast<int64_t>(page) * kIndexPageSize;
+    const int64_t from = std::max(page_at, kIndexHeaderSize);
+    const int64_t to = std::min(page_at + kIndexPageSize, slots_end());
+    const std::span<uint8_t> slots(loaded->bytes.data() + (from - page_at), static_cast<size_t>(to - from));
+    MQ_ASSIGN_OR_RETURN(size_t got, file_->pread(static_cast<uint64_t>(from), slots));
+    if (got != slots.size()) {
+      return Status::Corruption(path() + ": short read of the slot page at " + std::to_string(from));
+    }
+  }
+  slot_pages_[page] = std::move(loaded);
+  ++cached_pages_;
+  return slot_pages_[page].get();
+}
+
 Result<int32_t> IndexFile::read_slot(int64_t position) const {
+  if (const SlotPage* page = cached_slot_page(position)) {
+    return get_i32_be(page->bytes.data() + position % kIndexPageSize);
+  }
   std::array<uint8_t, kIndexSlotSize> bytes{};
   MQ_ASSIGN_OR_RETURN(size_t got, file_->pread(static_cast<uint64_t>(position), bytes));
   if (got != bytes.size()) return Status::Corruption(path() + ": short read of slot at " + std::to_string(position));
   return get_i32_be(bytes.data());
 }
 
+Status IndexFile::read_entry(int32_t entry_number, std::span<uint8_t> out) const {
+  MQ_ASSERT(out.size() == static_cast<size_t>(kIndexEntrySize));
+  MQ_ASSERT(entry_number >= 1 && entry_number < header_.index_count);
+  if (entry_number >= pending_first_entry_) {
+    const auto at = static_cast<size_t>(entry_number - pending_first_entry_) * kIndexEntrySize;
+    MQ_ASSERT(at + out.size() <= pending_entries_.size());
+    std::copy_n(pending_entries_.data() + at, out.size(), out.data());
+    return Status::Ok();
+  }
+  MQ_ASSIGN_OR_RETURN(size_t got, file_->pread(static_cast<uint64_t>(entry_position(entry_number)), out));
+  if (got != out.size()) return Status::Corruption(path() + ": short read of entry " + std::to_string(entry_number));
+  return Status::Ok();
+}
+
 Status IndexFile::put_key(std::string_view key, PhyOffset phy_offset, int64_t store_timestamp_ms) {
   MQ_ASSERT(!is_full());
   MQ_ASSERT(phy_offset >= PhyOffset(0));
+  MQ_ASSERT(header_.index_count - pending_first_entry_ ==
+            static_cast<int64_t>(pending_entries_.size() / kIndexEntrySize));
+  if (pending_entries_.size() >= kMaxPendingEntryBytes) {
+    // The disk has refused every run for a while: one more try, then refuse
+    // the key rather than hold ever more memory.
+    if (Status status = write_entries(); !status.ok()) {
+      return status.with_context(path() + ": " + std::to_string(pending_entries_.size() / kIndexEntrySize) +
+                                 " index entries wait for the disk");
+    }
+  }
   const int32_t key_hash = index_key_hash(key);
   const int64_t slot_at = slot_position(key_hash);
-  MQ_ASSIGN_OR_RETURN(int32_t previous, read_slot(slot_at));
+  MQ_ASSIGN_OR_RETURN(SlotPage * page, slot_page_for_write(slot_at));
+  uint8_t* slot = page->bytes.data() + slot_at % kIndexPageSize;
+  int32_t previous = get_i32_be(slot);
   // 0, a number from an unfinished put, or garbage: the chain starts here.
   if (previous <= 0 || previous >= header_.index_count) previous = 0;
   IndexHeader next = header_;
@@ -218,21 +282,120 @@ Status IndexFile::put_key(std::string_view key, PhyOffset phy_offset, int64_t st
   put_u32_be(entry.data() + 12,
              static_cast<uint32_t>(time_diff_seconds(store_timestamp_ms, next.begin_timestamp_ms)));
   put_u32_be(entry.data() + 16, static_cast<uint32_t>(previous));
-  std::array<uint8_t, kIndexSlotSize> slot{};
-  put_u32_be(slot.data(), static_cast<uint32_t>(next.index_count));
-  // Entry, then slot, then header: until the header counts the entry,
-  // readers treat the slot's new value as invalid.
-  MQ_RETURN_IF_ERROR(file_->pwrite(static_cast<uint64_t>(entry_position(next.index_count)), entry));
-  MQ_RETURN_IF_ERROR(file_->pwrite(static_cast<uint64_t>(slot_at), slot));
+  pending_entries_.insert(pending_entries_.end(), entry.begin(), entry.end());
+  put_u32_be(slot, static_cast<uint32_t>(next.index_count));
+  if (!page->dirty) ++dirty_pages_;
+  page->dirty = true;
   if (previous == 0) ++next.hash_slot_count;
   ++next.index_count;
   next.end_phy_offset = phy_offset;
   next.end_timestamp_ms = store_timestamp_ms;
-  writes_ += 2;
-  MQ_RETURN_IF_ERROR(file_->pwrite(0, encode_header(next)));
-  ++writes_;
   header_ = next;
   MQ_ASSERT(header_.index_count <= index_num_);
+  MQ_ASSERT(get_i32_be(slot) == header_.index_count - 1);
+  // A page's worth of entries goes to the file now: entries only ever
+  // append, and an entry the header does not count yet is ignored by
+  // readers. A failure is kept in write_error_ and retried with the next
+  // run; the entry itself is indexed either way.
+  if (pending_entries_.size() >= static_cast<size_t>(kIndexPageSize / kIndexEntrySize * kIndexEntrySize)) {
+    (void)write_entries();
+  }
+  return Status::Ok();
+}
+
+bool IndexFile::has_buffered_writes() const {
+  return !pending_entries_.empty() || dirty_pages_ > 0 || !(header_ == written_header_);
+}
+
+size_t IndexFile::buffered_bytes() const {
+  return cached_pages_ * sizeof(SlotPage) + pending_entries_.size() + slot_pages_.size() * sizeof(slot_pages_[0]);
+}
+
+void IndexFile::note_write_result(const Status& status) {
+  if (!status.ok()) write_error_ = status;
+}
+
+Status IndexFile::pwrite(int64_t position, std::span<const uint8_t> bytes) {
+  MQ_ASSERT(position >= 0);
+  MQ_ASSERT(static_cast<uint64_t>(position) + bytes.size() <=
+            static_cast<uint64_t>(file_size_bytes(hash_slot_num_, index_num_)));
+  Status status = file_->pwrite(static_cast<uint64_t>(position), bytes);
+  if (status.ok()) {
+    ++writes_;
+  } else {
+    status = status.with_context(path() + ": writing " + std::to_string(bytes.size()) + " index bytes at " +
+                                 std::to_string(position));
+  }
+  note_write_result(status);
+  return status;
+}
+
+Status IndexFile::write_entries() {
+  if (pending_entries_.empty()) return Status::Ok();
+  MQ_RETURN_IF_ERROR(pwrite(entry_position(pending_first_entry_), pending_entries_));
+  pending_first_entry_ += static_cast<int32_t>(pending_entries_.size() / kIndexEntrySize);
+  pending_entries_.clear();
+  MQ_ASSERT(pending_first_entry_ == header_.index_count);
+  return Status::Ok();
+}
+
+Status IndexFile::write_slot_pages() {
+  // Runs of adjacent dirty pages go out as one write of their slot bytes.
+  constexpr size_t kMaxRunPages = 64;
+  std::vector<uint8_t> run;
+  size_t page = 0;
+  while (dirty_pages_ > 0 && page < slot_pages_.size()) {
+    if (!slot_pages_[page] || !slot_pages_[page]->dirty) {
+      ++page;
+      continue;
+    }
+    size_t end = page;
+    while (end < slot_pages_.size() && end - page < kMaxRunPages && slot_pages_[end] && slot_pages_[end]->dirty) ++end;
+    const int64_t from = std::max(static_cast<int64_t>(page) * kIndexPageSize, kIndexHeaderSize);
+    const int64_t to = std::min(static_cast<int64_t>(end) * kIndexPageSize, slots_end());
+    run.clear();
+    for (size_t p = page; p < end; ++p) {
+      const int64_t page_at = static_cast<int64_t>(p) * kIndexPageSize;
+      const int64_t lo = std::max(page_at, from);
+      const int64_t hi = std::min(page_at + kIndexPageSize, to);
+      const auto& bytes = slot_pages_[p]->bytes;
+      run.insert(run.end(), bytes.begin() + (lo - page_at), bytes.begin() + (hi - page_at));
+    }
+    MQ_ASSERT(run.size() == static_cast<size_t>(to - from));
+    MQ_RETURN_IF_ERROR(pwrite(from, run));
+    for (size_t p = page; p < end; ++p) slot_pages_[p]->dirty = false;
+    MQ_ASSERT(dirty_pages_ >= end - page);
+    dirty_pages_ -= end - page;
+    page = end;
+  }
+  MQ_ASSERT(dirty_pages_ == 0);
+  return Status::Ok();
+}
+
+Status IndexFile::write_header() {
+  if (header_ == written_header_) return Status::Ok();
+  MQ_RETURN_IF_ERROR(pwrite(0, encode_header(header_)));
+  written_header_ = header_;
+  return Status::Ok();
+}
+
+Status IndexFile::write_back() {
+  // Entries, then slots, then the header: until the header counts an entry,
+  // readers treat a slot naming it as empty, so no prefix of these writes
+  // leaves a chain pointing at bytes that are not there.
+  MQ_RETURN_IF_ERROR(write_entries());
+  MQ_RETURN_IF_ERROR(write_slot_pages());
+  MQ_RETURN_IF_ERROR(write_header());
+  write_error_ = Status::Ok();
+  MQ_ASSERT(!has_buffered_writes());
+  if (is_full()) {
+    // No put comes again: queries read a full file from disk, and memory
+    // stays with the newest file only.
+    slot_pages_.clear();
+    slot_pages_.shrink_to_fit();
+    cached_pages_ = 0;
+    pending_entries_.shrink_to_fit();
+  }
   return Status::Ok();
 }
 
@@ -248,8 +411,7 @@ Status IndexFile::select_phy_offsets(std::string_view key, size_t max_num, int64
   if (number <= 0 || number >= header_.index_count) return Status::Ok();
   while (out.size() < max_num) {
     EntryBytes entry{};
-    MQ_ASSIGN_OR_RETURN(size_t got, file_->pread(static_cast<uint64_t>(entry_position(number)), entry));
-    if (got != entry.size()) return Status::Corruption(path() + ": short read of entry " + std::to_string(number));
+    MQ_RETURN_IF_ERROR(read_entry(number, entry));
     const int32_t time_diff = get_i32_be(entry.data() + 12);
     const int32_t previous = get_i32_be(entry.data() + 16);
     if (time_diff < 0) break;  // damaged: RocketMQ stops here too
@@ -268,6 +430,7 @@ Status IndexFile::select_phy_offsets(std::string_view key, size_t max_num, int64
 }
 
 void IndexFile::flush(std::function<void(Status)> done) {
+  MQ_ASSERT(!has_buffered_writes());
   const uint64_t target = writes_;
   file_->sync([weak = weak_from_this(), target, done = std::move(done)](Status status) {
     if (auto self = weak.lock(); self && status.ok()) self->flushed_writes_ = std::max(self->flushed_writes_, target);

@@ -226,7 +226,18 @@ void IndexService::flush_files(std::vector<std::shared_ptr<IndexFile>> files, st
   });
   if (sync_parent) env_.files().sync_dir(env::parent_dir(dir_), on_one);
   if (sync_dir) env_.files().sync_dir(dir_, on_one);
-  for (const auto& file : files) file->flush(on_one);
+  for (const auto& file : files) {
+    // Write-behind: the buffered entries, slots and header reach the file
+    // before its sync, so the sync (and the checkpoint after it) covers them.
+    if (Status written = file->write_back(); !written.ok()) {
+      MQ_LOG(kError, kLogComponent,
+             "writing back " << file->path() << ": " << written.to_string()
+                             << " (its entries stay buffered and are retried at the next flush)");
+      env_.executor().post([on_one, written]() mutable { on_one(std::move(written)); });
+      continue;
+    }
+    file->flush(on_one);
+  }
 }
 
 Status IndexService::destroy() {

@@ -10,6 +10,15 @@
 // removed is synced before a flush reports ok. Like the ConsumeQueue, the
 // index is derived data: recovery deletes what may point past the CommitLog
 // end (truncate) and re-dispatches to rebuild it.
+//
+// Write-behind (index_file.h): the newest file buffers its writes, which
+// reach the disk when it rolls and at every flush (start-up, shutdown). The
+// checkpoint's indexMsgTimestamp is the end of a full file whose write-back
+// and sync both completed, so it never vouches for a buffered entry; after
+// a kill -9 or power loss the newest file is newer than it and is deleted
+// at load, or (never written since its creation) still says where its
+// entries begin, and either way recovery re-dispatches the CommitLog from
+// the end of what the kept files index.
 #pragma once
 
 #include <cstdint>
@@ -65,7 +74,10 @@ class IndexService {
   // never the newest.
   Status delete_expired(PhyOffset commitlog_min);
 
-  // Makes every index write and directory change so far durable.
+  // Writes back every file's buffered entries, slots and header
+  // (index_file.h), then makes them and every directory change durable.
+  // A failed write leaves the entries buffered: done gets the error and
+  // the next flush retries.
   void flush(std::function<void(Status)> done);
   // The endTimestamp of the newest full file whose flush completed (the
   // checkpoint's indexMsgTimestamp); the loaded checkpoint value until then.

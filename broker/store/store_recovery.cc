@@ -294,6 +294,10 @@ Status MessageStore::recover_commit_log(bool last_exit_ok) {
   reput_from_ = recovery_.scan_from;
   if (config_.messageIndexEnable) {
     MQ_ASSIGN_OR_RETURN(PhyOffset rebuild_from, index_->truncate(recovery_.recovered_end));
+    // truncate() lowered the index's timestamp below the files it deleted:
+    // the next checkpoint written must not vouch for their rebuilt, not yet
+    // synced successors with the higher value it was loaded with.
+    checkpoint_.set_index_msg_timestamp(index_->last_flushed_end_timestamp_ms());
     // Index files deleted at load (newer than the checkpoint after a crash)
     // took entries with them: rebuild from the end of what is still indexed.
     PhyOffset indexed_end(0);

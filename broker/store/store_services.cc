@@ -312,6 +312,11 @@ void MessageStore::run_consume_queue_flush() {
                              // The checkpoint may claim only what is durable on
                              // both sides: flushed ConsumeQueues and CommitLog.
                              checkpoint_.set_logics_msg_timestamp(logics_ms);
+                             // The end of the newest full index file whose
+                             // write-back and sync completed (index_service.h).
+                             if (config_.messageIndexEnable) {
+                               checkpoint_.set_index_msg_timestamp(index_->last_flushed_end_timestamp_ms());
+                             }
                              checkpoint_.flush(lifetime_.guard([](Status status) {
                                if (!status.ok()) MQ_LOG(kWarn, "store", "checkpoint flush failed: " << status.to_string());
                              }));

@@ -254,6 +254,7 @@ TEST_F(IndexServiceTest, DamagedChainEndsTheWalk) {
   {
     auto service = open_service();
     build_messages(*service, 0, 8);
+    ASSERT_TRUE(flush(*service).ok());  // write-behind: the bytes reach the file here
   }
   const std::string path = config_.index_dir() + "/20231114221320000";
   std::vector<uint8_t>& bytes = *env_.memory_files().bytes(path);
@@ -273,6 +274,7 @@ TEST_F(IndexServiceTest, LoadRejectsAFileOfAnotherLayout) {
   {
     auto service = open_service();
     build_messages(*service, 0, 2);
+    ASSERT_TRUE(flush(*service).ok());
   }
   config_.maxIndexNum = 7;
   IndexService service(env_, config_);
