@@ -16,8 +16,9 @@
 // when the buffer fills, on flush(), or on commit(). Readers see them at
 // once. A process crash loses what was not committed, as a power loss loses
 // what was not flushed: only for data recovery rebuilds (a ConsumeQueue is
-// re-dispatched from the CommitLog). The CommitLog never buffers: an
-// ASYNC_FLUSH put is acknowledged once its bytes are in the page cache.
+// re-dispatched from the CommitLog). The CommitLog's last segment buffers
+// one turn's records (group write, commit_log.h), written there in place
+// (append_in_place), and commits them before any is acknowledged.
 //
 // Last commit kept (the CommitLog's last segment): commit() keeps the bytes
 // it just wrote, [committed_position() - last_commit_.size(),
