@@ -459,12 +459,14 @@ RecordPlan plan_record(const MessageToStore& message, int32_t max_body_bytes) {
   }
   if (message.body.size() > static_cast<size_t>(max_body_bytes)) {
     return refuse(EncodeError::kMessageIllegal, "body is " + std::to_string(message.body.size()) +
-                                                    " bytes, more than maxMessageSize " + std::to_string(max_body_bytes));
+                                                    " bytes, more than maxMessageSize " +
+                                                    std::to_string(max_body_bytes));
   }
   const size_t properties = properties_length(message.properties);
   if (properties > static_cast<size_t>(kMaxPropertiesLength)) {
     return refuse(EncodeError::kPropertiesSizeExceeded, "properties are " + std::to_string(properties) +
-                                                            " bytes, more than " + std::to_string(kMaxPropertiesLength));
+                                                            " bytes, more than " +
+                                                            std::to_string(kMaxPropertiesLength));
   }
   const size_t total_size = record_size(message.born_host.ipv6, message.store_host.ipv6, message.body.size(),
                                         message.topic.size(), properties);

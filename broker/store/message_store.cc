@@ -122,7 +122,9 @@ void MessageStore::put_message(MessageToStore message, std::function<void(PutMes
   message.store_host = store_host_;
   // Checked and sized here; the CommitLog writes the record in place.
   RecordPlan plan = plan_record(message, config_.maxMessageSize);
-  if (plan.error == EncodeError::kMessageIllegal) return reply(PutMessageStatus::MESSAGE_ILLEGAL, std::move(plan.reason));
+  if (plan.error == EncodeError::kMessageIllegal) {
+    return reply(PutMessageStatus::MESSAGE_ILLEGAL, std::move(plan.reason));
+  }
   if (plan.error == EncodeError::kPropertiesSizeExceeded) {
     return reply(PutMessageStatus::PROPERTIES_SIZE_EXCEEDED, std::move(plan.reason));
   }
