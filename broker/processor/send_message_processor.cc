@@ -279,7 +279,7 @@ void SendMessageProcessor::reply_put(RemotingCommand response, remoting::Respons
   response.set_ext_string("TRACE_ON", "true");
   if (put.stored) {
     ++controller_.stats().msg_put_total;
-    response.set_ext_string("msgId", result.append.msg_id);
+    response.set_ext_string("msgId", result.append.msg_id());
     response.set_ext_int("queueId", destination.queue_id);
     response.set_ext_int("queueOffset", result.append.queue_offset.value());
   } else {

@@ -102,12 +102,13 @@ Status CommitLog::write_blank(MappedFile& file) {
   return Status::Ok();
 }
 
-Result<AppendMessageResult> CommitLog::append(EncodedMessage& message, const std::string& topic, int32_t queue_id,
-                                              int32_t sysflag, const HostAddress& store_host) {
-  MQ_ASSERT(message.size() > 0);
-  MQ_ASSERT(message.size() + kEndFileMinBlankLength <= config_.mappedFileSizeCommitLog);
+Result<AppendMessageResult> CommitLog::append(const MessageToStore& message, const RecordPlan& plan) {
+  MQ_ASSERT(plan.error == EncodeError::kNone);
+  const int32_t size = plan.total_size;
+  MQ_ASSERT(size >= kMessageFixedSizeIpv4);
+  MQ_ASSERT(size + kEndFileMinBlankLength <= config_.mappedFileSizeCommitLog);
   MQ_ASSIGN_OR_RETURN(std::shared_ptr<MappedFile> file, queue_.last_file_or_create(0));
-  if (message.size() + kEndFileMinBlankLength > file->free_bytes()) {
+  if (size + kEndFileMinBlankLength > file->free_bytes()) {
     MQ_RETURN_IF_ERROR(write_blank(*file));
     MQ_ASSERT(uncommitted_.empty());
     MQ_ASSIGN_OR_RETURN(file, queue_.last_file_or_create(0));
@@ -118,14 +119,19 @@ Result<AppendMessageResult> CommitLog::append(EncodedMessage& message, const std
 
   // One lookup per put: the entry is bumped below once the bytes are in.
   int64_t* next_queue_offset =
-      is_prepared_or_rollback(sysflag) ? nullptr : &topic_queue_table_[topic][queue_id];
+      is_prepared_or_rollback(message.sysflag) ? nullptr : &topic_queue_table_[message.topic][message.queue_id];
   const QueueOffset queue_offset(next_queue_offset ? *next_queue_offset : 0);
   // Store timestamps never go backwards within the log, even if the wall
   // clock does: recovery relies on file order matching time order.
   const int64_t store_timestamp = std::max(env_.clock().wall_ms(), last_append_timestamp_ms_);
-  message.patch(queue_offset, wrote_offset, store_timestamp);
-  // A full write buffer commits first; its failure drops what it held.
-  if (Status status = file->append(message.bytes); !status.ok()) return drop_uncommitted(std::move(status));
+  // The record is written once, in its final place, its offsets and store
+  // timestamp included. A full write buffer commits first; its failure
+  // drops what it held (and this record was never buffered).
+  const AppendFields fields{queue_offset, wrote_offset, store_timestamp};
+  Status appended = file->append_in_place(static_cast<size_t>(size), [&](std::span<uint8_t> out) {
+    write_record(message, plan, fields, out);
+  });
+  if (!appended.ok()) return drop_uncommitted(std::move(appended));
 
   if (next_queue_offset) *next_queue_offset += 1;
   if (group_write_ && file->has_pending()) {
@@ -136,10 +142,10 @@ Result<AppendMessageResult> CommitLog::append(EncodedMessage& message, const std
   file->note_store_timestamp(store_timestamp);
   AppendMessageResult result;
   result.wrote_offset = wrote_offset;
-  result.wrote_bytes = message.size();
+  result.wrote_bytes = size;
   result.queue_offset = queue_offset;
   result.store_timestamp_ms = store_timestamp;
-  result.msg_id = create_offset_message_id(store_host, wrote_offset);
+  result.store_host = message.store_host;
   MQ_ASSERT(result.end_offset() == max_offset());
   return result;
 }

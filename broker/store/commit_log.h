@@ -49,8 +49,12 @@ struct AppendMessageResult {
   int32_t wrote_bytes = 0;
   QueueOffset queue_offset;
   int64_t store_timestamp_ms = 0;
-  std::string msg_id;  // offset message id from the store host
+  HostAddress store_host;  // the record's STOREHOST
   PhyOffset end_offset() const { return wrote_offset + wrote_bytes; }
+  // The offset message id (store host and offset in hex). Made on demand:
+  // a 32-character string per put was one of its allocations, and only a
+  // producer's reply needs it.
+  std::string msg_id() const { return create_offset_message_id(store_host, wrote_offset); }
 };
 
 // Where one record ended up and what it is, as scanned from the log.
@@ -67,14 +71,14 @@ class CommitLog {
   MappedFileQueue& file_queue() { return queue_; }
   const MappedFileQueue& file_queue() const { return queue_; }
 
-  // Appends one encoded record, patching its queue offset, physical offset and
-  // store timestamp. Requires: the record was validated by encode_message.
-  // With group write the record is buffered until commit(). Errors: NoSpace /
-  // IoError from the device (a roll's commit, a full buffer's commit, or
-  // creating the next segment); then every uncommitted record, this one
-  // included, is dropped (max_offset() == committed_offset()).
-  Result<AppendMessageResult> append(EncodedMessage& message, const std::string& topic, int32_t queue_id,
-                                     int32_t sysflag, const HostAddress& store_host);
+  // Appends one message, written in place (write_record) with its queue
+  // offset, physical offset and store timestamp. Requires: plan is
+  // plan_record(message)'s, without error. With group write the record is
+  // buffered until commit(). Errors: NoSpace / IoError from the device (a
+  // roll's commit, a full buffer's commit, or creating the next segment);
+  // then every uncommitted record, this one included, is dropped
+  // (max_offset() == committed_offset()).
+  Result<AppendMessageResult> append(const MessageToStore& message, const RecordPlan& plan);
 
   // Whether appends are buffered until commit() (a master; see above).
   bool group_write() const { return group_write_; }

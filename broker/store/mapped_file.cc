@@ -49,6 +49,21 @@ Status MappedFile::append(std::span<const uint8_t> bytes) {
   return Status::Ok();
 }
 
+Result<std::span<uint8_t>> MappedFile::extend_pending(size_t size) {
+  MQ_ASSERT(size > 0 && size < max_pending_bytes_);
+  MQ_ASSERT(static_cast<int64_t>(size) <= free_bytes());
+  if (pending_.size() + size > max_pending_bytes_) MQ_RETURN_IF_ERROR(commit());
+  const size_t at = pending_.size();
+  // The zeros resize writes are overwritten at once; the buffer's capacity
+  // is kept across commits (it trades places with the kept copy), so this
+  // allocates only while the buffer first grows.
+  pending_.resize(at + size);
+  wrote_position_ += static_cast<int64_t>(size);
+  MQ_ASSERT(committed_position() >= flushed_position_);
+  MQ_ASSERT(pending_.size() <= max_pending_bytes_);
+  return std::span<uint8_t>(pending_.data() + at, size);
+}
+
 void MappedFile::enable_write_behind(size_t max_pending_bytes, bool keep_last_commit) {
   MQ_ASSERT(max_pending_bytes > 0);
   MQ_ASSERT(pending_.empty());

@@ -16,8 +16,9 @@
 // when the buffer fills, on flush(), or on commit(). Readers see them at
 // once. A process crash loses what was not committed, as a power loss loses
 // what was not flushed: only for data recovery rebuilds (a ConsumeQueue is
-// re-dispatched from the CommitLog). The CommitLog never buffers: an
-// ASYNC_FLUSH put is acknowledged once its bytes are in the page cache.
+// re-dispatched from the CommitLog). The CommitLog's last segment buffers
+// one turn's records (group write, commit_log.h), written there in place
+// (append_in_place), and commits them before any is acknowledged.
 //
 // Last commit kept (the CommitLog's last segment): commit() keeps the bytes
 // it just wrote, [committed_position() - last_commit_.size(),
@@ -64,6 +65,23 @@ class MappedFile : public std::enable_shared_from_this<MappedFile> {
   // write-behind, an error is the failed commit of earlier bytes the new
   // ones would not fit beside; those stay buffered.
   Status append(std::span<const uint8_t> bytes);
+  // Appends size bytes that fill(std::span<uint8_t>) writes in place: with
+  // write-behind, straight into the write buffer, so a record is written
+  // once and never copied before its pwrite; otherwise (or when it is too
+  // big to buffer) into a scratch buffer and one pwrite. fill must write
+  // every byte and cannot fail. Errors as append(); fill may have run.
+  template <typename Fill>
+  Status append_in_place(size_t size, Fill&& fill) {
+    MQ_ASSERT(static_cast<int64_t>(size) <= free_bytes());
+    if (max_pending_bytes_ > 0 && size < max_pending_bytes_) {
+      MQ_ASSIGN_OR_RETURN(std::span<uint8_t> out, extend_pending(size));
+      fill(out);
+      return Status::Ok();
+    }
+    std::vector<uint8_t> bytes(size);
+    fill(std::span<uint8_t>(bytes));
+    return append(bytes);
+  }
   // Buffer appends in memory, up to max_pending_bytes, from now on, and
   // with keep_last_commit keep the last commit's bytes for readers (above).
   // Requires: max_pending_bytes > 0.
@@ -96,6 +114,11 @@ class MappedFile : public std::enable_shared_from_this<MappedFile> {
   void flush(std::function<void(Status)> done);
 
  private:
+  // Write-behind: makes room for size more buffered bytes (committing the
+  // buffer first when they would not fit) and returns them, appended.
+  // Requires: 0 < size < max_pending_bytes_.
+  Result<std::span<uint8_t>> extend_pending(size_t size);
+
   std::shared_ptr<env::File> file_;
   int64_t file_from_offset_;
   int64_t file_size_;

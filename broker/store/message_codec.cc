@@ -9,6 +9,7 @@
 #include <charconv>
 #include <iterator>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <optional>
 
@@ -97,48 +98,54 @@ std::string format_ipv6(const std::array<uint8_t, 16>& ip) {
   return out;
 }
 
-EncodeOutcome encode_failure(EncodeError error, std::string reason) {
-  MQ_ASSERT(error != EncodeError::kNone);
-  EncodeOutcome outcome;
-  outcome.error = error;
-  outcome.reason = std::move(reason);
-  return outcome;
-}
+// Writes big-endian fields into a span sized beforehand: the record is
+// written where it will stay (the CommitLog's write buffer), so there is no
+// vector to grow and no finished record to copy.
+class RecordWriter {
+ public:
+  explicit RecordWriter(std::span<uint8_t> out) : at_(out.data()), end_(out.data() + out.size()) {}
+  void u16(uint16_t v) { put_u16_be(take(2), v); }
+  void u32(uint32_t v) { put_u32_be(take(4), v); }
+  void i32(int32_t v) { u32(static_cast<uint32_t>(v)); }
+  void i64(int64_t v) { put_u64_be(take(8), static_cast<uint64_t>(v)); }
+  void u8(uint8_t v) { *take(1) = v; }
+  void bytes(const void* data, size_t n) {
+    if (n > 0) std::memcpy(take(n), data, n);
+  }
+  void text(std::string_view s) { bytes(s.data(), s.size()); }
+  size_t left() const { return static_cast<size_t>(end_ - at_); }
 
-void write_host(ByteWriter& writer, const HostAddress& host) {
-  writer.bytes(std::span<const uint8_t>(host.ip.data(), host_ip_bytes(host.ipv6)));
+ private:
+  uint8_t* take(size_t n) {
+    MQ_ASSERT(n <= left());  // the plan sized the span: a miss is our bug
+    uint8_t* at = at_;
+    at_ += n;
+    return at;
+  }
+  uint8_t* at_;
+  uint8_t* end_;
+};
+
+void write_host(RecordWriter& writer, const HostAddress& host) {
+  writer.bytes(host.ip.data(), host_ip_bytes(host.ipv6));
   writer.i32(host.port);
 }
 
-// Writes the record in field order; the three fields the CommitLog patches
-// at append time are written as zero so every byte is initialised.
-void write_record(const MessageToStore& message, std::string_view properties, size_t total_size,
-                  std::vector<uint8_t>& out) {
-  int32_t sysflag = message.sysflag & ~(kSysFlagBornHostV6 | kSysFlagStoreHostV6);
-  if (message.born_host.ipv6) sysflag |= kSysFlagBornHostV6;
-  if (message.store_host.ipv6) sysflag |= kSysFlagStoreHostV6;
-  out.reserve(total_size);
-  ByteWriter writer(out);
-  writer.i32(static_cast<int32_t>(total_size));
-  writer.u32(kMessageMagicCode);
-  writer.u32(body_crc32(message.body));
-  writer.i32(message.queue_id);
-  writer.i32(message.flag);
-  writer.i64(0);  // QUEUEOFFSET
-  writer.i64(0);  // PHYSICALOFFSET
-  writer.i32(sysflag);
-  writer.i64(message.born_timestamp_ms);
-  write_host(writer, message.born_host);
-  writer.i64(0);  // STORETIMESTAMP
-  write_host(writer, message.store_host);
-  writer.i32(message.reconsume_times);
-  writer.i64(message.prepared_transaction_offset);
-  writer.i32(static_cast<int32_t>(message.body.size()));
-  writer.bytes(message.body);
-  writer.u8(static_cast<uint8_t>(message.topic.size()));
-  writer.bytes(message.topic);
-  writer.u16(static_cast<uint16_t>(properties.size()));
-  writer.bytes(properties);
+// The PROPERTIES text encode_properties() would return, its length first
+// (the plan needs it before any byte is written), then written in place.
+size_t properties_length(const MessageProperties& properties) {
+  size_t length = 0;
+  for (const auto& [name, value] : properties) length += name.size() + value.size() + 2;
+  return length;
+}
+
+void write_properties(RecordWriter& writer, const MessageProperties& properties) {
+  for (const auto& [name, value] : properties) {
+    writer.text(name);
+    writer.u8(static_cast<uint8_t>(kNameValueSeparator));
+    writer.text(value);
+    writer.u8(static_cast<uint8_t>(kPropertySeparator));
+  }
 }
 
 // ---- Java's UTF-8 decoder, for String.hashCode() parity -----------------
@@ -438,36 +445,93 @@ Status validate_topic_name(std::string_view topic) {
   return Status::Ok();
 }
 
-EncodeOutcome encode_message(const MessageToStore& message, int32_t max_body_bytes) {
+RecordPlan plan_record(const MessageToStore& message, int32_t max_body_bytes) {
   MQ_ASSERT(max_body_bytes >= 0);
+  RecordPlan plan;
+  auto refuse = [&plan](EncodeError error, std::string reason) {
+    MQ_ASSERT(error != EncodeError::kNone);
+    plan.error = error;
+    plan.reason = std::move(reason);
+    return std::move(plan);
+  };
   if (Status status = validate_topic_name(message.topic); !status.ok()) {
-    return encode_failure(EncodeError::kMessageIllegal, status.message());
+    return refuse(EncodeError::kMessageIllegal, status.message());
   }
   if (message.body.size() > static_cast<size_t>(max_body_bytes)) {
-    return encode_failure(EncodeError::kMessageIllegal, "body is " + std::to_string(message.body.size()) +
-                                                            " bytes, more than maxMessageSize " +
-                                                            std::to_string(max_body_bytes));
+    return refuse(EncodeError::kMessageIllegal, "body is " + std::to_string(message.body.size()) +
+                                                    " bytes, more than maxMessageSize " +
+                                                    std::to_string(max_body_bytes));
   }
-  const std::string properties = encode_properties(message.properties);
-  if (properties.size() > static_cast<size_t>(kMaxPropertiesLength)) {
-    return encode_failure(EncodeError::kPropertiesSizeExceeded,
-                          "properties are " + std::to_string(properties.size()) + " bytes, more than " +
-                              std::to_string(kMaxPropertiesLength));
+  const size_t properties = properties_length(message.properties);
+  if (properties > static_cast<size_t>(kMaxPropertiesLength)) {
+    return refuse(EncodeError::kPropertiesSizeExceeded, "properties are " + std::to_string(properties) +
+                                                            " bytes, more than " +
+                                                            std::to_string(kMaxPropertiesLength));
   }
   const size_t total_size = record_size(message.born_host.ipv6, message.store_host.ipv6, message.body.size(),
-                                        message.topic.size(), properties.size());
+                                        message.topic.size(), properties);
   // Only reachable with a maxMessageSize near 2 GiB: TOTALSIZE is an int.
   if (total_size > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
-    return encode_failure(EncodeError::kMessageIllegal,
-                          "record would be " + std::to_string(total_size) + " bytes, past TOTALSIZE's int range");
+    return refuse(EncodeError::kMessageIllegal,
+                  "record would be " + std::to_string(total_size) + " bytes, past TOTALSIZE's int range");
   }
-  EncodeOutcome outcome;
-  write_record(message, properties, total_size, outcome.message.bytes);
-  outcome.message.store_timestamp_position =
-      kStoreTimestampPositionIpv4 + (message.born_host.ipv6 ? kIpv6ExtraBytes : 0);
-  MQ_ASSERT(outcome.message.bytes.size() == total_size);
+  plan.total_size = static_cast<int32_t>(total_size);
+  plan.properties_length = static_cast<int32_t>(properties);
+  MQ_ASSERT(plan.total_size >= kMessageFixedSizeIpv4);
+  return plan;
+}
+
+void write_record(const MessageToStore& message, const RecordPlan& plan, const AppendFields& fields,
+                  std::span<uint8_t> out) {
+  MQ_ASSERT(plan.error == EncodeError::kNone);
+  MQ_ASSERT(out.size() == static_cast<size_t>(plan.total_size));
+  MQ_ASSERT(fields.queue_offset.value() >= 0);
+  MQ_ASSERT(fields.physical_offset.value() >= 0);
+  int32_t sysflag = message.sysflag & ~(kSysFlagBornHostV6 | kSysFlagStoreHostV6);
+  if (message.born_host.ipv6) sysflag |= kSysFlagBornHostV6;
+  if (message.store_host.ipv6) sysflag |= kSysFlagStoreHostV6;
+  RecordWriter writer(out);
+  writer.i32(plan.total_size);
+  writer.u32(kMessageMagicCode);
   // The CRC is checked again where it matters, on the way back from disk;
   // recomputing it here would double the put path's biggest cost.
+  writer.u32(body_crc32(message.body));
+  writer.i32(message.queue_id);
+  writer.i32(message.flag);
+  writer.i64(fields.queue_offset.value());
+  writer.i64(fields.physical_offset.value());
+  writer.i32(sysflag);
+  writer.i64(message.born_timestamp_ms);
+  write_host(writer, message.born_host);
+  writer.i64(fields.store_timestamp_ms);
+  write_host(writer, message.store_host);
+  writer.i32(message.reconsume_times);
+  writer.i64(message.prepared_transaction_offset);
+  writer.i32(static_cast<int32_t>(message.body.size()));
+  writer.bytes(message.body.data(), message.body.size());
+  writer.u8(static_cast<uint8_t>(message.topic.size()));
+  writer.text(message.topic);
+  writer.u16(static_cast<uint16_t>(plan.properties_length));
+  const size_t properties_at = out.size() - writer.left();
+  write_properties(writer, message.properties);
+  // Every byte written, none past the end: the plan and the writer agree.
+  MQ_ASSERT(writer.left() == 0);
+  MQ_ASSERT(out.size() - properties_at == static_cast<size_t>(plan.properties_length));
+}
+
+EncodeOutcome encode_message(const MessageToStore& message, int32_t max_body_bytes) {
+  RecordPlan plan = plan_record(message, max_body_bytes);
+  EncodeOutcome outcome;
+  if (plan.error != EncodeError::kNone) {
+    outcome.error = plan.error;
+    outcome.reason = std::move(plan.reason);
+    return outcome;
+  }
+  // The append-time fields stay zero for the caller to patch.
+  outcome.message.bytes.resize(static_cast<size_t>(plan.total_size));
+  write_record(message, plan, AppendFields{}, outcome.message.bytes);
+  outcome.message.store_timestamp_position =
+      kStoreTimestampPositionIpv4 + (message.born_host.ipv6 ? kIpv6ExtraBytes : 0);
   MQ_ASSERT((get_u32_be(&outcome.message.bytes[8]) & ~kCrcMask) == 0);
   return outcome;
 }

@@ -143,6 +143,34 @@ struct EncodedMessage {
 Status validate_topic_name(std::string_view topic);
 
 enum class EncodeError { kNone, kMessageIllegal, kPropertiesSizeExceeded };
+
+// Encoding in two steps, so the put path writes each record once, where it
+// stays (the CommitLog's write buffer), with no record or properties string
+// built on the way (RocketMQ's calMsgLength, then the encoder):
+//   plan_record()  the put-time checks and the sizes, no bytes yet;
+//   write_record() every byte of the record into a span of exactly
+//                  total_size, the append-time fields included.
+struct RecordPlan {
+  EncodeError error = EncodeError::kNone;
+  std::string reason;             // set when error != kNone
+  int32_t total_size = 0;         // TOTALSIZE
+  int32_t properties_length = 0;  // the PROPERTIES text, as encode_properties() gives it
+};
+RecordPlan plan_record(const MessageToStore& message, int32_t max_body_bytes);
+
+// The fields the CommitLog assigns under its append order.
+struct AppendFields {
+  QueueOffset queue_offset;
+  PhyOffset physical_offset;
+  int64_t store_timestamp_ms = 0;
+};
+// Requires: plan is plan_record(message)'s, without error, and out has
+// exactly plan.total_size bytes; message unchanged since.
+void write_record(const MessageToStore& message, const RecordPlan& plan, const AppendFields& fields,
+                  std::span<uint8_t> out);
+
+// Both steps into a vector of its own, append-time fields zero (tests,
+// fuzzers and tools; the put path writes in place).
 struct EncodeOutcome {
   EncodeError error = EncodeError::kNone;
   std::string reason;  // set when error != kNone

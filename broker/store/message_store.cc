@@ -120,13 +120,16 @@ void MessageStore::put_message(MessageToStore message, std::function<void(PutMes
     return reply(PutMessageStatus::MESSAGE_ILLEGAL, delayed.message());
   }
   message.store_host = store_host_;
-  EncodeOutcome encoded = encode_message(message, config_.maxMessageSize);
-  if (encoded.error == EncodeError::kMessageIllegal) return reply(PutMessageStatus::MESSAGE_ILLEGAL, encoded.reason);
-  if (encoded.error == EncodeError::kPropertiesSizeExceeded) {
-    return reply(PutMessageStatus::PROPERTIES_SIZE_EXCEEDED, encoded.reason);
+  // Checked and sized here; the CommitLog writes the record in place.
+  RecordPlan plan = plan_record(message, config_.maxMessageSize);
+  if (plan.error == EncodeError::kMessageIllegal) {
+    return reply(PutMessageStatus::MESSAGE_ILLEGAL, std::move(plan.reason));
   }
-  Result<AppendMessageResult> appended =
-      commit_log_.append(encoded.message, message.topic, message.queue_id, message.sysflag, store_host_);
+  if (plan.error == EncodeError::kPropertiesSizeExceeded) {
+    return reply(PutMessageStatus::PROPERTIES_SIZE_EXCEEDED, std::move(plan.reason));
+  }
+  MQ_ASSERT(plan.error == EncodeError::kNone);
+  Result<AppendMessageResult> appended = commit_log_.append(message, plan);
   if (!appended.ok()) {
     const Status& status = appended.status();
     MQ_LOG(kWarn, "store", "put refused: " << status.to_string());

@@ -146,6 +146,10 @@ Status MessageStore::reput_batch() {
   // One pread brings every record committed since the last pass (up to the
   // scanner's chunk), into a buffer kept across passes.
   CommitLogScanner scanner(commit_log_, reput_from_, dispatch_limit(), /*check_crc=*/false, &reput_buffer_);
+  // One request for the whole batch: its strings keep their capacity from
+  // record to record, so a topic or key longer than the small-string buffer
+  // (every UNIQ_KEY is 32 characters) costs no allocation per record.
+  DispatchRequest request;
   for (int i = 0; i < kDispatchBatch; ++i) {
     std::optional<ScannedRecord> scanned = scanner.next();
     if (!scanned) break;
@@ -160,8 +164,7 @@ Status MessageStore::reput_batch() {
       MQ_LOG(kError, "store", "dispatch stopped: " << what);
       return Status::Corruption("dispatch stopped: " + what);
     }
-    DispatchRequest request;
-    request.topic = std::string(message.topic);
+    request.topic.assign(message.topic);
     request.queue_id = message.queue_id;
     request.commit_log_offset = scanned->offset;
     request.msg_size = scanned->record.total_size;
@@ -172,12 +175,13 @@ Status MessageStore::reput_batch() {
     // Three lookups in place: decoding every property into a map cost more
     // than the rest of the dispatch.
     const std::string_view properties = message.properties_text;
-    if (auto tags = find_property(properties, kPropertyTags)) request.tags_code = tags_code(*tags);
+    const std::optional<std::string_view> tags = find_property(properties, kPropertyTags);
+    request.tags_code = tags ? tags_code(*tags) : 0;
     if (request.topic == kScheduleTopic) {
       request.tags_code = schedule_->deliver_timestamp_of(message.properties(), request.store_timestamp_ms);
     }
-    if (auto keys = find_property(properties, kPropertyKeys)) request.keys = std::string(*keys);
-    if (auto uniq_key = find_property(properties, kPropertyUniqKey)) request.uniq_key = std::string(*uniq_key);
+    request.keys.assign(find_property(properties, kPropertyKeys).value_or(std::string_view()));
+    request.uniq_key.assign(find_property(properties, kPropertyUniqKey).value_or(std::string_view()));
     // The record stays undispatched (reput_from_ does not pass it) and is
     // retried: skipping it would leave a gap in its ConsumeQueue that every
     // later entry of that queue trips over.

@@ -118,7 +118,7 @@ TEST_F(MessageStorePosixTest, AsyncAndSyncFlushPutsAreReadBack) {
     ASSERT_TRUE(env_->run_until([&] { return first.has_value(); }, kLimit));
     ASSERT_EQ(first->status, PutMessageStatus::PUT_OK) << first->remark;
     EXPECT_EQ(first->append.wrote_offset, PhyOffset(0));
-    EXPECT_EQ(first->append.msg_id, "0A00000100002A9F0000000000000000");
+    EXPECT_EQ(first->append.msg_id(), "0A00000100002A9F0000000000000000");
     if (flush == FlushDiskType::SYNC_FLUSH) {
       EXPECT_GE(flushed_at_reply, first->append.end_offset()) << "acknowledged before its fdatasync completed";
     }

@@ -78,7 +78,7 @@ TEST_F(MessageStoreTest, AsyncFlushPutReturnsOffsetsAndTheOffsetMsgIdOfTheStoreH
   EXPECT_EQ(first.append.wrote_bytes, kMessageFixedSizeIpv4 + 5 + 6);  // body "first", topic "TopicA", no properties
   EXPECT_EQ(first.append.queue_offset, QueueOffset(0));
   // Store host 10.0.0.1:10911 at offset 0, as ali-ons computes it from the record.
-  EXPECT_EQ(first.append.msg_id, "0A00000100002A9F0000000000000000");
+  EXPECT_EQ(first.append.msg_id(), "0A00000100002A9F0000000000000000");
 
   const PutMessageResult second = world.put(make_message("TopicA", 0, "second"));
   const PutMessageResult other_queue = world.put(make_message("TopicA", 1, "other queue"));
@@ -88,8 +88,8 @@ TEST_F(MessageStoreTest, AsyncFlushPutReturnsOffsetsAndTheOffsetMsgIdOfTheStoreH
   EXPECT_EQ(second.append.queue_offset, QueueOffset(1));
   EXPECT_EQ(other_queue.append.wrote_offset, second.append.end_offset());
   EXPECT_EQ(other_queue.append.queue_offset, QueueOffset(0));  // queue offsets count per (topic, queue)
-  EXPECT_EQ(second.append.msg_id, create_offset_message_id(kStoreHost, second.append.wrote_offset));
-  Result<OffsetMessageId> id = decode_offset_message_id(other_queue.append.msg_id);
+  EXPECT_EQ(second.append.msg_id(), create_offset_message_id(kStoreHost, second.append.wrote_offset));
+  Result<OffsetMessageId> id = decode_offset_message_id(other_queue.append.msg_id());
   ASSERT_TRUE(id.ok());
   EXPECT_EQ(id->store_host, kStoreHost);
   EXPECT_EQ(id->offset, other_queue.append.wrote_offset);
@@ -121,7 +121,7 @@ TEST_F(MessageStoreTest, SyncFlushPutIsAcknowledgedOnlyWhenTheFlushCoversIt) {
   ASSERT_TRUE(reply.has_value());
   ASSERT_EQ(reply->status, PutMessageStatus::PUT_OK) << reply->remark;
   EXPECT_EQ(reply->append.wrote_offset, PhyOffset(0));
-  EXPECT_EQ(reply->append.msg_id, "0A00000100002A9F0000000000000000");
+  EXPECT_EQ(reply->append.msg_id(), "0A00000100002A9F0000000000000000");
   EXPECT_GE(flushed_at_reply, reply->append.end_offset());
 
   const PutMessageResult second = world.put(make_message("TopicA", 0, "durable too"));
@@ -353,7 +353,7 @@ TEST_F(MessageStoreTest, LookMessageByOffsetReturnsTheRecordOrAClearError) {
   EXPECT_EQ(found->size(), static_cast<size_t>(b.append.wrote_bytes));
   EXPECT_EQ(decode_stored(*found).body, "beta");
   // By msgId, as VIEW_MESSAGE_BY_ID does.
-  Result<OffsetMessageId> id = decode_offset_message_id(a.append.msg_id);
+  Result<OffsetMessageId> id = decode_offset_message_id(a.append.msg_id());
   ASSERT_TRUE(id.ok());
   Result<std::vector<uint8_t>> by_id = world.store().look_message_by_offset(id->offset);
   ASSERT_TRUE(by_id.ok());
