@@ -24,17 +24,16 @@ std::optional<std::string> MessageExt::property(std::string_view name) const {
   return std::string(*value);
 }
 
-void MessageExt::set_property(std::string_view name, std::string_view value) {
-  // The separators would split the item differently when read back.
-  MQ_ASSERT(!name.empty());
-  MQ_ASSERT(name.find_first_of("\x01\x02") == std::string_view::npos);
-  MQ_ASSERT(value.find('\x02') == std::string_view::npos);
-  properties_text.reserve(properties_text.size() + name.size() + value.size() + 2);
-  properties_text.append(name);
-  properties_text += '\x01';
-  properties_text.append(value);
-  properties_text += '\x02';
-  MQ_ASSERT(store::find_property(properties_text, name) == value);
+void MessageExt::append_properties(std::string_view encoded) {
+  MQ_ASSERT(encoded.empty() || encoded.back() == '\x02');
+  if (encoded.empty()) return;
+  // A stored text may lack its last 0x02 (decode_properties tolerates it):
+  // without one, the first new name would run into the last value.
+  const bool terminated = properties_text.empty() || properties_text.back() == '\x02';
+  properties_text.reserve(properties_text.size() + (terminated ? 0 : 1) + encoded.size());
+  if (!terminated) properties_text += '\x02';
+  properties_text.append(encoded);
+  MQ_ASSERT(properties_text.back() == '\x02');
 }
 
 const std::string& HostTextCache::Last::of(const store::HostAddress& address) {

@@ -78,9 +78,11 @@ struct MessageExt {
   std::optional<std::string> property(std::string_view name) const;
   // Every property, decoded (for a copy that is sent again, or printed).
   store::MessageProperties properties() const { return store::decode_properties(properties_text); }
-  // Sets name to value (appended: the last value of a name wins). Requires:
-  // name is non-empty and holds neither separator; value holds no 0x02.
-  void set_property(std::string_view name, std::string_view value);
+  // Adds properties given as store::encode_properties text; a name already
+  // present takes the new value (the last of a name wins). One append: the
+  // consumer adds MIN_OFFSET and MAX_OFFSET to every message it pulls.
+  // Requires: encoded is empty or ends with the 0x02 separator.
+  void append_properties(std::string_view encoded);
   std::string body_text() const { return std::string(body.begin(), body.end()); }
 };
 

@@ -162,14 +162,13 @@ void QueueConsumer::on_found(std::vector<uint8_t> body, int64_t next_begin_offse
   const remoting::SubscriptionData& subscription = context_.subscriptions.at(queue_.topic);
   std::vector<MessageExt> wanted;
   wanted.reserve(pulled.messages.size());
-  // Formatted once per pull, not per message.
-  const std::string min_offset_text = std::to_string(min_offset);
-  const std::string max_offset_text = std::to_string(max_offset);
+  // Encoded once per pull, appended to each message's properties in one go.
+  const std::string offset_properties =
+      store::encode_properties({{"MAX_OFFSET", std::to_string(max_offset)}, {"MIN_OFFSET", std::to_string(min_offset)}});
   for (MessageExt& message : pulled.messages) {
     if (!tags_match(subscription, message.tags())) continue;
     message.brokerName = queue_.brokerName;
-    message.set_property("MIN_OFFSET", min_offset_text);
-    message.set_property("MAX_OFFSET", max_offset_text);
+    message.append_properties(offset_properties);
     // A message from %RETRY%<group> is handed out under its original topic.
     if (is_retry_topic(queue_.topic)) {
       if (auto original = message.property(store::kPropertyRetryTopic)) message.topic = *original;
