@@ -80,14 +80,15 @@ class PullMessageProcessor {
                        bool broker_allow_suspend);
   // A parked pull woken by the hold service: answered whatever happens. Its
   // header was parsed at its first run (the request has not changed since).
-  void process_woken(PullRequest pull);
+  // Taken by reference: a PullRequest costs more to move than to parse.
+  void process_woken(PullRequest& pull);
 
  private:
   struct Refusal {
     int32_t code;
     std::string remark;
   };
-  void process_parsed(const remoting::RemotingCommand& request, PullMessageRequestHeader header,
+  void process_parsed(const remoting::RemotingCommand& request, const PullMessageRequestHeader& header,
                       remoting::ResponseChannel channel, bool broker_allow_suspend);
   std::optional<Refusal> check_access(const PullMessageRequestHeader& header);
   std::optional<Refusal> resolve_filter(const PullMessageRequestHeader& header, SubscriptionFilter& filter);

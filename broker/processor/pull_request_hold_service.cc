@@ -103,7 +103,7 @@ void PullRequestHoldService::wake(const Key& key, uint64_t id) {
     return;
   }
   env_.executor().post(lifetime_.guard(
-      [this, pull = std::move(parked.pull)]() mutable { wakeup_(std::move(pull)); }));
+      [this, pull = std::move(parked.pull)]() mutable { wakeup_(pull); }));
 }
 
 size_t PullRequestHoldService::parked_count() const {

@@ -62,7 +62,7 @@ struct PullRequest {
 class PullRequestHoldService {
  public:
   // Re-runs a woken pull without suspension (PullMessageProcessor).
-  using Wakeup = std::function<void(PullRequest pull)>;
+  using Wakeup = std::function<void(PullRequest& pull)>;
   // The queue's max offset now (MessageStore::max_offset_in_queue).
   using MaxOffset = std::function<QueueOffset(const std::string& topic, int32_t queue_id)>;
 
