@@ -64,7 +64,7 @@ void print_message_detail(std::ostream& out, const MessageExt& message) {
   line("Born Host:", message.bornHost);
   line("Store Host:", message.storeHost);
   line("System Flag:", std::to_string(message.sysFlag));
-  line("Properties:", properties_text(message.properties));
+  line("Properties:", properties_text(message.properties()));
   line("Message Body:", printable_body(message.body));
 }
 

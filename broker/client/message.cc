@@ -19,40 +19,36 @@ store::MessageProperties wire_properties(const Message& message) {
 }
 
 std::optional<std::string> MessageExt::property(std::string_view name) const {
-  const auto it = properties.find(std::string(name));
-  if (it == properties.end()) return std::nullopt;
-  return it->second;
+  const std::optional<std::string_view> value = store::find_property(properties_text, name);
+  if (!value) return std::nullopt;
+  return std::string(*value);
+}
+
+void MessageExt::append_properties(std::string_view encoded) {
+  MQ_ASSERT(encoded.empty() || encoded.back() == '\x02');
+  if (encoded.empty()) return;
+  // A stored text may lack its last 0x02 (decode_properties tolerates it):
+  // without one, the first new name would run into the last value.
+  const bool terminated = properties_text.empty() || properties_text.back() == '\x02';
+  properties_text.reserve(properties_text.size() + (terminated ? 0 : 1) + encoded.size());
+  if (!terminated) properties_text += '\x02';
+  properties_text.append(encoded);
+  MQ_ASSERT(properties_text.back() == '\x02');
+}
+
+const std::string& HostTextCache::Last::of(const store::HostAddress& address) {
+  if (!known_ || !(address == address_)) {
+    address_ = address;
+    text_ = address.to_string();
+    known_ = true;
+  }
+  MQ_ASSERT(!text_.empty());
+  return text_;
 }
 
 namespace {
 
-// The "ip:port" text of the last host seen. A pull response's messages
-// mostly share one born host and one store host, and formatting them was a
-// tenth of decoding a pulled message.
-class HostText {
- public:
-  const std::string& of(const store::HostAddress& address) {
-    if (!known_ || !(address == address_)) {
-      address_ = address;
-      text_ = address.to_string();
-      known_ = true;
-    }
-    MQ_ASSERT(!text_.empty());
-    return text_;
-  }
-
- private:
-  store::HostAddress address_;
-  std::string text_;
-  bool known_ = false;
-};
-
-struct HostTexts {
-  HostText born;
-  HostText store;
-};
-
-Result<MessageExt> to_message_ext(const store::DecodedMessage& decoded, HostTexts& hosts) {
+Result<MessageExt> to_message_ext(const store::DecodedMessage& decoded, HostTextCache& hosts) {
   MessageExt message;
   message.topic = std::string(decoded.topic);
   message.queueId = decoded.queue_id;
@@ -65,12 +61,12 @@ Result<MessageExt> to_message_ext(const store::DecodedMessage& decoded, HostText
   message.bornTimestamp = decoded.born_timestamp_ms;
   message.storeTimestamp = decoded.store_timestamp_ms;
   message.preparedTransactionOffset = decoded.prepared_transaction_offset;
-  message.bornHost = hosts.born.of(decoded.born_host);
-  message.storeHost = hosts.store.of(decoded.store_host);
+  message.bornHost = hosts.born_host(decoded.born_host);
+  message.storeHost = hosts.store_host(decoded.store_host);
   message.offsetMsgId = store::create_offset_message_id(decoded.store_host, decoded.physical_offset);
-  message.properties = decoded.properties();
-  const auto uniq = message.properties.find(std::string(store::kPropertyUniqKey));
-  message.msgId = uniq != message.properties.end() ? uniq->second : message.offsetMsgId;
+  message.properties_text = std::string(decoded.properties_text);
+  const std::optional<std::string_view> uniq = store::find_property(decoded.properties_text, store::kPropertyUniqKey);
+  message.msgId = uniq ? std::string(*uniq) : message.offsetMsgId;
   if ((decoded.sysflag & store::kSysFlagCompressed) != 0) {
     MQ_ASSIGN_OR_RETURN(message.body, inflate_body(decoded.body, kMaxInflatedBodyBytes));
   } else {
@@ -82,13 +78,17 @@ Result<MessageExt> to_message_ext(const store::DecodedMessage& decoded, HostText
 }  // namespace
 
 Result<MessageExt> to_message_ext(const store::DecodedMessage& decoded) {
-  HostTexts hosts;
+  HostTextCache hosts;
   return to_message_ext(decoded, hosts);
 }
 
 PulledMessages decode_pulled_messages(std::span<const uint8_t> body) {
+  HostTextCache hosts;
+  return decode_pulled_messages(body, hosts);
+}
+
+PulledMessages decode_pulled_messages(std::span<const uint8_t> body, HostTextCache& hosts) {
   PulledMessages out;
-  HostTexts hosts;
   size_t position = 0;
   while (position < body.size()) {
     Result<store::DecodedRecord> record = store::decode_record(body.subspan(position));

@@ -153,7 +153,7 @@ void QueueConsumer::on_pull(Result<RemotingCommand> response, int64_t request_of
 
 void QueueConsumer::on_found(std::vector<uint8_t> body, int64_t next_begin_offset, int64_t min_offset,
                              int64_t max_offset) {
-  PulledMessages pulled = decode_pulled_messages(body);
+  PulledMessages pulled = decode_pulled_messages(body, host_texts_);
   if (!pulled.error.ok()) {
     // Java's decoder stops at a bad record too; the offset still moves on.
     MQ_LOG(kError, kLog, "pull " << queue_.to_string() << ": kept " << pulled.messages.size()
@@ -162,14 +162,13 @@ void QueueConsumer::on_found(std::vector<uint8_t> body, int64_t next_begin_offse
   const remoting::SubscriptionData& subscription = context_.subscriptions.at(queue_.topic);
   std::vector<MessageExt> wanted;
   wanted.reserve(pulled.messages.size());
-  // Formatted once per pull, not per message.
-  const std::string min_offset_text = std::to_string(min_offset);
-  const std::string max_offset_text = std::to_string(max_offset);
+  // Encoded once per pull, appended to each message's properties in one go.
+  const std::string offset_properties =
+      store::encode_properties({{"MAX_OFFSET", std::to_string(max_offset)}, {"MIN_OFFSET", std::to_string(min_offset)}});
   for (MessageExt& message : pulled.messages) {
     if (!tags_match(subscription, message.tags())) continue;
     message.brokerName = queue_.brokerName;
-    message.properties["MIN_OFFSET"] = min_offset_text;
-    message.properties["MAX_OFFSET"] = max_offset_text;
+    message.append_properties(offset_properties);
     // A message from %RETRY%<group> is handed out under its original topic.
     if (is_retry_topic(queue_.topic)) {
       if (auto original = message.property(store::kPropertyRetryTopic)) message.topic = *original;
@@ -273,7 +272,7 @@ void QueueConsumer::resend_to_retry_topic(std::shared_ptr<const MessageExt> mess
   copy.topic = retry_topic(context_.config.consumerGroup);
   copy.body = message->body;
   copy.flag = message->flag;
-  copy.properties = message->properties;
+  copy.properties = message->properties();
   copy.properties.erase("MIN_OFFSET");
   copy.properties.erase("MAX_OFFSET");
   const std::string origin_id(store::kPropertyOriginMessageId);

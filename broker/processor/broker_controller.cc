@@ -72,9 +72,7 @@ BrokerController::BrokerController(env::Env& env, BrokerConfig config, store::Me
   query_processor_ = std::make_unique<QueryMessageProcessor>(*this);
   hold_service_ = std::make_unique<PullRequestHoldService>(
       env_,
-      [this](const RemotingCommand& request, ResponseChannel channel) {
-        pull_processor_->process_request(request, std::move(channel), /*broker_allow_suspend=*/false);
-      },
+      [this](PullRequest& pull) { pull_processor_->process_woken(pull); },
       [this](const std::string& topic, int32_t queue_id) { return store_->max_offset_in_queue(topic, queue_id); });
   register_processors();
   server_.set_connection_closed_listener(

@@ -47,7 +47,18 @@ void PullMessageProcessor::process_request(const RemotingCommand& request, remot
                                            bool broker_allow_suspend) {
   Result<PullMessageRequestHeader> parsed = parse_pull_message_header(request);
   if (!parsed.ok()) return channel.reply(ResponseCode::SYSTEM_ERROR, parsed.status().message());
-  const PullMessageRequestHeader& header = *parsed;
+  process_parsed(request, *parsed, std::move(channel), broker_allow_suspend);
+}
+
+void PullMessageProcessor::process_woken(PullRequest& pull) {
+  MQ_ASSERT(pull.pull_from_offset == QueueOffset(pull.header.queueOffset));
+  // The same header parse_pull_message_header gave at the first run: the
+  // request is a copy of the parked one, unchanged.
+  process_parsed(pull.request, pull.header, std::move(pull.channel), /*broker_allow_suspend=*/false);
+}
+
+void PullMessageProcessor::process_parsed(const RemotingCommand& request, const PullMessageRequestHeader& header,
+                                          remoting::ResponseChannel channel, bool broker_allow_suspend) {
   if (std::optional<Refusal> refusal = check_access(header)) return channel.reply(refusal->code, refusal->remark);
   SubscriptionFilter filter;
   if (std::optional<Refusal> refusal = resolve_filter(header, filter)) {
@@ -85,8 +96,9 @@ void PullMessageProcessor::process_request(const RemotingCommand& request, remot
     const Nanos hold = millis(std::clamp<int64_t>(hold_ms, 0, kMaxSuspendTimeout / kNanosPerMilli));
     if (hold > 0) {
       ++controller_.stats().pulls_suspended;
-      PullRequest pull{request, std::move(channel), QueueOffset(header.queueOffset), std::move(filter), 0};
-      controller_.pull_request_hold_service().suspend_pull_request(header.topic, header.queueId, std::move(pull), hold);
+      const QueueOffset pull_from(header.queueOffset);
+      PullRequest pull{request, std::move(channel), pull_from, std::move(filter), 0, header};
+      controller_.pull_request_hold_service().suspend_pull_request(std::move(pull), hold);
       return;
     }
   }

@@ -53,6 +53,8 @@
 #include <vector>
 
 #include "broker/common/status.h"
+#include "broker/processor/pull_message_request_header.h"
+#include "broker/processor/pull_request_hold_service.h"
 #include "broker/processor/subscription_filter.h"
 #include "broker/remoting/remoting_command.h"
 #include "broker/remoting/remoting_server.h"
@@ -61,25 +63,6 @@
 namespace mqlab::broker {
 
 class BrokerController;
-
-// PullSysFlag bits.
-inline constexpr int32_t kPullFlagCommitOffset = 1;
-inline constexpr int32_t kPullFlagSuspend = 2;
-inline constexpr int32_t kPullFlagSubscription = 4;
-
-struct PullMessageRequestHeader {
-  std::string consumerGroup;
-  std::string topic;
-  int32_t queueId = 0;
-  int64_t queueOffset = 0;
-  int32_t maxMsgNums = 0;
-  int32_t sysFlag = 0;
-  int64_t commitOffset = 0;
-  int64_t suspendTimeoutMillis = 0;
-  std::optional<std::string> subscription;
-  int64_t subVersion = 0;
-  std::string expressionType = "TAG";
-};
 
 // InvalidArgument naming the field for a missing or malformed one.
 Result<PullMessageRequestHeader> parse_pull_message_header(const remoting::RemotingCommand& request);
@@ -92,15 +75,21 @@ class PullMessageProcessor {
   void process(const remoting::RemotingCommand& request, remoting::ResponseChannel channel) {
     process_request(request, std::move(channel), /*broker_allow_suspend=*/true);
   }
-  // A parked pull woken by the hold service: answered whatever happens.
+  // Parses the request's header, then runs it (below).
   void process_request(const remoting::RemotingCommand& request, remoting::ResponseChannel channel,
                        bool broker_allow_suspend);
+  // A parked pull woken by the hold service: answered whatever happens. Its
+  // header was parsed at its first run (the request has not changed since).
+  // Taken by reference: a PullRequest costs more to move than to parse.
+  void process_woken(PullRequest& pull);
 
  private:
   struct Refusal {
     int32_t code;
     std::string remark;
   };
+  void process_parsed(const remoting::RemotingCommand& request, const PullMessageRequestHeader& header,
+                      remoting::ResponseChannel channel, bool broker_allow_suspend);
   std::optional<Refusal> check_access(const PullMessageRequestHeader& header);
   std::optional<Refusal> resolve_filter(const PullMessageRequestHeader& header, SubscriptionFilter& filter);
   // The response code for a store result, before suspension and slave rules.

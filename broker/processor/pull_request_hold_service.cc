@@ -42,12 +42,12 @@ void PullRequestHoldService::schedule_check() {
   }));
 }
 
-void PullRequestHoldService::suspend_pull_request(const std::string& topic, int32_t queue_id, PullRequest pull,
-                                                  Nanos hold) {
+void PullRequestHoldService::suspend_pull_request(PullRequest pull, Nanos hold) {
   MQ_ASSERT(hold > 0 && hold <= kMaxSuspendTimeout);
   MQ_ASSERT(!pull.channel.answered());
+  MQ_ASSERT(pull.pull_from_offset == QueueOffset(pull.header.queueOffset));
   if (!running_) return;  // shutting down: the connection is closing anyway
-  const Key key{topic, queue_id};
+  const Key key{pull.header.topic, pull.header.queueId};
   const uint64_t id = next_id_++;
   pull.deadline_ns = env_.clock().now_ns() + hold;
   auto [it, inserted] = table_[key].emplace(id, Parked{std::move(pull), env::kNoTimer});
@@ -103,7 +103,7 @@ void PullRequestHoldService::wake(const Key& key, uint64_t id) {
     return;
   }
   env_.executor().post(lifetime_.guard(
-      [this, pull = std::move(parked.pull)]() mutable { wakeup_(pull.request, std::move(pull.channel)); }));
+      [this, pull = std::move(parked.pull)]() mutable { wakeup_(pull); }));
 }
 
 size_t PullRequestHoldService::parked_count() const {

@@ -1,9 +1,11 @@
 // Messages on the client side: pulled bodies built with store::encode_message
 // and patched as the CommitLog patches them decode into MessageExt (offsets,
-// hosts, msgId, compressed bodies), a bad record ends the batch; wire
-// properties, UNIQ_KEY ids, tag subscriptions and their hash codes.
+// hosts, msgId, compressed bodies, properties read from the stored text),
+// a bad record ends the batch; wire properties, UNIQ_KEY ids, tag
+// subscriptions and their hash codes.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -96,6 +98,72 @@ TEST(PulledMessages, EachMessageNamesItsOwnHostsWhenTheyChangeWithinABatch) {
   EXPECT_EQ(pulled.messages[1].bornHost, "10.0.0.11:50001");
   EXPECT_EQ(pulled.messages[2].storeHost, "10.0.0.2:10911");
   EXPECT_EQ(pulled.messages[3].storeHost, "10.0.0.1:10911");
+}
+
+// A cache kept across bodies (a QueueConsumer's) must notice a host change
+// between two pulls as it does within one.
+TEST(PulledMessages, AHostCacheKeptAcrossBodiesFollowsTheirHosts) {
+  HostTextCache hosts;
+  const std::vector<uint8_t> first = record("T", "a", 1, 0);
+  store::MessageToStore other;
+  other.topic = "T";
+  other.body = {'b'};
+  other.born_host = store::HostAddress::ipv4(10, 0, 0, 99, 40000);
+  other.store_host = store::HostAddress::ipv4(10, 0, 0, 2, 10911);
+  store::EncodeOutcome encoded = store::encode_message(other, 1 << 20);
+  ASSERT_EQ(encoded.error, store::EncodeError::kNone);
+  encoded.message.patch(QueueOffset(2), PhyOffset(first.size()), 1);
+  const PulledMessages one = decode_pulled_messages(first, hosts);
+  const PulledMessages two = decode_pulled_messages(encoded.message.bytes, hosts);
+  const PulledMessages three = decode_pulled_messages(first, hosts);
+  ASSERT_EQ(one.messages.size(), 1u);
+  ASSERT_EQ(two.messages.size(), 1u);
+  ASSERT_EQ(three.messages.size(), 1u);
+  EXPECT_EQ(one.messages[0].bornHost, "10.0.0.10:50000");
+  EXPECT_EQ(two.messages[0].bornHost, "10.0.0.99:40000");
+  EXPECT_EQ(two.messages[0].storeHost, "10.0.0.2:10911");
+  EXPECT_EQ(three.messages[0].bornHost, "10.0.0.10:50000");
+  EXPECT_EQ(three.messages[0].storeHost, "10.0.0.1:10911");
+}
+
+// A MessageExt keeps the stored PROPERTIES text and reads it on demand: each
+// read must agree with store::decode_properties, before and after the
+// consumer appends MIN_OFFSET / MAX_OFFSET (a repeated name: the last wins).
+TEST(PulledMessages, PropertiesReadFromTheStoredTextAgreeWithDecodeProperties) {
+  const std::vector<uint8_t> body =
+      record("T", "b", 1, 0, {{"TAGS", "TagA"}, {"UNIQ_KEY", "U1"}, {"user", "v"}, {"empty", ""}});
+  PulledMessages pulled = decode_pulled_messages(body);
+  ASSERT_TRUE(pulled.error.ok()) << pulled.error.to_string();
+  ASSERT_EQ(pulled.messages.size(), 1u);
+  MessageExt& message = pulled.messages[0];
+  EXPECT_EQ(message.properties(),
+            (store::MessageProperties{{"TAGS", "TagA"}, {"UNIQ_KEY", "U1"}, {"user", "v"}, {"empty", ""}}));
+  EXPECT_EQ(message.msgId, "U1");
+  EXPECT_EQ(message.property("user"), "v");
+  EXPECT_EQ(message.property("empty"), "");
+  EXPECT_EQ(message.property("use"), std::nullopt);  // a prefix of a name is not the name
+  EXPECT_EQ(message.property("userx"), std::nullopt);
+  message.append_properties(store::encode_properties({{"MAX_OFFSET", "9"}, {"user", "w"}}));
+  EXPECT_EQ(message.property("user"), "w");
+  EXPECT_EQ(message.property("MAX_OFFSET"), "9");
+  EXPECT_EQ(message.tags(), "TagA");
+  EXPECT_EQ(message.properties().size(), 5u);
+  EXPECT_EQ(message.properties().at("user"), "w");
+  EXPECT_EQ(message.properties(), store::decode_properties(message.properties_text));
+  message.append_properties("");
+  EXPECT_EQ(message.properties().size(), 5u);
+}
+
+// A stored text may end without its last 0x02 (another client's encoder);
+// what is appended must not run into the last value.
+TEST(PulledMessages, AppendedPropertiesDoNotRunIntoAnUnterminatedLastValue) {
+  MessageExt message;
+  message.properties_text = std::string("A\x01" "1\x02" "B\x01" "2");
+  EXPECT_EQ(message.property("B"), "2");
+  message.append_properties(store::encode_properties({{"C", "3"}}));
+  EXPECT_EQ(message.property("B"), "2");
+  EXPECT_EQ(message.property("C"), "3");
+  EXPECT_EQ(message.properties(), (store::MessageProperties{{"A", "1"}, {"B", "2"}, {"C", "3"}}));
 }
 
 TEST(PulledMessages, CompressedBodyIsInflated) {

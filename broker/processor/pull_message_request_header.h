@@ -1,0 +1,32 @@
+// PullMessageRequestHeader: the ext fields of a PULL_MESSAGE (11) request
+// (RocketMQ's PullMessageRequestHeader), parsed once per request: the
+// PullMessageProcessor reads it at the first run, and a pull parked in the
+// PullRequestHoldService keeps it for its re-run.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace mqlab::broker {
+
+// PullSysFlag bits.
+inline constexpr int32_t kPullFlagCommitOffset = 1;
+inline constexpr int32_t kPullFlagSuspend = 2;
+inline constexpr int32_t kPullFlagSubscription = 4;
+
+struct PullMessageRequestHeader {
+  std::string consumerGroup;
+  std::string topic;
+  int32_t queueId = 0;
+  int64_t queueOffset = 0;
+  int32_t maxMsgNums = 0;
+  int32_t sysFlag = 0;
+  int64_t commitOffset = 0;
+  int64_t suspendTimeoutMillis = 0;
+  std::optional<std::string> subscription;
+  int64_t subVersion = 0;
+  std::string expressionType = "TAG";
+};
+
+}  // namespace mqlab::broker
