@@ -17,6 +17,7 @@
 #include "sim/scenario.h"
 #include "sim/sim_world.h"
 #include "sim/test/quiet_run.h"
+#include "sim/test/receipt_record.h"
 
 namespace mqlab::sim {
 namespace {
@@ -34,16 +35,7 @@ uint64_t ok_send_at(History& history, Nanos at, int64_t commit_log_offset, int64
 
 ReceiptRecord receipt_of(uint64_t seq, Nanos at, int32_t queue_id, int64_t queue_offset, int32_t reconsume_times = 0,
                          const std::string& consumer = "c0") {
-  ReceiptRecord r;
-  r.seq = seq;
-  r.group = "g";
-  r.consumer = consumer;
-  r.at = at;
-  r.broker_name = "broker-a";
-  r.queue_id = queue_id;
-  r.queue_offset = queue_offset;
-  r.reconsume_times = reconsume_times;
-  return r;
+  return receipt(seq, at, queue_offset, "g", queue_id, reconsume_times, consumer);
 }
 
 CheckerOptions options_until(Nanos run_end) {

@@ -15,6 +15,7 @@
 #include "sim/checker.h"
 #include "sim/checker_duplicates.h"
 #include "sim/history.h"
+#include "sim/test/receipt_record.h"
 
 namespace mqlab::sim {
 namespace {
@@ -145,24 +146,14 @@ TEST(CheckerDuplicates, OneMessageStoredTwiceForTwoGroupsAcrossTinyPassesCountsO
     const uint64_t seq = history.begin_send("p0", i, "k", 0);
     history.complete_send(seq, i + 1, SendOutcome::kOk, "broker-a", 0, i, "id", 1);
   }
-  const auto receipt = [](uint64_t seq, const char* group, int64_t queue_offset, Nanos at) {
-    ReceiptRecord r;
-    r.seq = seq;
-    r.group = group;
-    r.consumer = "c0";
-    r.at = at;
-    r.broker_name = "broker-a";
-    r.queue_id = 0;
-    r.queue_offset = queue_offset;
-    return r;
-  };
+
   // seq 1 is stored twice (queue offsets 1 and 5) and both groups read both copies.
-  history.receive(receipt(1, "g-audit", 1, 10));
-  history.receive(receipt(1, "g-bench", 1, 11));
-  history.receive(receipt(1, "g-audit", 5, 12));
-  history.receive(receipt(1, "g-bench", 5, 13));
-  history.receive(receipt(2, "g-bench", 2, 14));
-  history.receive(receipt(2, "g-bench", 2, 15));  // redelivered
+  history.receive(receipt(1, 10, 1, "g-audit"));
+  history.receive(receipt(1, 11, 1, "g-bench"));
+  history.receive(receipt(1, 12, 5, "g-audit"));
+  history.receive(receipt(1, 13, 5, "g-bench"));
+  history.receive(receipt(2, 14, 2, "g-bench"));
+  history.receive(receipt(2, 15, 2, "g-bench"));  // redelivered
   CheckerOptions options;
   options.consumer_groups = {"g-audit", "g-bench"};
   options.run_end = seconds(1);

@@ -2,23 +2,13 @@
 // duplicates, reordered, corrupted, unavailability windows, latency
 // percentiles) and the attribution of a lost message to its fault.
 #include "sim/checker.h"
+#include "sim/test/receipt_record.h"
 
 #include <gtest/gtest.h>
 
 namespace mqlab::sim {
 namespace {
 
-ReceiptRecord receipt(uint64_t seq, Nanos at, int64_t queue_offset, const std::string& group = "g") {
-  ReceiptRecord r;
-  r.seq = seq;
-  r.group = group;
-  r.consumer = "c0";
-  r.at = at;
-  r.broker_name = "broker-a";
-  r.queue_id = 0;
-  r.queue_offset = queue_offset;
-  return r;
-}
 
 uint64_t ok_send(History& history, Nanos at, Nanos rtt, int64_t offset, const std::string& broker = "broker-a") {
   const uint64_t seq = history.begin_send("p0", at, "k", 0);

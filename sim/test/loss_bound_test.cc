@@ -8,6 +8,7 @@
 
 #include "broker/store/message_codec.h"
 #include "sim/checker.h"
+#include "sim/test/receipt_record.h"
 
 namespace mqlab::sim {
 namespace {
@@ -24,15 +25,7 @@ uint64_t acked(History& history, int i, const std::string& group = "broker-a") {
 }
 
 void received(History& history, uint64_t seq, Nanos at, int64_t queue_offset) {
-  ReceiptRecord r;
-  r.seq = seq;
-  r.group = "cg";
-  r.consumer = "c0";
-  r.at = at;
-  r.broker_name = "broker-a";
-  r.queue_id = 0;
-  r.queue_offset = queue_offset;
-  history.receive(r);
+  history.receive(receipt(seq, at, queue_offset, "cg"));
 }
 
 BrokerStoreState broker(const std::string& machine, int broker_id, int64_t max, int64_t flushed) {
