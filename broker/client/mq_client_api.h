@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "broker/common/status.h"
+#include "broker/remoting/pull_sys_flag.h"
 #include "broker/remoting/remoting_command.h"
 #include "broker/remoting/route_data.h"
 
@@ -79,11 +80,10 @@ SendMessageResponseHeader read_send_message_response(const RemotingCommand& resp
 
 // --- consuming ----------------------------------------------------------------------
 
-// PullSysFlag bits.
-inline constexpr int32_t kPullFlagCommitOffset = 0x1;
-inline constexpr int32_t kPullFlagSuspend = 0x2;
-inline constexpr int32_t kPullFlagSubscription = 0x4;
-inline constexpr int32_t kPullFlagClassFilter = 0x8;
+using remoting::kPullFlagClassFilter;
+using remoting::kPullFlagCommitOffset;
+using remoting::kPullFlagSubscription;
+using remoting::kPullFlagSuspend;
 
 struct PullMessageRequestHeader {
   std::string consumerGroup;

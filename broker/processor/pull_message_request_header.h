@@ -8,12 +8,13 @@
 #include <optional>
 #include <string>
 
+#include "broker/remoting/pull_sys_flag.h"
+
 namespace mqlab::broker {
 
-// PullSysFlag bits.
-inline constexpr int32_t kPullFlagCommitOffset = 1;
-inline constexpr int32_t kPullFlagSuspend = 2;
-inline constexpr int32_t kPullFlagSubscription = 4;
+using remoting::kPullFlagCommitOffset;
+using remoting::kPullFlagSubscription;
+using remoting::kPullFlagSuspend;
 
 struct PullMessageRequestHeader {
   std::string consumerGroup;
