@@ -326,6 +326,47 @@ TEST_F(AsioNetworkTest, UnreadOutputShowsAsPendingBytesUntilThePeerReads) {
   EXPECT_TRUE(run_until([&] { return client->pending_output_bytes() == 0; }));
 }
 
+// Thousands of small chunks of odd sizes against a peer that does not read
+// yet: the gathered writes take at most 64 chunks each and stop part-way
+// through a chunk when the socket fills, so resuming from the middle of a
+// chunk, across batches and into a file region queued behind them, must
+// keep every byte in order; pending_output_bytes counts down to 0 exactly.
+TEST_F(AsioNetworkTest, ManySmallChunksAndAFileRegionResumeMidChunkInOrder) {
+  auto listener = serve(/*watch_accepted=*/false);
+  Inbox client_inbox;
+  auto client = connect_pair(listener, client_inbox);
+  ASSERT_NE(client, nullptr);
+  const std::vector<uint8_t> chunks = pattern(6 << 20, 21);
+  const std::vector<uint8_t> tail = pattern(300 << 10, 22);
+  auto file = write_file("tail", tail);
+  size_t queued = 0;
+  call([&] {
+    // 1..4093 bytes each: sizes that never line up with the socket buffer.
+    for (size_t at = 0, size = 1; at < chunks.size(); at += size, size = size * 7 % 4093 + 1) {
+      size = std::min(size, chunks.size() - at);
+      client->send(std::vector<uint8_t>(chunks.begin() + static_cast<ptrdiff_t>(at),
+                                        chunks.begin() + static_cast<ptrdiff_t>(at + size)));
+      queued += size;
+    }
+    client->send_file_region(file, 0, static_cast<uint32_t>(tail.size()));
+  });
+  ASSERT_EQ(queued, chunks.size());
+  EXPECT_EQ(client->pending_output_bytes(), chunks.size() + tail.size());
+  env_.run_for(milliseconds(100));
+  const uint64_t stuck = client->pending_output_bytes();
+  EXPECT_GT(stuck, 0u) << "6 MiB unread cannot all sit in socket buffers";
+  EXPECT_LT(stuck, chunks.size() + tail.size()) << "nothing was written while the peer's buffer had room";
+  Inbox& server = server_inboxes_[0];
+  watch(accepted_[0], server);
+  const size_t total = chunks.size() + tail.size();
+  ASSERT_TRUE(run_until([&] { return server.bytes.size() >= total; }));
+  ASSERT_EQ(server.bytes.size(), total);
+  EXPECT_TRUE(std::equal(chunks.begin(), chunks.end(), server.bytes.begin()));
+  EXPECT_TRUE(std::equal(tail.begin(), tail.end(), server.bytes.begin() + static_cast<ptrdiff_t>(chunks.size())));
+  EXPECT_TRUE(run_until([&] { return client->pending_output_bytes() == 0; }));
+  EXPECT_FALSE(server.closed.has_value());
+}
+
 TEST_F(AsioNetworkTest, ListenerRejectsBadAndBusyAddresses) {
   auto listener = serve();
   auto busy = network_.listen(listener->local_address(), [](std::shared_ptr<Connection>) {});
