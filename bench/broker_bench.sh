@@ -10,7 +10,9 @@
 #   connection, as RocketMQ's benchmark Producer.java: "c1"); then mqadmin
 #   perf consume of what was produced (from the page cache), and mqbroker's
 #   peak RSS (VmHWM). Each produce run also reports the CPU the broker and
-#   the client used (user and system, % of one CPU).
+#   the client used (user and system, % of one CPU, and microseconds per
+#   message; the machine has 2 CPUs, so server % + client % near 200 means
+#   the pair, not the broker alone, ran out of CPU).
 #   Topic scaling: a fresh ASYNC_FLUSH broker per case, TOPIC_COUNTS topics
 #   of 8 queues (mqadmin updateTopic), 50 producer clients spreading their
 #   sends over all of them (--topics): msgs/s and the broker's peak RSS.
@@ -136,7 +138,7 @@ redis_run() {  # tag pipeline
   w1=$(date +%s.%N)
   read -r u1 s1 < <(cpu_ticks "$pid")
   read -r "RD[$tag-$pipeline-cpu]" "RD[$tag-$pipeline-cpu-user]" "RD[$tag-$pipeline-cpu-sys]" \
-      "RD[$tag-$pipeline-client-cpu]" < <($PY - "$u0" "$s0" "$u1" "$s1" "$w0" "$w1" "$CLK_TCK" "$n" \
+      "RD[$tag-$pipeline-client-cpu]" "RD[$tag-$pipeline-client-share]" < <($PY - "$u0" "$s0" "$u1" "$s1" "$w0" "$w1" "$CLK_TCK" "$n" \
       "$dir/time-$pipeline.txt" <<'PYEOF'
 import sys
 u0, s0, u1, s1, w0, w1, tck, total = map(float, sys.argv[1:9])
@@ -145,7 +147,8 @@ try:
 except (OSError, ValueError):
     cu = cs = 0.0
 user, sys_ = (u1 - u0) / tck, (s1 - s0) / tck
-print(f"{100 * (user + sys_) / max(w1 - w0, 1e-9):.1f} {user * 1e6 / total:.2f} {sys_ * 1e6 / total:.2f} {(cu + cs) * 1e6 / total:.2f}")
+print(f"{100 * (user + sys_) / max(w1 - w0, 1e-9):.1f} {user * 1e6 / total:.2f} {sys_ * 1e6 / total:.2f} {(cu + cs) * 1e6 / total:.2f} "
+      f"{100 * (cu + cs) / max(w1 - w0, 1e-9):.1f}")
 PYEOF
 )
   # "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
@@ -269,7 +272,7 @@ produce_run() {  # key perf-produce-args...
     echo "broker_bench: perf produce ($key) printed no summary:" >&2; tail -5 "$out" >&2
   fi
   MQ[$key-tps]=$tps; MQ[$key-p50]=$p50; MQ[$key-p99]=$p99; MQ[$key-failed]=$failed; MQ[$key-total]=$total
-  read -r "MQ[$key-cpu]" "MQ[$key-cpu-user]" "MQ[$key-cpu-sys]" "MQ[$key-client-cpu]" < <($PY - "$u0" "$s0" "$u1" "$s1" "$w0" "$w1" \
+  read -r "MQ[$key-cpu]" "MQ[$key-cpu-user]" "MQ[$key-cpu-sys]" "MQ[$key-client-cpu]" "MQ[$key-client-share]" < <($PY - "$u0" "$s0" "$u1" "$s1" "$w0" "$w1" \
       "$CLK_TCK" "$total" "$SCRATCH/time-$key.txt" <<'PYEOF'
 import sys
 u0, s0, u1, s1, w0, w1, tck, total = map(float, sys.argv[1:9])
@@ -279,7 +282,8 @@ except (OSError, ValueError):
     cu = cs = 0.0
 n = max(total, 1.0)
 user, sys_ = (u1 - u0) / tck, (s1 - s0) / tck
-print(f"{100 * (user + sys_) / max(w1 - w0, 1e-9):.1f} {user * 1e6 / n:.2f} {sys_ * 1e6 / n:.2f} {(cu + cs) * 1e6 / n:.2f}")
+print(f"{100 * (user + sys_) / max(w1 - w0, 1e-9):.1f} {user * 1e6 / n:.2f} {sys_ * 1e6 / n:.2f} {(cu + cs) * 1e6 / n:.2f} "
+      f"{100 * (cu + cs) / max(w1 - w0, 1e-9):.1f}")
 PYEOF
 )
 }
@@ -340,6 +344,7 @@ cpu_lines() {  # name array-name key
   line "${name}_server_cpu_user_per_msg" "${table[$key-cpu-user]:-0}" us
   line "${name}_server_cpu_sys_per_msg" "${table[$key-cpu-sys]:-0}" us
   line "${name}_client_cpu_per_msg" "${table[$key-client-cpu]:-0}" us
+  line "${name}_client_cpu" "${table[$key-client-share]:-0}" "%"
 }
 for pair in "async everysec ASYNC_FLUSH" "sync always SYNC_FLUSH"; do
   set -- $pair
