@@ -1,6 +1,5 @@
 #include "broker/env/posix_file_preparer.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -71,36 +70,15 @@ Status PosixFilePreparer::prepare_now(File& file, uint64_t size, bool pretouch) 
   if (!pretouch) return Status::Ok();
   // Zeros over every block, then one fdatasync: the disk has now written each
   // block once, and the puts that fill the segment overwrite cached pages.
-  //
-  // Each chunk is written back (sync_file_range) before the next is dirtied:
-  // zeros left dirty for one fdatasync at the end reached the device as one
-  // burst of the whole segment (256 MiB and more), and every group commit's
-  // fdatasync of the CommitLog queued behind it for hundreds of milliseconds
-  // (SYNC_FLUSH p99 of 0.5 s in broker_bench). Chunk by chunk, a group commit
-  // waits behind at most one chunk; the pre-touch takes the same disk time.
-  auto* posix = dynamic_cast<PosixFile*>(&file);
   const std::vector<uint8_t> zeros(static_cast<size_t>(std::min(kZeroChunkBytes, size)), 0);
   for (uint64_t offset = 0; offset < size;) {
     const size_t length = static_cast<size_t>(std::min<uint64_t>(zeros.size(), size - offset));
     MQ_RETURN_IF_ERROR(file.pwrite(offset, std::span(zeros.data(), length)));
-    if (posix != nullptr) {
-      int result = 0;
-      do {
-        result = ::sync_file_range(posix->fd(), static_cast<off_t>(offset), static_cast<off_t>(length),
-                                   SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
-      } while (result != 0 && errno == EINTR);
-      // The wait consumes a write error of these pages (the fd's error
-      // cursor advances), so the fdatasync below would no longer see it:
-      // report it here.
-      if (result != 0) {
-        return Status::IoError(file.path() + ": sync_file_range during pre-touch at " + std::to_string(offset) + ": " +
-                               std::generic_category().message(errno));
-      }
-    }
     offset += length;
   }
   // A blocking fdatasync belongs on this thread, not on the file system's
   // flush thread, where it would hold up the CommitLog's group commits.
+  auto* posix = dynamic_cast<PosixFile*>(&file);
   if (posix == nullptr) return Status::Ok();  // not ours to sync inline; the data is still zeros
   int result = 0;
   do {
