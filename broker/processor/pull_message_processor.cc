@@ -1,6 +1,8 @@
 #include "broker/processor/pull_message_processor.h"
 
 #include <algorithm>
+#include <array>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -8,6 +10,7 @@
 #include "broker/common/log.h"
 #include "broker/meta/topic_config.h"
 #include "broker/processor/broker_controller.h"
+#include "broker/remoting/ext_field_value.h"
 #include "broker/remoting/response_code.h"
 #include "broker/store/message_codec.h"
 
@@ -21,23 +24,47 @@ using store::GetMessageStatus;
 constexpr const char* kLog = "broker";
 constexpr int64_t kMasterId = 0;  // MixAll.MASTER_ID
 
+// PULL_MESSAGE's header fields, in name order (the order ExtFields keeps).
+enum PullField : uint8_t {
+  kCommitOffset, kConsumerGroup, kExpressionType, kMaxMsgNums, kQueueId, kQueueOffset, kSubVersion, kSubscription,
+  kSuspendTimeoutMillis, kSysFlag, kTopic, kPullFieldCount
+};
+constexpr std::array<std::string_view, kPullFieldCount> kPullFieldNames = {
+    "commitOffset", "consumerGroup", "expressionType", "maxMsgNums", "queueId", "queueOffset",
+    "subVersion",   "subscription",  "suspendTimeoutMillis", "sysFlag", "topic"};
+static_assert(std::is_sorted(kPullFieldNames.begin(), kPullFieldNames.end()), "the merge walk needs name order");
+
 bool has_flag(int32_t sys_flag, int32_t flag) { return (sys_flag & flag) != 0; }
 
 }  // namespace
 
 Result<PullMessageRequestHeader> parse_pull_message_header(const RemotingCommand& request) {
+  // One merge walk of the request's fields (sorted by name) against ours
+  // (sorted too) puts each in its slot; the reads below then cost no search.
+  std::array<const std::string*, kPullFieldCount> values{};
+  size_t next = 0;
+  for (const auto& [name, value] : request.ext_fields) {
+    int order = -1;
+    while (next < kPullFieldCount && (order = remoting::compare_ext_names(kPullFieldNames[next], name)) < 0) ++next;
+    if (next == kPullFieldCount) break;
+    if (order == 0) values[next] = &value;
+  }
+  const auto read_string = [&values](PullField f) { return remoting::read_ext_string(kPullFieldNames[f], values[f]); };
+  const auto read_int = [&values](PullField f) { return remoting::read_ext_int(kPullFieldNames[f], values[f]); };
+  const auto read_int32 = [&values](PullField f) { return remoting::read_ext_int32(kPullFieldNames[f], values[f]); };
+  // In RocketMQ's order of checks: the first bad field is the one named.
   PullMessageRequestHeader header;
-  MQ_ASSIGN_OR_RETURN(header.consumerGroup, request.ext_string("consumerGroup"));
-  MQ_ASSIGN_OR_RETURN(header.topic, request.ext_string("topic"));
-  MQ_ASSIGN_OR_RETURN(header.queueId, request.ext_int32("queueId"));
-  MQ_ASSIGN_OR_RETURN(header.queueOffset, request.ext_int("queueOffset"));
-  MQ_ASSIGN_OR_RETURN(header.maxMsgNums, request.ext_int32("maxMsgNums"));
-  MQ_ASSIGN_OR_RETURN(header.sysFlag, request.ext_int32("sysFlag"));
-  MQ_ASSIGN_OR_RETURN(header.commitOffset, request.ext_int("commitOffset"));
-  MQ_ASSIGN_OR_RETURN(header.suspendTimeoutMillis, request.ext_int("suspendTimeoutMillis"));
-  header.subscription = request.optional_ext_string("subscription");
-  MQ_ASSIGN_OR_RETURN(header.subVersion, request.ext_int("subVersion"));
-  if (std::optional<std::string> type = request.optional_ext_string("expressionType"); type && !type->empty()) {
+  MQ_ASSIGN_OR_RETURN(header.consumerGroup, read_string(kConsumerGroup));
+  MQ_ASSIGN_OR_RETURN(header.topic, read_string(kTopic));
+  MQ_ASSIGN_OR_RETURN(header.queueId, read_int32(kQueueId));
+  MQ_ASSIGN_OR_RETURN(header.queueOffset, read_int(kQueueOffset));
+  MQ_ASSIGN_OR_RETURN(header.maxMsgNums, read_int32(kMaxMsgNums));
+  MQ_ASSIGN_OR_RETURN(header.sysFlag, read_int32(kSysFlag));
+  MQ_ASSIGN_OR_RETURN(header.commitOffset, read_int(kCommitOffset));
+  MQ_ASSIGN_OR_RETURN(header.suspendTimeoutMillis, read_int(kSuspendTimeoutMillis));
+  if (values[kSubscription] != nullptr) header.subscription = *values[kSubscription];
+  MQ_ASSIGN_OR_RETURN(header.subVersion, read_int(kSubVersion));
+  if (const std::string* type = values[kExpressionType]; type != nullptr && !type->empty()) {
     header.expressionType = *type;
   }
   return header;
