@@ -24,7 +24,7 @@ using store::GetMessageStatus;
 constexpr const char* kLog = "broker";
 constexpr int64_t kMasterId = 0;  // MixAll.MASTER_ID
 
-// PULL_MESSAGE's header fields, in name order (the order ExtFields keeps).
+// PULL_MESSAGE's header fields.
 enum PullField : uint8_t {
   kCommitOffset, kConsumerGroup, kExpressionType, kMaxMsgNums, kQueueId, kQueueOffset, kSubVersion, kSubscription,
   kSuspendTimeoutMillis, kSysFlag, kTopic, kPullFieldCount
@@ -32,22 +32,50 @@ enum PullField : uint8_t {
 constexpr std::array<std::string_view, kPullFieldCount> kPullFieldNames = {
     "commitOffset", "consumerGroup", "expressionType", "maxMsgNums", "queueId", "queueOffset",
     "subVersion",   "subscription",  "suspendTimeoutMillis", "sysFlag", "topic"};
-static_assert(std::is_sorted(kPullFieldNames.begin(), kPullFieldNames.end()), "the merge walk needs name order");
+
+// The field a name stands for, or kPullFieldCount for a name we do not
+// read. Length and first byte single out one candidate (checked for every
+// field at compile time below), and one comparison by words confirms it.
+constexpr PullField pull_field_candidate(size_t size, char first) {
+  switch (size) {
+    case 5: return kTopic;
+    case 7: return first == 'q' ? kQueueId : kSysFlag;
+    case 10: return first == 'm' ? kMaxMsgNums : kSubVersion;
+    case 11: return kQueueOffset;
+    case 12: return first == 'c' ? kCommitOffset : kSubscription;
+    case 13: return kConsumerGroup;
+    case 14: return kExpressionType;
+    case 20: return kSuspendTimeoutMillis;
+    default: return kPullFieldCount;
+  }
+}
+constexpr bool every_pull_field_is_its_own_candidate() {
+  for (size_t field = 0; field < kPullFieldCount; ++field) {
+    const std::string_view name = kPullFieldNames[field];
+    if (pull_field_candidate(name.size(), name[0]) != field) return false;
+  }
+  return true;
+}
+static_assert(every_pull_field_is_its_own_candidate());
+
+PullField pull_field_of(std::string_view name) {
+  if (name.empty()) return kPullFieldCount;
+  const PullField field = pull_field_candidate(name.size(), name[0]);
+  if (field == kPullFieldCount || !remoting::same_ext_name(kPullFieldNames[field], name)) return kPullFieldCount;
+  return field;
+}
 
 bool has_flag(int32_t sys_flag, int32_t flag) { return (sys_flag & flag) != 0; }
 
 }  // namespace
 
 Result<PullMessageRequestHeader> parse_pull_message_header(const RemotingCommand& request) {
-  // One merge walk of the request's fields (sorted by name) against ours
-  // (sorted too) puts each in its slot; the reads below then cost no search.
+  // One walk over the request's fields puts each in its slot; the reads
+  // below then cost no search.
   std::array<const std::string*, kPullFieldCount> values{};
-  size_t next = 0;
   for (const auto& [name, value] : request.ext_fields) {
-    int order = -1;
-    while (next < kPullFieldCount && (order = remoting::compare_ext_names(kPullFieldNames[next], name)) < 0) ++next;
-    if (next == kPullFieldCount) break;
-    if (order == 0) values[next] = &value;
+    const PullField field = pull_field_of(name);
+    if (field != kPullFieldCount) values[field] = &value;
   }
   const auto read_string = [&values](PullField f) { return remoting::read_ext_string(kPullFieldNames[f], values[f]); };
   const auto read_int = [&values](PullField f) { return remoting::read_ext_int(kPullFieldNames[f], values[f]); };

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,8 +32,24 @@ inline int compare_ext_names(std::string_view a, std::string_view b) {
   }
   return a.size() == b.size() ? 0 : (a.size() < b.size() ? -1 : 1);
 }
+// Equality of two names, by words: the first and the last 8 (or 4) bytes,
+// overlapping, settle any name of 4 to 16 bytes in two loads each.
 inline bool same_ext_name(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && compare_ext_names(a, b) == 0;
+  if (a.size() != b.size()) return false;
+  const size_t size = a.size();
+  const auto load = [](const char* p, auto word) {
+    std::memcpy(&word, p, sizeof(word));
+    return word;
+  };
+  if (size >= 8 && size <= 16) {
+    return load(a.data(), uint64_t{}) == load(b.data(), uint64_t{}) &&
+           load(a.data() + size - 8, uint64_t{}) == load(b.data() + size - 8, uint64_t{});
+  }
+  if (size >= 4 && size < 8) {
+    return load(a.data(), uint32_t{}) == load(b.data(), uint32_t{}) &&
+           load(a.data() + size - 4, uint32_t{}) == load(b.data() + size - 4, uint32_t{});
+  }
+  return compare_ext_names(a, b) == 0;
 }
 
 Status missing_ext_field(std::string_view name);
