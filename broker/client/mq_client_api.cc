@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "broker/client/mix_all.h"
+#include "broker/remoting/ext_field_value.h"
 #include "broker/remoting/request_code.h"
 #include "broker/remoting/response_code.h"
 #include "broker/remoting/wire_text.h"
@@ -148,12 +149,24 @@ RemotingCommand build_send_message_v2(const SendMessageRequestHeader& header, st
 }
 
 SendMessageResponseHeader read_send_message_response(const RemotingCommand& response) {
+  // One walk over the fields rather than a search per field: a producer
+  // reads one of these per message.
+  const std::string* msg_id = nullptr;
+  const std::string* queue_id = nullptr;
+  const std::string* queue_offset = nullptr;
+  for (const auto& [name, value] : response.ext_fields) {
+    if (remoting::same_ext_name(name, "msgId")) msg_id = &value;
+    if (remoting::same_ext_name(name, "queueId")) queue_id = &value;
+    if (remoting::same_ext_name(name, "queueOffset")) queue_offset = &value;
+  }
   SendMessageResponseHeader header;
-  header.msgId = response.optional_ext_string("msgId").value_or("");
-  if (Result<std::optional<int32_t>> id = response.optional_ext_int32("queueId"); id.ok() && id->has_value()) {
+  if (msg_id != nullptr) header.msgId = *msg_id;
+  if (Result<std::optional<int32_t>> id = remoting::read_optional_ext_int32("queueId", queue_id);
+      id.ok() && id->has_value()) {
     header.queueId = **id;
   }
-  if (Result<std::optional<int64_t>> offset = response.optional_ext_int("queueOffset"); offset.ok() && offset->has_value()) {
+  if (Result<std::optional<int64_t>> offset = remoting::read_optional_ext_int("queueOffset", queue_offset);
+      offset.ok() && offset->has_value()) {
     header.queueOffset = **offset;
   }
   return header;
@@ -198,10 +211,23 @@ Result<PullResponse> parse_pull_message(RemotingCommand response) {
     case ResponseCode::PULL_OFFSET_MOVED: out.status = PullStatus::OFFSET_ILLEGAL; break;
     default: return response_status(response, "PULL_MESSAGE");
   }
-  MQ_ASSIGN_OR_RETURN(out.nextBeginOffset, response.ext_int("nextBeginOffset"));
-  MQ_ASSIGN_OR_RETURN(out.minOffset, response.ext_int("minOffset"));
-  MQ_ASSIGN_OR_RETURN(out.maxOffset, response.ext_int("maxOffset"));
-  MQ_ASSIGN_OR_RETURN(out.suggestWhichBrokerId, response.ext_int("suggestWhichBrokerId"));
+  // One walk over the fields rather than a search per field: a consumer
+  // reads one of these per pull.
+  const std::string* next_begin_offset = nullptr;
+  const std::string* min_offset = nullptr;
+  const std::string* max_offset = nullptr;
+  const std::string* suggest_which_broker_id = nullptr;
+  for (const auto& [name, value] : response.ext_fields) {
+    if (remoting::same_ext_name(name, "nextBeginOffset")) next_begin_offset = &value;
+    if (remoting::same_ext_name(name, "minOffset")) min_offset = &value;
+    if (remoting::same_ext_name(name, "maxOffset")) max_offset = &value;
+    if (remoting::same_ext_name(name, "suggestWhichBrokerId")) suggest_which_broker_id = &value;
+  }
+  MQ_ASSIGN_OR_RETURN(out.nextBeginOffset, remoting::read_ext_int("nextBeginOffset", next_begin_offset));
+  MQ_ASSIGN_OR_RETURN(out.minOffset, remoting::read_ext_int("minOffset", min_offset));
+  MQ_ASSIGN_OR_RETURN(out.maxOffset, remoting::read_ext_int("maxOffset", max_offset));
+  MQ_ASSIGN_OR_RETURN(out.suggestWhichBrokerId,
+                      remoting::read_ext_int("suggestWhichBrokerId", suggest_which_broker_id));
   out.body = std::move(response.body);
   return out;
 }

@@ -1,6 +1,8 @@
 #include "broker/processor/pull_message_processor.h"
 
 #include <algorithm>
+#include <array>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -8,6 +10,7 @@
 #include "broker/common/log.h"
 #include "broker/meta/topic_config.h"
 #include "broker/processor/broker_controller.h"
+#include "broker/remoting/ext_field_value.h"
 #include "broker/remoting/response_code.h"
 #include "broker/store/message_codec.h"
 
@@ -21,23 +24,75 @@ using store::GetMessageStatus;
 constexpr const char* kLog = "broker";
 constexpr int64_t kMasterId = 0;  // MixAll.MASTER_ID
 
+// PULL_MESSAGE's header fields.
+enum PullField : uint8_t {
+  kCommitOffset, kConsumerGroup, kExpressionType, kMaxMsgNums, kQueueId, kQueueOffset, kSubVersion, kSubscription,
+  kSuspendTimeoutMillis, kSysFlag, kTopic, kPullFieldCount
+};
+constexpr std::array<std::string_view, kPullFieldCount> kPullFieldNames = {
+    "commitOffset", "consumerGroup", "expressionType", "maxMsgNums", "queueId", "queueOffset",
+    "subVersion",   "subscription",  "suspendTimeoutMillis", "sysFlag", "topic"};
+
+// The field a name stands for, or kPullFieldCount for a name we do not
+// read. Length and first byte single out one candidate (checked for every
+// field at compile time below), and one comparison by words confirms it.
+constexpr PullField pull_field_candidate(size_t size, char first) {
+  switch (size) {
+    case 5: return kTopic;
+    case 7: return first == 'q' ? kQueueId : kSysFlag;
+    case 10: return first == 'm' ? kMaxMsgNums : kSubVersion;
+    case 11: return kQueueOffset;
+    case 12: return first == 'c' ? kCommitOffset : kSubscription;
+    case 13: return kConsumerGroup;
+    case 14: return kExpressionType;
+    case 20: return kSuspendTimeoutMillis;
+    default: return kPullFieldCount;
+  }
+}
+constexpr bool every_pull_field_is_its_own_candidate() {
+  for (size_t field = 0; field < kPullFieldCount; ++field) {
+    const std::string_view name = kPullFieldNames[field];
+    if (pull_field_candidate(name.size(), name[0]) != field) return false;
+  }
+  return true;
+}
+static_assert(every_pull_field_is_its_own_candidate());
+
+PullField pull_field_of(std::string_view name) {
+  if (name.empty()) return kPullFieldCount;
+  const PullField field = pull_field_candidate(name.size(), name[0]);
+  if (field == kPullFieldCount || !remoting::same_ext_name(kPullFieldNames[field], name)) return kPullFieldCount;
+  return field;
+}
+
 bool has_flag(int32_t sys_flag, int32_t flag) { return (sys_flag & flag) != 0; }
 
 }  // namespace
 
 Result<PullMessageRequestHeader> parse_pull_message_header(const RemotingCommand& request) {
+  // One walk over the request's fields puts each in its slot; the reads
+  // below then cost no search.
+  std::array<const std::string*, kPullFieldCount> values{};
+  for (const auto& [name, value] : request.ext_fields) {
+    const PullField field = pull_field_of(name);
+    if (field != kPullFieldCount) values[field] = &value;
+  }
+  const auto read_string = [&values](PullField f) { return remoting::read_ext_string(kPullFieldNames[f], values[f]); };
+  const auto read_int = [&values](PullField f) { return remoting::read_ext_int(kPullFieldNames[f], values[f]); };
+  const auto read_int32 = [&values](PullField f) { return remoting::read_ext_int32(kPullFieldNames[f], values[f]); };
+  // In RocketMQ's order of checks: the first bad field is the one named.
   PullMessageRequestHeader header;
-  MQ_ASSIGN_OR_RETURN(header.consumerGroup, request.ext_string("consumerGroup"));
-  MQ_ASSIGN_OR_RETURN(header.topic, request.ext_string("topic"));
-  MQ_ASSIGN_OR_RETURN(header.queueId, request.ext_int32("queueId"));
-  MQ_ASSIGN_OR_RETURN(header.queueOffset, request.ext_int("queueOffset"));
-  MQ_ASSIGN_OR_RETURN(header.maxMsgNums, request.ext_int32("maxMsgNums"));
-  MQ_ASSIGN_OR_RETURN(header.sysFlag, request.ext_int32("sysFlag"));
-  MQ_ASSIGN_OR_RETURN(header.commitOffset, request.ext_int("commitOffset"));
-  MQ_ASSIGN_OR_RETURN(header.suspendTimeoutMillis, request.ext_int("suspendTimeoutMillis"));
-  header.subscription = request.optional_ext_string("subscription");
-  MQ_ASSIGN_OR_RETURN(header.subVersion, request.ext_int("subVersion"));
-  if (std::optional<std::string> type = request.optional_ext_string("expressionType"); type && !type->empty()) {
+  MQ_ASSIGN_OR_RETURN(header.consumerGroup, read_string(kConsumerGroup));
+  MQ_ASSIGN_OR_RETURN(header.topic, read_string(kTopic));
+  MQ_ASSIGN_OR_RETURN(header.queueId, read_int32(kQueueId));
+  MQ_ASSIGN_OR_RETURN(header.queueOffset, read_int(kQueueOffset));
+  MQ_ASSIGN_OR_RETURN(header.maxMsgNums, read_int32(kMaxMsgNums));
+  MQ_ASSIGN_OR_RETURN(header.sysFlag, read_int32(kSysFlag));
+  MQ_ASSIGN_OR_RETURN(header.commitOffset, read_int(kCommitOffset));
+  MQ_ASSIGN_OR_RETURN(header.suspendTimeoutMillis, read_int(kSuspendTimeoutMillis));
+  if (values[kSubscription] != nullptr) header.subscription = *values[kSubscription];
+  MQ_ASSIGN_OR_RETURN(header.subVersion, read_int(kSubVersion));
+  if (const std::string* type = values[kExpressionType]; type != nullptr && !type->empty()) {
     header.expressionType = *type;
   }
   return header;

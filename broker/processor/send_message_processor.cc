@@ -1,6 +1,7 @@
 #include "broker/processor/send_message_processor.h"
 
 #include <algorithm>
+#include <array>
 #include <set>
 #include <string_view>
 #include <utility>
@@ -9,6 +10,7 @@
 #include "broker/meta/topic_config.h"
 #include "broker/processor/broker_controller.h"
 #include "broker/processor/host_address.h"
+#include "broker/remoting/ext_field_value.h"
 #include "broker/remoting/request_code.h"
 #include "broker/remoting/response_code.h"
 #include "broker/store/message_codec.h"
@@ -33,16 +35,36 @@ bool is_not_allowed_send_topic(std::string_view topic) {
   return kTopics.contains(topic);
 }
 
-// One header field: its SEND_MESSAGE name and its SEND_MESSAGE_V2 letter.
-struct Field {
-  std::string_view v1;
-  std::string_view v2;
-  std::string_view name(bool v2_names) const { return v2_names ? v2 : v1; }
+// SEND_MESSAGE's header fields, in the order they are checked (the first
+// missing or malformed one is the one an error names). SEND_MESSAGE_V2 calls
+// field i by the letter 'a' + i (SendMessageRequestHeaderV2's a..l; m, batch,
+// and n, brokerName, are not read here).
+enum SendField : uint8_t {
+  kProducerGroup, kTopic, kDefaultTopic, kDefaultTopicQueueNums, kQueueId, kSysFlag, kBornTimestamp, kFlag,
+  kProperties, kReconsumeTimes, kUnitMode, kMaxReconsumeTimes, kSendFieldCount
 };
-constexpr Field kProducerGroup{"producerGroup", "a"}, kTopic{"topic", "b"}, kDefaultTopic{"defaultTopic", "c"},
-    kDefaultTopicQueueNums{"defaultTopicQueueNums", "d"}, kQueueId{"queueId", "e"}, kSysFlag{"sysFlag", "f"},
-    kBornTimestamp{"bornTimestamp", "g"}, kFlag{"flag", "h"}, kProperties{"properties", "i"},
-    kReconsumeTimes{"reconsumeTimes", "j"}, kUnitMode{"unitMode", "k"}, kMaxReconsumeTimes{"maxReconsumeTimes", "l"};
+constexpr std::array<std::string_view, kSendFieldCount> kSendFieldNames = {
+    "producerGroup", "topic", "defaultTopic", "defaultTopicQueueNums", "queueId", "sysFlag",
+    "bornTimestamp", "flag", "properties", "reconsumeTimes", "unitMode", "maxReconsumeTimes"};
+constexpr std::string_view kSendFieldLetters = "abcdefghijkl";
+static_assert(kSendFieldLetters.size() == kSendFieldCount);
+
+std::string_view send_field_name(SendField field, bool v2) {
+  MQ_ASSERT(field < kSendFieldCount);
+  return v2 ? kSendFieldLetters.substr(field, 1) : kSendFieldNames[field];
+}
+
+// The field a name stands for, or kSendFieldCount for a name we do not read.
+SendField send_field_of(std::string_view name, bool v2) {
+  if (v2) {
+    const bool letter = name.size() == 1 && name[0] >= 'a' && name[0] < 'a' + kSendFieldCount;
+    return letter ? static_cast<SendField>(name[0] - 'a') : kSendFieldCount;
+  }
+  for (size_t field = 0; field < kSendFieldCount; ++field) {
+    if (kSendFieldNames[field] == name) return static_cast<SendField>(field);
+  }
+  return kSendFieldCount;
+}
 
 bool is_transaction_prepared(const store::MessageProperties& properties) {
   auto it = properties.find(std::string(kPropertyTransactionPrepared));
@@ -56,21 +78,33 @@ bool is_transaction_prepared(const store::MessageProperties& properties) {
 
 Result<SendMessageRequestHeader> parse_send_message_header(const RemotingCommand& request) {
   const bool v2 = request.code == remoting::RequestCode::SEND_MESSAGE_V2;
+  // One walk over the fields puts each known one in its slot; the reads
+  // below then cost no search (remoting/ext_field_value.h says why).
+  std::array<const std::string*, kSendFieldCount> values{};
+  for (const auto& [name, value] : request.ext_fields) {
+    const SendField field = send_field_of(name, v2);
+    if (field != kSendFieldCount) values[field] = &value;
+  }
+  const auto name = [v2](SendField field) { return send_field_name(field, v2); };
   SendMessageRequestHeader header;
-  MQ_ASSIGN_OR_RETURN(header.producerGroup, request.ext_string(kProducerGroup.name(v2)));
-  MQ_ASSIGN_OR_RETURN(header.topic, request.ext_string(kTopic.name(v2)));
-  MQ_ASSIGN_OR_RETURN(header.defaultTopic, request.ext_string(kDefaultTopic.name(v2)));
-  MQ_ASSIGN_OR_RETURN(header.defaultTopicQueueNums, request.ext_int32(kDefaultTopicQueueNums.name(v2)));
-  MQ_ASSIGN_OR_RETURN(header.queueId, request.ext_int32(kQueueId.name(v2)));
-  MQ_ASSIGN_OR_RETURN(header.sysFlag, request.ext_int32(kSysFlag.name(v2)));
-  MQ_ASSIGN_OR_RETURN(header.bornTimestamp, request.ext_int(kBornTimestamp.name(v2)));
-  MQ_ASSIGN_OR_RETURN(header.flag, request.ext_int32(kFlag.name(v2)));
-  header.properties = request.optional_ext_string(kProperties.name(v2)).value_or("");
-  MQ_ASSIGN_OR_RETURN(std::optional<int32_t> reconsume, request.optional_ext_int32(kReconsumeTimes.name(v2)));
+  MQ_ASSIGN_OR_RETURN(header.producerGroup, remoting::read_ext_string(name(kProducerGroup), values[kProducerGroup]));
+  MQ_ASSIGN_OR_RETURN(header.topic, remoting::read_ext_string(name(kTopic), values[kTopic]));
+  MQ_ASSIGN_OR_RETURN(header.defaultTopic, remoting::read_ext_string(name(kDefaultTopic), values[kDefaultTopic]));
+  MQ_ASSIGN_OR_RETURN(header.defaultTopicQueueNums,
+                      remoting::read_ext_int32(name(kDefaultTopicQueueNums), values[kDefaultTopicQueueNums]));
+  MQ_ASSIGN_OR_RETURN(header.queueId, remoting::read_ext_int32(name(kQueueId), values[kQueueId]));
+  MQ_ASSIGN_OR_RETURN(header.sysFlag, remoting::read_ext_int32(name(kSysFlag), values[kSysFlag]));
+  MQ_ASSIGN_OR_RETURN(header.bornTimestamp, remoting::read_ext_int(name(kBornTimestamp), values[kBornTimestamp]));
+  MQ_ASSIGN_OR_RETURN(header.flag, remoting::read_ext_int32(name(kFlag), values[kFlag]));
+  if (values[kProperties] != nullptr) header.properties = *values[kProperties];
+  MQ_ASSIGN_OR_RETURN(std::optional<int32_t> reconsume,
+                      remoting::read_optional_ext_int32(name(kReconsumeTimes), values[kReconsumeTimes]));
   header.reconsumeTimes = reconsume.value_or(0);
-  MQ_ASSIGN_OR_RETURN(std::optional<bool> unit_mode, request.optional_ext_bool(kUnitMode.name(v2)));
+  MQ_ASSIGN_OR_RETURN(std::optional<bool> unit_mode,
+                      remoting::read_optional_ext_bool(name(kUnitMode), values[kUnitMode]));
   header.unitMode = unit_mode.value_or(false);
-  MQ_ASSIGN_OR_RETURN(header.maxReconsumeTimes, request.optional_ext_int32(kMaxReconsumeTimes.name(v2)));
+  MQ_ASSIGN_OR_RETURN(header.maxReconsumeTimes,
+                      remoting::read_optional_ext_int32(name(kMaxReconsumeTimes), values[kMaxReconsumeTimes]));
   return header;
 }
 

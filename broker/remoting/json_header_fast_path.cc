@@ -12,6 +12,7 @@
 // exponents, long integers, nested unknown values, any error) goes to the
 // general path, which also words the errors. The same counts for the
 // writer: a string with a non-ASCII byte goes through nlohmann's serializer.
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstring>
@@ -467,17 +468,27 @@ bool append_ascii_json_header(const RemotingCommand& command, std::vector<uint8_
   size_t bound = kOpen.size() + kExtOpen.size() + kFlag.size() + kLanguage.size() + kOpaque.size() +
                  kRemark.size() + 1 + kVersion.size() + 4 * kIntBytes + 1;
   bool all_plain = true;  // nothing to escape anywhere: every string is copied as it is
-  const auto add = [&bound, &all_plain](std::string_view text) {
+  // Which of the first 63 strings (in the order they are scanned here and
+  // written below) need escapes, bit 63 standing for all the later ones, so
+  // the writing pass scans only those: one
+  // escaped value (a send's properties, with its \u0001 separators) would
+  // otherwise make every string be scanned twice.
+  uint64_t escaped_strings = 0;
+  size_t scanned_strings = 0;
+  const auto add = [&bound, &all_plain, &escaped_strings, &scanned_strings](std::string_view text) {
     const std::optional<size_t> bytes = ascii_literal_bound(text);
     if (bytes) bound += *bytes;
-    if (bytes && *bytes != text.size()) all_plain = false;
+    const bool escaped = bytes && *bytes != text.size();
+    if (escaped) all_plain = false;
+    if (escaped) escaped_strings |= uint64_t{1} << std::min<size_t>(scanned_strings, 63);  // bit 63: any from 63 on
+    ++scanned_strings;
     return bytes.has_value();
   };
-  if (!add(command.language) || !add(command.remark)) return false;
   for (const auto& [name, value] : command.ext_fields) {
     if (!add(name) || !add(value)) return false;
     bound += 6;  // "name":"value",
   }
+  if (!add(command.language) || !add(command.remark)) return false;
   const size_t start = out.size();
   out.resize(start + bound);
   char* const begin = reinterpret_cast<char*>(out.data() + start);
@@ -491,8 +502,10 @@ bool append_ascii_json_header(const RemotingCommand& command, std::vector<uint8_
     MQ_ASSERT(error == std::errc());
     p = end;
   };
-  const auto put_literal = [&p, all_plain, &put](std::string_view text) {
-    if (all_plain) return put(text);  // scanned once already, above
+  size_t written_strings = 0;
+  const auto put_literal = [&p, all_plain, escaped_strings, &written_strings, &put](std::string_view text) {
+    const size_t index = std::min<size_t>(written_strings++, 63);  // from 63 on: all scanned again if any needs it
+    if (all_plain || (escaped_strings & (uint64_t{1} << index)) == 0) return put(text);  // scanned once already
     p = put_ascii_literal(text, p);
   };
   // Keys in sorted order, as the general path's std::map writes them.
@@ -525,6 +538,7 @@ bool append_ascii_json_header(const RemotingCommand& command, std::vector<uint8_
   *p++ = '}';
   const auto written = static_cast<size_t>(p - begin);
   MQ_ASSERT(written <= bound);
+  MQ_ASSERT(written_strings + (command.remark.empty() ? 1 : 0) == scanned_strings);  // both passes in one order
   out.resize(start + written);
   return true;
 }

@@ -6,73 +6,12 @@
 #include <iterator>
 #include <utility>
 
+#include "broker/remoting/ext_field_value.h"
 #include "broker/remoting/request_code.h"
 #include "broker/remoting/response_code.h"
 #include "broker/remoting/wire_text.h"
 
 namespace mqlab::remoting {
-namespace {
-
-// RemotingCommand.decodeCommandCustomHeader's message for a missing
-// @CFNotNull field, word for word.
-Status missing_field(std::string_view name) {
-  return Status::InvalidArgument("the custom field <" + std::string(name) + "> is null");
-}
-
-Status malformed_field(std::string_view name, std::string_view expected, std::string_view value) {
-  return Status::InvalidArgument("the custom field <" + std::string(name) + "> is not a valid " +
-                                 std::string(expected) + ": \"" + printable_excerpt(value) + "\"");
-}
-
-// std::string's byte order (<0, 0, >0), as ExtFields sorts its names.
-int compare_names(std::string_view a, std::string_view b) {
-  const size_t common = std::min(a.size(), b.size());
-  for (size_t i = 0; i < common; ++i) {
-    if (a[i] != b[i]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]) ? -1 : 1;
-  }
-  return a.size() == b.size() ? 0 : (a.size() < b.size() ? -1 : 1);
-}
-
-bool equals_ignoring_ascii_case(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
-    if (lower(a[i]) != lower(b[i])) return false;
-  }
-  return true;
-}
-
-std::optional<bool> parse_bool(std::string_view text) {
-  if (equals_ignoring_ascii_case(text, "true") || text == "1") return true;
-  if (equals_ignoring_ascii_case(text, "false") || text == "0") return false;
-  return std::nullopt;
-}
-
-// The optional read shared by every type: absent -> nullopt, present ->
-// parse(value) or a malformed-field error naming `expected`.
-template <typename T, typename Parse>
-Result<std::optional<T>> read_optional(const RemotingCommand& command, std::string_view name,
-                                       std::string_view expected, Parse parse) {
-  const std::string* value = command.find_ext(name);
-  if (value == nullptr) return std::optional<T>();
-  const std::optional<T> parsed = parse(*value);
-  if (!parsed) return malformed_field(name, expected, *value);
-  return parsed;
-}
-
-// The required read: one Result, not an optional one unwrapped into a
-// second (a pull or send header makes a dozen of these per message).
-template <typename T, typename Parse>
-Result<T> read_required(const RemotingCommand& command, std::string_view name, std::string_view expected,
-                        Parse parse) {
-  const std::string* value = command.find_ext(name);
-  if (value == nullptr) return missing_field(name);
-  const std::optional<T> parsed = parse(*value);
-  if (!parsed) return malformed_field(name, expected, *value);
-  return *parsed;
-}
-
-}  // namespace
 
 std::string_view serialize_type_name(SerializeType type) {
   switch (type) {
@@ -113,7 +52,7 @@ const std::string* RemotingCommand::find_ext(std::string_view name) const {
   while (count > 0) {
     const size_t half = count / 2;
     const auto middle = first + static_cast<std::ptrdiff_t>(half);
-    const int order = compare_names(middle->first, name);
+    const int order = compare_ext_names(middle->first, name);
     if (order == 0) return &middle->second;
     if (order < 0) {
       first = middle + 1;
@@ -126,22 +65,16 @@ const std::string* RemotingCommand::find_ext(std::string_view name) const {
 }
 
 Result<std::string> RemotingCommand::ext_string(std::string_view name) const {
-  const std::string* value = find_ext(name);
-  if (value == nullptr) return missing_field(name);
-  return *value;
+  return read_ext_string(name, find_ext(name));
 }
 
-Result<int64_t> RemotingCommand::ext_int(std::string_view name) const {
-  return read_required<int64_t>(*this, name, "int64", parse_int64);
-}
+Result<int64_t> RemotingCommand::ext_int(std::string_view name) const { return read_ext_int(name, find_ext(name)); }
 
 Result<int32_t> RemotingCommand::ext_int32(std::string_view name) const {
-  return read_required<int32_t>(*this, name, "int32", parse_int32);
+  return read_ext_int32(name, find_ext(name));
 }
 
-Result<bool> RemotingCommand::ext_bool(std::string_view name) const {
-  return read_required<bool>(*this, name, "boolean (true or false)", parse_bool);
-}
+Result<bool> RemotingCommand::ext_bool(std::string_view name) const { return read_ext_bool(name, find_ext(name)); }
 
 std::optional<std::string> RemotingCommand::optional_ext_string(std::string_view name) const {
   const std::string* value = find_ext(name);
@@ -150,15 +83,15 @@ std::optional<std::string> RemotingCommand::optional_ext_string(std::string_view
 }
 
 Result<std::optional<int64_t>> RemotingCommand::optional_ext_int(std::string_view name) const {
-  return read_optional<int64_t>(*this, name, "int64", parse_int64);
+  return read_optional_ext_int(name, find_ext(name));
 }
 
 Result<std::optional<int32_t>> RemotingCommand::optional_ext_int32(std::string_view name) const {
-  return read_optional<int32_t>(*this, name, "int32", parse_int32);
+  return read_optional_ext_int32(name, find_ext(name));
 }
 
 Result<std::optional<bool>> RemotingCommand::optional_ext_bool(std::string_view name) const {
-  return read_optional<bool>(*this, name, "boolean (true or false)", parse_bool);
+  return read_optional_ext_bool(name, find_ext(name));
 }
 
 void RemotingCommand::set_ext_string(std::string_view name, std::string value) {

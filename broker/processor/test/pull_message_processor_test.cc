@@ -4,6 +4,7 @@
 // offset flag, access checks and missing fields.
 #include <gtest/gtest.h>
 
+#include "broker/processor/pull_message_processor.h"
 #include "broker/processor/subscription_filter.h"
 #include "broker/processor/test/broker_sim_world.h"
 
@@ -320,6 +321,56 @@ TEST(SubscriptionFilter, ParsesRocketMqsSubscriptionStrings) {
   Result<SubscriptionFilter> null_tag = build_subscription_filter("null");
   ASSERT_TRUE(null_tag.ok());
   EXPECT_TRUE(null_tag->matches(store::tags_code("null")));
+}
+
+}  // namespace
+}  // namespace mqlab::broker::testing
+
+namespace mqlab::broker::testing {
+namespace {
+
+// parse_pull_message_header walks the sorted fields once against its own
+// sorted names: unknown names before, between and after the known ones
+// (including prefixes and extensions of them) must not shift a slot.
+TEST(PullMessageRequestHeaderParse, UnknownFieldsAroundKnownOnesChangeNothing) {
+  PullOptions options;
+  options.sys_flag = 1 | 4;  // COMMIT_OFFSET | SUBSCRIPTION
+  options.commit_offset = 3;
+  RemotingCommand request = pull("G", "TopicA", 2, 7, options);
+  Result<PullMessageRequestHeader> plain = parse_pull_message_header(request);
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  for (const char* name : {"", "a", "commit", "commitOffsetX", "queueI", "queueIdx", "sub", "subVersionZ", "sys",
+                           "t", "topicZ", "zzz", "QUEUEID"}) {
+    request.ext_fields.insert_or_assign(name, "junk");
+  }
+  Result<PullMessageRequestHeader> noisy = parse_pull_message_header(request);
+  ASSERT_TRUE(noisy.ok()) << noisy.status().message();
+  EXPECT_EQ(noisy->consumerGroup, "G");
+  EXPECT_EQ(noisy->topic, "TopicA");
+  EXPECT_EQ(noisy->queueId, 2);
+  EXPECT_EQ(noisy->queueOffset, 7);
+  EXPECT_EQ(noisy->commitOffset, 3);
+  EXPECT_EQ(noisy->maxMsgNums, plain->maxMsgNums);
+  EXPECT_EQ(noisy->sysFlag, plain->sysFlag);
+  EXPECT_EQ(noisy->suspendTimeoutMillis, plain->suspendTimeoutMillis);
+  EXPECT_EQ(noisy->subscription, plain->subscription);
+  EXPECT_EQ(noisy->subVersion, plain->subVersion);
+  EXPECT_EQ(noisy->expressionType, plain->expressionType);
+}
+
+// The first field RocketMQ checks is the one an error names, whatever the
+// order of the walk that found them.
+TEST(PullMessageRequestHeaderParse, ErrorsNameFieldsInRocketMqsOrder) {
+  RemotingCommand request = pull("G", "TopicA", 0, 0);
+  request.ext_fields.insert_or_assign("queueId", "x");
+  request.ext_fields.insert_or_assign("commitOffset", "y");
+  Result<PullMessageRequestHeader> parsed = parse_pull_message_header(request);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().message(), "the custom field <queueId> is not a valid int32: \"x\"");
+  request.ext_fields.erase("topic");
+  parsed = parse_pull_message_header(request);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().message(), "the custom field <topic> is null");
 }
 
 }  // namespace

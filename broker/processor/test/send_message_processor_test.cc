@@ -140,6 +140,43 @@ TEST(SendMessageProcessor, MissingRequiredFieldsAreNamedInASystemError) {
   EXPECT_EQ(world.must_call(send_v2("TopicA", "m")).code, ResponseCode::SUCCESS);
 }
 
+// parse_send_message_header puts each field in a slot by its V2 letter or
+// V1 name in one walk: fields it does not read (V2's m and n, names of the
+// other version, longer names) must land nowhere, and both versions of one
+// header read the same; the first bad field in RocketMQ's order is named.
+TEST(SendMessageRequestHeaderParse, BothVersionsReadTheSameAndIgnoreOtherFields) {
+  RemotingCommand v2 = send_v2("TopicA", "m", 3, {{"KEYS", "k1"}});
+  RemotingCommand v1 = send_v1("TopicA", "m", 3);
+  for (const char* name : {"m", "n", "z", "aa", "topic", "A"}) v2.ext_fields.insert_or_assign(name, "junk");
+  for (const char* name : {"a", "b", "topicX", "flagg", "zzz"}) v1.ext_fields.insert_or_assign(name, "junk");
+  Result<SendMessageRequestHeader> from_v2 = parse_send_message_header(v2);
+  Result<SendMessageRequestHeader> from_v1 = parse_send_message_header(v1);
+  ASSERT_TRUE(from_v2.ok()) << from_v2.status().message();
+  ASSERT_TRUE(from_v1.ok()) << from_v1.status().message();
+  EXPECT_EQ(from_v2->topic, "TopicA");
+  EXPECT_EQ(from_v2->queueId, 3);
+  EXPECT_NE(from_v2->properties.find("k1"), std::string::npos);
+  EXPECT_EQ(from_v1->topic, from_v2->topic);
+  EXPECT_EQ(from_v1->producerGroup, from_v2->producerGroup);
+  EXPECT_EQ(from_v1->defaultTopic, from_v2->defaultTopic);
+  EXPECT_EQ(from_v1->defaultTopicQueueNums, from_v2->defaultTopicQueueNums);
+  EXPECT_EQ(from_v1->queueId, from_v2->queueId);
+  EXPECT_EQ(from_v1->sysFlag, from_v2->sysFlag);
+  // The two helpers differ in flag and bornTimestamp: each must read its own.
+  EXPECT_EQ(from_v1->flag, 7);
+  EXPECT_EQ(from_v2->flag, 0);
+  EXPECT_EQ(from_v1->bornTimestamp, 1'700'000'000'456);
+  EXPECT_EQ(from_v2->bornTimestamp, 1'700'000'000'123);
+  EXPECT_EQ(from_v1->reconsumeTimes, from_v2->reconsumeTimes);
+  EXPECT_EQ(from_v1->unitMode, from_v2->unitMode);
+
+  v2.ext_fields.insert_or_assign("k", "maybe");  // unitMode
+  v2.ext_fields.insert_or_assign("h", "x");      // flag, checked first
+  Result<SendMessageRequestHeader> bad = parse_send_message_header(v2);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "the custom field <h> is not a valid int32: \"x\"");
+}
+
 TEST(SendMessageProcessor, RetryTopicSendsGoToTheDlqAfterMaxReconsumeTimes) {
   BrokerSimWorld world;
   ASSERT_TRUE(world.start_broker().ok());

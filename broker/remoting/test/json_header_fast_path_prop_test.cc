@@ -75,6 +75,22 @@ RC_GTEST_PROP(JsonHeaderFastPath, WriterEqualsGeneralByteForByte, ()) {
   RC_ASSERT(encode(command, false) == encode(command, true));
 }
 
+// The writer remembers which of the first 64 strings need escapes and
+// scans only those again; past 64 it scans every string again. Escaped
+// and plain strings on both sides of that line, with and without a remark
+// (the last string, written only when present), must still give the
+// general path's bytes.
+RC_GTEST_PROP(JsonHeaderFastPath, WriterEqualsGeneralWithManyFieldsAndEscapes, ()) {
+  RemotingCommand command;
+  command.remark = *rc::gen::element(std::string(), std::string("plain"), std::string("tab\there"));
+  const auto fields = *rc::gen::inRange(20, 45);  // 40-90 strings with language and remark
+  for (int i = 0; i < fields; ++i) {
+    const std::string name = "f" + std::to_string(100 + i);
+    command.ext_fields[name] = *rc::gen::element(std::string("v"), std::string("a\x01b\x02"), std::string("q\"s"));
+  }
+  RC_ASSERT(encode(command, false) == encode(command, true));
+}
+
 RC_GTEST_PROP(JsonHeaderFastPath, ReaderEqualsGeneralOnWrittenHeaders, ()) {
   const RemotingCommand command = gen_command();
   const Bytes header = encode(command, false);

@@ -1,0 +1,73 @@
+// Typed reads of one extFields value that has already been found: the rules
+// of RemotingCommand's ext_* reads (remoting_command.h), shared with the
+// typed header readers of the hot requests and responses (SEND_MESSAGE(_V2),
+// PULL_MESSAGE and their responses). Those walk ext_fields once and pick out
+// every field they know, instead of searching for each field by name: a
+// send or pull header has a dozen fields, and a search per field cost more
+// than the walk.
+//
+// `value` null means the peer left the field out. The errors are
+// RemotingCommand's, word for word: missing "the custom field <name> is
+// null" (RocketMQ's own words), malformed "the custom field <name> is not
+// a valid int64: "abc"".
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "broker/common/status.h"
+
+namespace mqlab::remoting {
+
+// Field names in std::string's byte order (<0, 0, >0), the order ExtFields
+// keeps, compared inline: names are a few bytes, where a memcmp call costs
+// more than the comparison itself.
+inline int compare_ext_names(std::string_view a, std::string_view b) {
+  const size_t common = a.size() < b.size() ? a.size() : b.size();
+  for (size_t i = 0; i < common; ++i) {
+    if (a[i] != b[i]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]) ? -1 : 1;
+  }
+  return a.size() == b.size() ? 0 : (a.size() < b.size() ? -1 : 1);
+}
+// Equality of two names, by words: the first and the last 8 (or 4) bytes,
+// overlapping, settle any name of 4 to 16 bytes in two loads each.
+inline bool same_ext_name(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  const size_t size = a.size();
+  const auto load = [](const char* p, auto word) {
+    std::memcpy(&word, p, sizeof(word));
+    return word;
+  };
+  if (size >= 8 && size <= 16) {
+    return load(a.data(), uint64_t{}) == load(b.data(), uint64_t{}) &&
+           load(a.data() + size - 8, uint64_t{}) == load(b.data() + size - 8, uint64_t{});
+  }
+  if (size >= 4 && size < 8) {
+    return load(a.data(), uint32_t{}) == load(b.data(), uint32_t{}) &&
+           load(a.data() + size - 4, uint32_t{}) == load(b.data() + size - 4, uint32_t{});
+  }
+  return compare_ext_names(a, b) == 0;
+}
+
+Status missing_ext_field(std::string_view name);
+Status malformed_ext_field(std::string_view name, std::string_view expected, std::string_view value);
+
+// "true"/"false" in any case, and "1"/"0" (C and C++ clients print bools as
+// digits); nullopt for anything else.
+std::optional<bool> parse_ext_bool(std::string_view text);
+
+// Required reads: missing or malformed is InvalidArgument naming the field.
+Result<std::string> read_ext_string(std::string_view name, const std::string* value);
+Result<int64_t> read_ext_int(std::string_view name, const std::string* value);
+Result<int32_t> read_ext_int32(std::string_view name, const std::string* value);
+Result<bool> read_ext_bool(std::string_view name, const std::string* value);
+
+// Optional reads: absent is nullopt; present but malformed is still an error.
+Result<std::optional<int64_t>> read_optional_ext_int(std::string_view name, const std::string* value);
+Result<std::optional<int32_t>> read_optional_ext_int32(std::string_view name, const std::string* value);
+Result<std::optional<bool>> read_optional_ext_bool(std::string_view name, const std::string* value);
+
+}  // namespace mqlab::remoting
