@@ -153,12 +153,12 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
   const auto& sends = history.sends();
   const auto& receipts = history.receipts();
   // Receipts per group: first receipt per seq, duplicates, reordering.
-  GroupReceipts received_by(sends.size());
+  GroupReceipts received_by(history);
   int64_t receipts_again = 0;
   std::map<std::tuple<std::string, std::string, int32_t>, int64_t> highest_offset;
   for (const ReceiptRecord& r : receipts) {
     if (!r.body_intact) ++report.corrupted;
-    if (!received_by.mark(r.group, r.seq)) {
+    if (!received_by.mark(r)) {
       ++receipts_again;  // why: count_duplicates, in passes below
       continue;
     }

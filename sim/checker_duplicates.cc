@@ -8,37 +8,24 @@
 
 namespace mqlab::sim {
 
-bool GroupReceipts::mark(const InternedName& group, uint64_t seq) {
-  Group& table = group_of(group);
-  if (seq >= sends_) {
-    if (table.sparse.insert(seq).second) return true;
-    table.sparse_again.insert(seq);
+bool GroupReceipts::mark(const ReceiptRecord& r) {
+  if (r.first_of_group) return true;
+  MQ_ASSERT(history_.received(r.group.str(), r.seq));  // an earlier receipt was its group's first
+  Group& table = group_of(r.group);
+  if (r.seq >= sends_) {
+    table.sparse_again.insert(r.seq);
     return false;
   }
-  if (!table.dense[seq]) {
-    table.dense[seq] = true;
-    return true;
-  }
   if (table.again.empty()) table.again.assign(sends_, false);
-  table.again[seq] = true;
+  table.again[r.seq] = true;
   return false;
-}
-
-bool GroupReceipts::received(const std::string& group, uint64_t seq) const {
-  const auto it = groups_.find(group);
-  if (it == groups_.end()) return false;
-  if (seq >= sends_) return it->second.sparse.count(seq) > 0;
-  return it->second.dense[seq];
 }
 
 GroupReceipts::Group& GroupReceipts::group_of(const InternedName& group) {
   // Receipts come in runs of one group: remember the last one looked up.
   if (last_ != nullptr && last_name_ == group) return *last_;
   auto [it, inserted] = groups_.try_emplace(group.str());
-  if (inserted) {
-    it->second.name = group;
-    it->second.dense.assign(sends_, false);
-  }
+  if (inserted) it->second.name = group;
   last_name_ = group;
   last_ = &it->second;
   return *last_;

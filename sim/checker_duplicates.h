@@ -9,7 +9,8 @@
 // stored copies seen (as strings), they cost about 250 bytes per repeat and
 // were the peak of a long run (heaptrack, 180 simulated minutes of the
 // standard scenario: 8.7 MiB of the 32 MiB heap peak, growing with the run).
-// Here a repeat costs a bit while receipts are marked; its causes are found
+// Here a repeat costs a bit while receipts are marked (the History says
+// which receipt was a group's first); its causes are found
 // afterwards in passes over the receipts, each pass taking the repeats of
 // at most duplicates_per_pass (seq, group) pairs (about 40 bytes each),
 // whole seqs at a time (a message received twice by two groups is one
@@ -40,16 +41,20 @@ struct RepeatedReceipt {
   friend auto operator<=>(const RepeatedReceipt&, const RepeatedReceipt&) = default;
 };
 
-// Per consumer group, which messages (seqs) it received, and which of them
-// more than once: a bit each per message and group. Seqs outside the sends
-// (a stray receipt in a real run's history file) go to small sets.
+// Per consumer group, which messages (seqs) it received more than once: a
+// bit each per message and group, sized at the group's first repeat. Which
+// ones it received at all, and whether a receipt was its group's first, the
+// History knows already (History::received, ReceiptRecord::first_of_group):
+// no table of its own for them. Seqs outside the sends (a stray receipt in
+// a real run's history file) go to a small set.
 class GroupReceipts {
  public:
-  explicit GroupReceipts(size_t sends) : sends_(sends) {}
+  explicit GroupReceipts(const History& history) : history_(history), sends_(history.sends().size()) {}
 
-  // Marks group's receipt of seq: returns whether it is the group's first.
-  bool mark(const InternedName& group, uint64_t seq);
-  bool received(const std::string& group, uint64_t seq) const;
+  // Notes r (every receipt, in the History's order): returns whether it is
+  // its group's first receipt of its seq.
+  bool mark(const ReceiptRecord& r);
+  bool received(const std::string& group, uint64_t seq) const { return history_.received(group, seq); }
 
   // Where repeated_from goes on from.
   struct Cursor {
@@ -64,15 +69,14 @@ class GroupReceipts {
  private:
   struct Group {
     InternedName name;
-    std::vector<bool> dense;  // seq -> received
     std::vector<bool> again;  // seq -> received more than once; sized at the first repeat
-    std::set<uint64_t> sparse;
     std::set<uint64_t> sparse_again;
   };
 
   Group& group_of(const InternedName& group);
   void add_sparse_from(Cursor& cursor, size_t limit, std::vector<RepeatedReceipt>& out) const;
 
+  const History& history_;
   const size_t sends_;
   std::map<std::string, Group, std::less<>> groups_;  // std::map: nodes stay put, so last_ stays valid
   InternedName last_name_;

@@ -76,13 +76,16 @@ void History::complete_send(uint64_t seq, Nanos at, SendOutcome outcome, const s
 }
 
 void History::receive(ReceiptRecord receipt) {
+  const std::string& group = receipt.group.str();
   // A seq beyond the sends is no send of ours (the checker counts it); it
   // must not size the table.
   if (receipt.seq < sends_.size()) {
-    std::vector<bool>& received = received_by_group_[receipt.group.str()];
+    std::vector<bool>& received = received_by_group_[group];
     if (received.size() <= receipt.seq) received.resize(sends_.size(), false);
     const bool groups_first = !received[receipt.seq];
     received[receipt.seq] = true;
+    // Strays are checked too: a test or a file may name a seq before its send.
+    receipt.first_of_group = groups_first && !received_as_stray(group, receipt.seq);
     // Receipts name recent sends, so these are updates in memory but for
     // the audit group's at the end of a run.
     const Nanos earliest = earliest_receipt_at_[receipt.seq];
@@ -91,14 +94,31 @@ void History::receive(ReceiptRecord receipt) {
       const Nanos first = first_receipt_at_[receipt.seq];
       if (first < 0 || receipt.at < first) first_receipt_at_.set(receipt.seq, receipt.at);
     }
+  } else {
+    receipt.first_of_group = stray_received_[group].insert(receipt.seq).second;
   }
   receipts_.push_back(receipt);
+}
+
+bool History::received(std::string_view group, uint64_t seq) const {
+  if (const auto it = received_by_group_.find(group); it != received_by_group_.end()) {
+    if (seq < it->second.size() && it->second[seq]) return true;
+  }
+  return received_as_stray(group, seq);
+}
+
+bool History::received_as_stray(std::string_view group, uint64_t seq) const {
+  if (stray_received_.empty()) return false;  // always, in a simulated run
+  const auto it = stray_received_.find(group);
+  return it != stray_received_.end() && it->second.count(seq) > 0;
 }
 
 size_t History::memory_bytes() const {
   size_t bytes = sends_.memory_bytes() + receipts_.memory_bytes() + first_receipt_at_.memory_bytes() +
                  earliest_receipt_at_.memory_bytes();
   for (const auto& [group, received] : received_by_group_) bytes += received.capacity() / 8;
+  constexpr size_t kSetNodeBytes = 48;  // a std::set<uint64_t> node with its allocation's overhead
+  for (const auto& [group, seqs] : stray_received_) bytes += seqs.size() * kSetNodeBytes;
   return bytes + unsettled_pending_.capacity() * sizeof(uint64_t);
 }
 

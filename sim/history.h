@@ -22,6 +22,7 @@
 #include <type_traits>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -100,6 +101,11 @@ struct ReceiptRecord {
   int32_t queue_id = -1;
   int64_t queue_offset = -1;
   bool body_intact = true;  // CRC of the received body equals the sent one
+  // Set by History::receive, whatever the caller gave: whether this is its
+  // group's first receipt of seq. The checker reads it (duplicates and
+  // reordering) instead of keeping a table of its own, a bit per message
+  // and group (in the byte body_intact's padding leaves: no bigger record).
+  bool first_of_group = true;
   int32_t reconsume_times = 0;
 };
 
@@ -157,6 +163,9 @@ class History {
   // keeps per message, measured by tests and sim_bench.
   size_t memory_bytes() const;
 
+  // Whether group received seq (a send's, or a stray seq past them).
+  bool received(std::string_view group, uint64_t seq) const;
+
   // Whether every acknowledged send so far was received by each of groups.
   // The liveness phase asks every simulated second: the answer is kept
   // incrementally (received seqs per group as receipts arrive, and a prefix
@@ -174,6 +183,9 @@ class History {
   std::vector<WorldEvent> events_;
   // Per group, whether it received seq (index); grown by receive().
   std::map<std::string, std::vector<bool>, std::less<>> received_by_group_;
+  // Per group, the seqs it received that were past the sends when they
+  // came (a stray receipt in a real run's history file): few.
+  std::map<std::string, std::set<uint64_t>, std::less<>> stray_received_;
   // Sends [0, settled_sends_) other than those in unsettled_pending_ are
   // final and, when acknowledged, received by every one of settled_groups_
   // (the groups of the last question).
@@ -181,6 +193,8 @@ class History {
   mutable size_t settled_sends_ = 0;
   mutable std::vector<uint64_t> unsettled_pending_;
   mutable std::vector<std::string> settled_groups_;
+
+  bool received_as_stray(std::string_view group, uint64_t seq) const;
 };
 
 }  // namespace mqlab::sim

@@ -114,11 +114,16 @@ RC_GTEST_PROP(CheckerDuplicates, PassesOfAnySizeCountAsOneDirectCount, ()) {
 RC_GTEST_PROP(CheckerDuplicates, RepeatsComeOutOnceInWholeSeqs, ()) {
   Generated generated;
   generate(generated);
-  const size_t sends = generated.history.sends().size();
-  GroupReceipts receipted(sends);
+  GroupReceipts receipted(generated.history);
+  std::set<std::pair<uint64_t, std::string>> received;  // (seq, group) received
   std::set<std::pair<uint64_t, std::string>> repeated;  // (seq, group) received more than once
-  for (const ReceiptRecord& r : generated.receipts) {
-    if (!receipted.mark(r.group, r.seq)) repeated.insert({r.seq, r.group.str()});
+  // The History's receipts: they carry whether each was its group's first.
+  RC_ASSERT(generated.history.receipts().size() == generated.receipts.size());
+  for (const ReceiptRecord& r : generated.history.receipts()) {
+    const bool first = received.insert({r.seq, r.group.str()}).second;
+    RC_ASSERT(receipted.mark(r) == first);
+    RC_ASSERT(generated.history.received(r.group.str(), r.seq));
+    if (!first) repeated.insert({r.seq, r.group.str()});
   }
   const auto limit = *rc::gen::inRange<size_t>(1, 20);
   GroupReceipts::Cursor cursor;

@@ -125,7 +125,7 @@ TEST(Checker, AGroupWithEveryBrokerDownIsUnreadableFromItsFirstAck) {
   History history;
   const uint64_t seq = history.begin_send("p0", seconds(1), "k", 0);
   history.complete_send(seq, seconds(1) + millis(1), SendOutcome::kOk, "broker-a", 0, 0, "id", 1);
-  history.receive(ReceiptRecord{seq, "g", "c0", seconds(1) + millis(2), "broker-a", 0, 0, true, 0});
+  history.receive(ReceiptRecord{seq, "g", "c0", seconds(1) + millis(2), "broker-a", 0, 0, true, true, 0});
   history.record(WorldEvent{0, "broker_up", "broker-a", "broker-a-0", -1});
   history.record(WorldEvent{seconds(5), "broker_down", "broker-a", "broker-a-0", -1});
   history.record(WorldEvent{seconds(9), "broker_up", "broker-a", "broker-a-0", -1});

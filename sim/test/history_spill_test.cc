@@ -83,14 +83,14 @@ void record(History& history, uint64_t n) {
     if (outcome != SendOutcome::kOk) continue;
     const Nanos got = at + 3'000'000 + static_cast<Nanos>((i * 7919) % 2'000'000'000);
     history.receive(ReceiptRecord{seq, "cg", "consumer-cg-0", got, i % 3 ? "broker-a" : "broker-b", queue,
-                                  static_cast<int64_t>(i / 4), true, 0});
+                                  static_cast<int64_t>(i / 4), true, true, 0});
     if (i % 11 != 0) {
       history.receive(ReceiptRecord{seq, "audit", "consumer-audit-0", got + 5, i % 3 ? "broker-a" : "broker-b",
-                                    queue, static_cast<int64_t>(i / 4), i % 1009 != 0, 0});
+                                    queue, static_cast<int64_t>(i / 4), i % 1009 != 0, true, 0});
     }
     if (i % 29 == 0) {  // redelivered, or retried
       history.receive(ReceiptRecord{seq, "cg", "consumer-cg-0", got + 9, i % 3 ? "broker-a" : "broker-b", queue,
-                                    static_cast<int64_t>(i / 4), true, i % 58 == 0 ? 1 : 0});
+                                    static_cast<int64_t>(i / 4), true, true, i % 58 == 0 ? 1 : 0});
     }
   }
 }

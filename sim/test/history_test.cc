@@ -77,6 +77,34 @@ TEST(History, AllAcknowledgedReceivedWaitsForAPendingSendThatIsLaterAcknowledged
   EXPECT_FALSE(history.all_acknowledged_received_by({"g", "audit"}));  // other groups: asked afresh
 }
 
+// The History marks each receipt with whether it was its group's first of
+// that seq, whatever the caller set: the checker's duplicates and
+// reordering read it. Seqs past the sends (strays) count too, also once
+// a send catches up with them.
+TEST(History, EachReceiptSaysWhetherItIsItsGroupsFirst) {
+  History history;
+  const uint64_t a = history.begin_send("p", 1, "", 0);
+  ReceiptRecord not_first{a, "g", "c", 2};
+  not_first.first_of_group = false;  // the caller's value is not the History's
+  history.receive(not_first);
+  history.receive(ReceiptRecord{a, "g", "c", 3});
+  history.receive(ReceiptRecord{a, "audit", "c", 4});
+  history.receive(ReceiptRecord{a + 1, "g", "c", 5});  // a stray: no send yet
+  history.receive(ReceiptRecord{a + 1, "g", "c", 6});
+  const uint64_t b = history.begin_send("p", 7, "", 0);
+  ASSERT_EQ(b, a + 1);
+  history.receive(ReceiptRecord{b, "g", "c", 8});       // received as a stray already
+  history.receive(ReceiptRecord{b, "audit", "c", 9});
+  std::vector<bool> firsts;
+  for (const ReceiptRecord& r : history.receipts()) firsts.push_back(r.first_of_group);
+  EXPECT_EQ(firsts, (std::vector<bool>{true, false, true, true, false, false, true}));
+  EXPECT_TRUE(history.received("g", a));
+  EXPECT_TRUE(history.received("g", b));
+  EXPECT_TRUE(history.received("audit", b));
+  EXPECT_FALSE(history.received("other", a));
+  EXPECT_FALSE(history.received("g", b + 1));
+}
+
 // Random interleavings of sends, outcomes, receipts (in two groups) and
 // questions: the incremental answer always equals the from-scratch one.
 RC_GTEST_PROP(History, IncrementalAllAcknowledgedReceivedEqualsFromScratch, ()) {
