@@ -31,14 +31,13 @@
 // A SLAVE never buffers: its bytes arrive through append_replica.
 //
 // Transient store pool (transientStorePoolEnable on an ASYNC_FLUSH master;
-// commit_real_time_service.h): the write buffer is one segment's size and
-// its records are acknowledged while still buffered; CommitRealTimeService
-// commits on its schedule. Then nothing buffered is ever dropped: a refused
-// commit keeps every record for the next try (they were acknowledged), a
-// refused roll refuses only the put that needed the next segment, and a
-// flush syncs only committed bytes (it does not commit). A buffered tail is
-// still committed before the next segment is taken, so the buffer holds at
-// most one segment's bytes.
+// commit_real_time_service.h): records are acknowledged while still
+// buffered; CommitRealTimeService commits on its schedule, and a full
+// buffer (1 MiB, commit_log.cc says why not a segment) or a roll commits at
+// once. Then nothing buffered is ever dropped: a refused commit keeps every
+// record for the next try (they were acknowledged), a put that needed the
+// refused commit (a full buffer, a roll) is the only one refused, and a
+// flush syncs only committed bytes (it does not commit).
 #pragma once
 
 #include <cstdint>

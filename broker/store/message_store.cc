@@ -224,12 +224,16 @@ void MessageStore::acknowledge_buffered() {
   }
   buffered_puts.clear();
   spare_puts_ = std::move(buffered_puts);
+  // A full buffer was committed by an append this turn (commit_log.cc):
+  // readers may see it now rather than at the next tick.
+  if (commit_log_.committed_offset() > notified_committed_) on_commit_log_committed();
 }
 
 void MessageStore::on_commit_log_committed() {
   MQ_ASSERT(commit_log_.transient_store_pool());
   const PhyOffset committed = commit_log_.committed_offset();
   MQ_ASSERT(committed <= commit_log_.max_offset());
+  notified_committed_ = committed;
   if (running_) {
     reput_soon();
     // RocketMQ's commit service wakes the flush service: its least-pages

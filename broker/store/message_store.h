@@ -255,6 +255,7 @@ class MessageStore {
   std::map<std::string, std::map<int32_t, std::unique_ptr<ConsumeQueue>>> consume_queues_;
   std::unique_ptr<GroupCommitService> group_commit_;
   std::unique_ptr<CommitRealTimeService> commit_real_time_;
+  PhyOffset notified_committed_;  // the committed offset on_commit_log_committed last announced
   std::unique_ptr<CleanCommitLogService> clean_service_;
   std::unique_ptr<ScheduleMessageService> schedule_;
 

@@ -118,10 +118,9 @@ struct MessageStoreConfig {
   // is_transient_store_pool_enable() says whether it applies and
   // transient_store_pool_warning() says why not.
   // transientStorePoolSize: RocketMQ keeps that many segment-sized buffers;
-  // here a segment's buffered tail is committed before the next segment is
-  // taken, so one buffer is in use at a time (at most one segment's bytes,
-  // grown as puts arrive, not allocated up front). The key is validated
-  // (>= 1) and kept for broker.conf compatibility.
+  // here one 1 MiB buffer is in use (commit_log.cc: a full one is committed
+  // at once, which keeps it in the CPU cache and bounds memory), so the key
+  // is validated (>= 1) and kept for broker.conf compatibility only.
   bool transientStorePoolEnable = false;
   int32_t transientStorePoolSize = 5;
   int64_t commitIntervalCommitLog = 200;          // ms
