@@ -8,6 +8,9 @@
 //   Keyed (--cases keyed): ASYNC_FLUSH with the IndexFile on and a UNIQ_KEY
 //   per message, as every message a broker receives carries one, vs the same
 //   store without keys in the same run: the index's cost per put.
+//   Pool (--cases pool): ASYNC_FLUSH with transientStorePoolEnable (puts
+//   acknowledged from the write buffer, committed every 200 ms) vs without
+//   and vs sequential pwrite of the same bytes, in the same run.
 // Each twice: on pre-touched blocks (the store with warmMapedFileEnable, the
 // raw file written with zeros and synced first) and on fresh ones (the store
 // creating and fallocating each segment on the put path, as before
@@ -47,6 +50,7 @@ struct Options {
   std::string blocks = "pretouched,fresh";
   std::vector<int> in_flight = {1, 8, 64, 256};
   bool keyed = false;  // a UNIQ_KEY per message, messageIndexEnable on
+  bool transient_store_pool = false;  // transientStorePoolEnable
 };
 
 // Pre-touched: segments prepared and warmed off the put path. Fresh: created
@@ -64,6 +68,7 @@ store::MessageStoreConfig bench_config(const Options& options, const std::string
   // The raw baseline writes one file; the keyed case measures the index
   // with RocketMQ's default layout (a 420 MB file, 5M slots).
   config.messageIndexEnable = options.keyed;
+  config.transientStorePoolEnable = options.transient_store_pool;
   config.warmMapedFileEnable = segments == Segments::kWarm;
   config.allocateMappedFileEnable = segments == Segments::kWarm;
   // Retention as tight as it goes: every segment but the active one is
@@ -332,6 +337,43 @@ void run_keyed(const Options& options) {
   }
 }
 
+// ASYNC_FLUSH with transientStorePoolEnable vs without, then sequential
+// pwrite of the pool run's bytes, one after the other in this run.
+void run_pool(const Options& options) {
+  for (int in_flight : options.in_flight) {
+    Options plain = options;
+    plain.transient_store_pool = false;
+    Options pool = options;
+    pool.transient_store_pool = true;
+    const RunResult without = run_puts(plain, store::FlushDiskType::ASYNC_FLUSH, Segments::kWarm, in_flight,
+                                       options.async_messages * 1100, 60.0);
+    const RunResult with = run_puts(pool, store::FlushDiskType::ASYNC_FLUSH, Segments::kWarm, in_flight,
+                                    options.async_messages * 1100, 60.0);
+    const uint64_t total = static_cast<uint64_t>(with.messages) * static_cast<uint64_t>(with.record_bytes);
+    auto raw = bench::measure_sequential_pwrite(options.dir + "/raw-seq", total, static_cast<size_t>(with.record_bytes),
+                                                bench::BlockState::kPretouched);
+    if (!raw.ok()) fail("raw sequential pwrite", raw.status());
+    const std::string suffix = "_inflight" + std::to_string(in_flight);
+    const std::string base = "store_async_flush_1k" + suffix + "_nopool";
+    const std::string name = "store_async_flush_1k_pool" + suffix;
+    const std::string raw_name = "raw_pwrite_seq_1k_pretouched";
+    print(raw_name + "_for_pool" + suffix, raw->writes_per_second(), "writes/s");
+    print(base, without.msgs_per_second(), "msgs/s", raw->writes_per_second(), raw_name);
+    print(name, with.msgs_per_second(), "msgs/s", raw->writes_per_second(), raw_name);
+    // CPU per message; ratios raw / store (higher is better, as for msgs/s).
+    print(raw_name + "_cpu_for_pool" + suffix, raw->cpu_us_per_write(), "us/write");
+    std::printf("%s_cpu %.2f us/msg ratio=%.2f vs %s_cpu\n", base.c_str(), without.cpu_us_per_msg(),
+                raw->cpu_us_per_write() / without.cpu_us_per_msg(), raw_name.c_str());
+    std::printf("%s_cpu %.2f us/msg ratio=%.2f vs %s_cpu\n", name.c_str(), with.cpu_us_per_msg(),
+                raw->cpu_us_per_write() / with.cpu_us_per_msg(), raw_name.c_str());
+    std::printf("%s_cpu_vs_nopool %.2f us/msg ratio=%.2f vs %s_cpu\n", name.c_str(), with.cpu_us_per_msg(),
+                without.cpu_us_per_msg() / with.cpu_us_per_msg(), base.c_str());
+    print(name + "_put_p50", percentile(with.put_us, 0.5), "us");
+    print(name + "_put_p99", percentile(with.put_us, 0.99), "us");
+    if (with.failures > 0) print(name + "_failures", static_cast<double>(with.failures), "puts");
+  }
+}
+
 // N GiB through an ASYNC_FLUSH store with warm pre-allocation, retention
 // deleting segments as it goes: msgs/s should not fall with N.
 void run_scaling(const Options& options, double gib) {
@@ -372,7 +414,7 @@ int main(int argc, char** argv) {
       "messages per ASYNC_FLUSH case")("segment-mib", po::value(&options.segment_mib)->default_value(64),
                                        "CommitLog segment size (MiB)")(
       "blocks", po::value(&options.blocks)->default_value("pretouched,fresh"), "block states to run: pretouched,fresh")(
-      "cases", po::value(&cases)->default_value("async,sync"), "which cases: async,sync,keyed")(
+      "cases", po::value(&cases)->default_value("async,sync"), "which cases: async,sync,keyed,pool")(
       "inflight", po::value(&in_flight)->default_value("1,8,64,256"), "puts in flight, comma-separated")(
       "scaling-gib", po::value(&options.scaling_gib)->default_value(""),
       "comma-separated GiB totals for the scaling runs (e.g. 1,4,16)");
@@ -420,9 +462,13 @@ int main(int argc, char** argv) {
     }
   }
   for (const std::string& item : split(cases)) {
-    if (item != "async" && item != "sync" && item != "keyed") {
-      std::cerr << "store_bench: --cases: '" << item << "' is none of async, sync, keyed\n";
+    if (item != "async" && item != "sync" && item != "keyed" && item != "pool") {
+      std::cerr << "store_bench: --cases: '" << item << "' is none of async, sync, keyed, pool\n";
       return 2;
+    }
+    if (item == "pool") {
+      run_pool(options);  // pre-touched blocks only: the pool is the variable
+      continue;
     }
     if (item == "keyed") {
       run_keyed(options);  // pre-touched blocks only: the index is the variable

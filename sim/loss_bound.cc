@@ -68,7 +68,8 @@ class Bounder {
         acked_(acknowledged(history)),
         async_flush_(scenario.broker.store.flushDiskType == store::FlushDiskType::ASYNC_FLUSH),
         sync_master_(scenario.broker.store.brokerRole == store::BrokerRole::SYNC_MASTER),
-        dispatch_flushed_only_(scenario.broker.store.dispatchFlushedOnly) {}
+        dispatch_flushed_only_(scenario.broker.store.dispatchFlushedOnly),
+        transient_store_pool_(scenario.broker.store.is_transient_store_pool_enable()) {}
 
   FaultLossBound bound(const FaultInstant& instant) {
     MQ_ASSERT(instant.fault_index >= 0 && static_cast<size_t>(instant.fault_index) < schedule_.events.size());
@@ -124,7 +125,11 @@ class Bounder {
         promote(event.target, verdict);
         break;
       case FaultKind::kKillProcess:
-        verdict.reasons.push_back("0: a process crash keeps the page cache");
+        if (transient_store_pool_) {
+          lose_write_buffer(event.target, verdict);
+        } else {
+          verdict.reasons.push_back("0: a process crash keeps the page cache");
+        }
         break;
       default:
         verdict.reasons.push_back("0: destroys no stored data");
@@ -221,6 +226,27 @@ class Bounder {
     take(verdict, state->broker_group, seqs,
          std::to_string(seqs.size()) + " on " + machine + ": acknowledged past its last completed flush (" +
              mib_text(offsets->max_phy_offset - offsets->flushed_phy_offset) + " unflushed)");
+  }
+
+  // kill -9 of a broker process (named as its machine) whose master
+  // acknowledges from the CommitLog's write buffer (transientStorePoolEnable):
+  // the page cache keeps what was committed, the buffer is gone.
+  void lose_write_buffer(const std::string& process, Verdict& verdict) {
+    const BrokerStoreState* state = now(process);
+    if (!state || !state->running) {
+      verdict.reasons.push_back("0: a process crash keeps the page cache");
+      return;
+    }
+    if (state->broker_id != 0) {
+      verdict.reasons.push_back("0 on " + process + ": a slave never buffers its log; the page cache keeps it");
+      return;
+    }
+    // max_phy_offset is the committed offset (MessageStore::max_phy_offset).
+    MQ_ASSERT(state->flushed_phy_offset <= state->max_phy_offset);
+    const std::set<uint64_t> seqs = stored_from(state->broker_group, state->max_phy_offset);
+    take(verdict, state->broker_group, seqs,
+         std::to_string(seqs.size()) + " on " + process +
+             ": transientStorePoolEnable acknowledged them from the write buffer, not yet committed");
   }
 
   // The machine's store is gone for good. returns_empty: the broker comes
@@ -355,6 +381,7 @@ class Bounder {
   const bool async_flush_;
   const bool sync_master_;
   const bool dispatch_flushed_only_;
+  const bool transient_store_pool_;  // masters acknowledge from the CommitLog's write buffer
   const FaultInstant* instant_ = nullptr;
   std::map<std::string, BrokerStoreState> last_running_;
   std::map<uint64_t, int> at_risk_;  // seq -> the first fault that may destroy it

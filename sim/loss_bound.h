@@ -6,7 +6,13 @@
 //
 // The rules (the broker's promises, rocketmq-reference.md sections 3 and 4):
 //   kill_process, pause, partition, slow or stalled disk, clock skew
-//                       nothing: the page cache survives a process crash
+//                       nothing: the page cache survives a process crash;
+//                       except kill_process of a master running
+//                       transientStorePoolEnable (an ASYNC_FLUSH master):
+//                       every acknowledged message of its group at or past
+//                       the CommitLog's committed offset at that instant
+//                       (the write buffer dies with the process: about
+//                       commitIntervalCommitLog of traffic)
 //   crash_machine, power_loss_all on a master (or on a slave holding the
 //   group's only copy)
 //                       SYNC_FLUSH: nothing, it acknowledges once durable
@@ -84,7 +90,7 @@ struct BrokerStoreState {
   bool disks_survive = true;
   // RAID10 only: whether each member was healthy (not failed, not rebuilding).
   std::array<bool, 4> raid_member_healthy{true, true, true, true};
-  int64_t max_phy_offset = -1;
+  int64_t max_phy_offset = -1;      // the CommitLog's committed offset: what its files hold
   int64_t flushed_phy_offset = -1;  // the CommitLog's last completed flush
   // A SLAVE: the end of its last complete replicated record, and the offset
   // its HAClient confirmed (reported) to the master.

@@ -77,6 +77,10 @@ class Checker {
                          " ignored: a " + store::broker_role_name(role) + " is always brokerId 0");
       config_.broker.brokerId = 0;  // RocketMQ's BrokerStartup does the same
     }
+    // RocketMQ ignores it silently; say so, and run without it.
+    if (const std::string ignored = config_.store.transient_store_pool_warning(); !ignored.empty()) {
+      warnings.push_back(where("transientStorePoolEnable") + ": " + ignored);
+    }
     if (role == BrokerRole::SLAVE && config_.broker.brokerId <= 0) {
       errors.push_back(where("brokerId") + ": brokerId=" + std::to_string(config_.broker.brokerId) +
                        ": a SLAVE (brokerRole=SLAVE) needs brokerId > 0");

@@ -29,6 +29,15 @@
 // commit started, so the next put gets the same offsets and nothing
 // acknowledged can be lost (nothing uncommitted was acknowledged).
 // A SLAVE never buffers: its bytes arrive through append_replica.
+//
+// Transient store pool (transientStorePoolEnable on an ASYNC_FLUSH master;
+// commit_real_time_service.h): records are acknowledged while still
+// buffered; CommitRealTimeService commits on its schedule, and a full
+// buffer (1 MiB, commit_log.cc says why not a segment) or a roll commits at
+// once. Then nothing buffered is ever dropped: a refused commit keeps every
+// record for the next try (they were acknowledged), a put that needed the
+// refused commit (a full buffer, a roll) is the only one refused, and a
+// flush syncs only committed bytes (it does not commit).
 #pragma once
 
 #include <cstdint>
@@ -82,8 +91,23 @@ class CommitLog {
 
   // Whether appends are buffered until commit() (a master; see above).
   bool group_write() const { return group_write_; }
+  // Whether buffered records are acknowledged before their commit
+  // (transientStorePoolEnable in effect; see above).
+  bool transient_store_pool() const { return transient_store_pool_; }
+  // The 4 KiB pages the buffered bytes reach past the committed position,
+  // counted by page index within the last segment (RocketMQ's
+  // MappedFile.isAbleToCommit); 0 when nothing is buffered.
+  int64_t uncommitted_pages() const;
+  // The newest store timestamp a flush may claim for the checkpoint: of the
+  // last committed record with a transient store pool (a flush covers only
+  // those), of the last appended one otherwise (a flush commits first).
+  int64_t flushable_timestamp_ms() const {
+    return transient_store_pool_ && committed_offset() < max_offset() ? committed_timestamp_ms_
+                                                                      : last_append_timestamp_ms_;
+  }
   // Writes every buffered record to the file (one pwrite). On an error the
-  // uncommitted records are dropped as append() describes.
+  // uncommitted records are dropped as append() describes, except with a
+  // transient store pool: they stay buffered for the next try.
   Status commit();
 
   PhyOffset min_offset() const { return PhyOffset(queue_.min_offset()); }
@@ -148,7 +172,9 @@ class CommitLog {
   // RocketMQ's "topic-queueId" key string (an allocation per put).
   std::map<std::string, std::map<int32_t, int64_t>> topic_queue_table_;
   int64_t last_append_timestamp_ms_ = 0;
+  int64_t committed_timestamp_ms_ = 0;  // of the last record a commit wrote (transient store pool)
   bool group_write_ = false;
+  bool transient_store_pool_ = false;
   // Buffered records, oldest first. Some may have reached the file since
   // (a full buffer or a flush commits too): forget_committed() prunes them.
   std::vector<UncommittedRecord> uncommitted_;

@@ -152,7 +152,7 @@ void MappedFile::flush(std::function<void(Status)> done) {
   // A failed commit leaves bytes only in memory: the sync still runs (done
   // must come from the executor) but covers, and reports, only what the
   // file holds, with the commit's error.
-  const Status committed = commit();
+  const Status committed = commit_on_flush_ ? commit() : Status::Ok();
   const int64_t target = committed_position();
   const bool was_forced = needs_sync_;
   needs_sync_ = false;

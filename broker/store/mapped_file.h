@@ -20,6 +20,13 @@
 // one turn's records (group write, commit_log.h), written there in place
 // (append_in_place), and commits them before any is acknowledged.
 //
+// Commit on flush (the default): flush() commits the buffered bytes first.
+// The CommitLog with transientStorePoolEnable turns it off: its bytes reach
+// the file only through commit() on CommitRealTimeService's schedule, and a
+// flush syncs what was committed (RocketMQ's flush covers the committed
+// position), so committed_position() is the one place the write-behind
+// window ends.
+//
 // Last commit kept (the CommitLog's last segment): commit() keeps the bytes
 // it just wrote, [committed_position() - last_commit_.size(),
 // committed_position()), and read() serves them from memory. The dispatcher
@@ -90,6 +97,9 @@ class MappedFile : public std::enable_shared_from_this<MappedFile> {
   // buffered for the next try.
   Status commit();
   bool has_pending() const { return !pending_.empty(); }
+  // Whether flush() commits first (see above); on by default.
+  void set_commit_on_flush(bool commit_on_flush) { commit_on_flush_ = commit_on_flush; }
+  bool commit_on_flush() const { return commit_on_flush_; }
   // Reads at a position inside the file; only [0, wrote_position) holds data.
   Result<size_t> read(int64_t position, std::span<uint8_t> out) const;
 
@@ -106,11 +116,13 @@ class MappedFile : public std::enable_shared_from_this<MappedFile> {
   // A change the positions do not show (a truncation) must reach the disk:
   // the next flush syncs this file even if flushed_position == wrote_position.
   void mark_needs_sync() { needs_sync_ = true; }
-  bool needs_sync() const { return needs_sync_ || flushed_position_ < wrote_position_; }
+  bool needs_sync() const {
+    return needs_sync_ || flushed_position_ < (commit_on_flush_ ? wrote_position_ : committed_position());
+  }
 
-  // Commits, then makes everything written so far durable; on ok,
-  // flushed_position covers the wrote_position seen at the call. done runs
-  // on the executor.
+  // Commits (unless commit on flush is off), then makes everything
+  // committed so far durable; on ok, flushed_position covers the
+  // committed_position seen at the call. done runs on the executor.
   void flush(std::function<void(Status)> done);
 
  private:
@@ -126,6 +138,7 @@ class MappedFile : public std::enable_shared_from_this<MappedFile> {
   int64_t flushed_position_ = 0;
   int64_t max_store_timestamp_ms_ = 0;
   bool needs_sync_ = false;
+  bool commit_on_flush_ = true;
   // Write-behind: the bytes [committed_position(), wrote_position_).
   std::vector<uint8_t> pending_;
   size_t max_pending_bytes_ = 0;  // 0: off, every append is a pwrite

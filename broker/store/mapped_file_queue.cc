@@ -53,6 +53,7 @@ Status MappedFileQueue::load() {
     }
     auto mapped = std::make_shared<MappedFile>(std::move(file), *offset, file_size_);
     if (write_behind_bytes_ > 0) mapped->enable_write_behind(write_behind_bytes_, keep_last_commit_);
+    mapped->set_commit_on_flush(commit_on_flush_);
     mapped->set_wrote_position(file_size_);
     mapped->set_flushed_position(file_size_);
     files_.push_back(std::move(mapped));
@@ -80,6 +81,7 @@ Result<std::shared_ptr<MappedFile>> MappedFileQueue::create_file(int64_t start_o
   ++dir_changes_;
   auto mapped = std::make_shared<MappedFile>(std::move(file), start_offset, file_size_);
   if (write_behind_bytes_ > 0) mapped->enable_write_behind(write_behind_bytes_, keep_last_commit_);
+  mapped->set_commit_on_flush(commit_on_flush_);
   return mapped;
 }
 
@@ -88,6 +90,18 @@ void MappedFileQueue::enable_write_behind(size_t max_pending_bytes, bool keep_la
   write_behind_bytes_ = max_pending_bytes;
   keep_last_commit_ = keep_last_commit;
   for (const auto& file : files_) file->enable_write_behind(max_pending_bytes, keep_last_commit);
+}
+
+void MappedFileQueue::set_commit_on_flush(bool commit_on_flush) {
+  commit_on_flush_ = commit_on_flush;
+  for (const auto& file : files_) file->set_commit_on_flush(commit_on_flush);
+}
+
+int64_t MappedFileQueue::committed_offset() const {
+  if (files_.empty()) return flushed_where_;
+  const int64_t committed = files_.back()->file_from_offset() + files_.back()->committed_position();
+  MQ_ASSERT(committed <= max_offset());
+  return committed;
 }
 
 Status MappedFileQueue::commit() {
@@ -152,7 +166,9 @@ Result<size_t> MappedFileQueue::read(int64_t offset, std::span<uint8_t> out) con
 }
 
 void MappedFileQueue::flush(std::function<void(Status)> done) {
-  const int64_t target = max_offset();
+  // Without commit on flush, the buffered tail stays out of the files: the
+  // flush covers only what they hold.
+  const int64_t target = commit_on_flush_ ? max_offset() : committed_offset();
   std::vector<std::shared_ptr<MappedFile>> to_sync;
   for (const auto& file : files_) {
     if (file->needs_sync()) to_sync.push_back(file);

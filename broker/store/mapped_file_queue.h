@@ -61,6 +61,12 @@ class MappedFileQueue {
   void enable_write_behind(size_t max_pending_bytes, bool keep_last_commit = false);
   // Writes the last file's buffered bytes (one pwrite).
   Status commit();
+  // Whether a flush commits the buffered bytes first (MappedFile's "commit
+  // on flush"); on by default. Off, a flush covers only committed bytes.
+  void set_commit_on_flush(bool commit_on_flush);
+  // The end of the bytes the files hold: max_offset() less the last file's
+  // buffered bytes.
+  int64_t committed_offset() const;
 
   // The file holding offset, or nullptr when no file covers it.
   std::shared_ptr<MappedFile> find_file(int64_t offset) const;
@@ -111,6 +117,7 @@ class MappedFileQueue {
   int64_t requested_next_ = -1;  // start offset of the segment last requested ahead
   size_t write_behind_bytes_ = 0;  // 0: every append is a pwrite
   bool keep_last_commit_ = false;   // MappedFile's "last commit kept"
+  bool commit_on_flush_ = true;
   LifetimeToken lifetime_;
 };
 

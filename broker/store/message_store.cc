@@ -91,6 +91,7 @@ MessageStore::~MessageStore() { cancel_timers(); }
 
 void MessageStore::cancel_timers() {
   if (async_flush_timer_ != env::kNoTimer) env_.executor().cancel(async_flush_timer_);
+  if (commit_real_time_) commit_real_time_->stop();
   if (cq_flush_timer_ != env::kNoTimer) env_.executor().cancel(cq_flush_timer_);
   if (reput_retry_timer_ != env::kNoTimer) env_.executor().cancel(reput_retry_timer_);
   async_flush_timer_ = cq_flush_timer_ = reput_retry_timer_ = env::kNoTimer;
@@ -133,8 +134,10 @@ void MessageStore::put_message(MessageToStore message, std::function<void(PutMes
   if (!appended.ok()) {
     const Status& status = appended.status();
     MQ_LOG(kWarn, "store", "put refused: " << status.to_string());
-    // The CommitLog dropped every record still waiting for its commit.
-    fail_dropped_puts(status);
+    // The CommitLog dropped every record still waiting for its commit;
+    // with a transient store pool it dropped none (they stay buffered, and
+    // this turn's are acknowledged as usual).
+    if (!commit_log_.transient_store_pool()) fail_dropped_puts(status);
     // A roll that failed to create the next segment still wrote the BLANK
     // ending the last one: let the dispatcher pass it (once flushed, when
     // dispatch follows the flush: no put waits for that flush, so ask for it).
@@ -168,6 +171,7 @@ void MessageStore::commit_soon() {
 }
 
 void MessageStore::commit_and_acknowledge() {
+  if (commit_log_.transient_store_pool()) return acknowledge_buffered();
   if (Status status = commit_log_.commit(); !status.ok()) {
     MQ_LOG(kWarn, "store", "group write refused: " << status.to_string());
     fail_dropped_puts(status);
@@ -204,6 +208,39 @@ void MessageStore::commit_and_acknowledge() {
   committed_puts.clear();
   spare_puts_ = std::move(committed_puts);
   request_flush_for_dispatch();
+}
+
+void MessageStore::acknowledge_buffered() {
+  MQ_ASSERT(commit_log_.transient_store_pool());
+  // No commit here: CommitRealTimeService writes the buffer on its own
+  // schedule (on_commit_log_committed then wakes dispatch and the HA stream).
+  std::vector<PutAwaitingCommit> buffered_puts = std::move(spare_puts_);
+  buffered_puts.clear();
+  buffered_puts.swap(puts_awaiting_commit_);
+  for (PutAwaitingCommit& put : buffered_puts) {
+    MQ_ASSERT(put.appended.end_offset() <= commit_log_.max_offset());
+    MQ_ASSERT(!put.wait_flush);  // a transient store pool means ASYNC_FLUSH
+    acknowledge(std::move(put));
+  }
+  buffered_puts.clear();
+  spare_puts_ = std::move(buffered_puts);
+  // A full buffer was committed by an append this turn (commit_log.cc):
+  // readers may see it now rather than at the next tick.
+  if (commit_log_.committed_offset() > notified_committed_) on_commit_log_committed();
+}
+
+void MessageStore::on_commit_log_committed() {
+  MQ_ASSERT(commit_log_.transient_store_pool());
+  const PhyOffset committed = commit_log_.committed_offset();
+  MQ_ASSERT(committed <= commit_log_.max_offset());
+  notified_committed_ = committed;
+  if (running_) {
+    reput_soon();
+    // RocketMQ's commit service wakes the flush service: its least-pages
+    // rule still applies (run_async_flush).
+    run_async_flush();
+  }
+  if (replication_hook_ != nullptr) replication_hook_->notify_appended(committed);
 }
 
 void MessageStore::fail_dropped_puts(const Status& status) {

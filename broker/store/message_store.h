@@ -18,6 +18,12 @@
 //                appended (offsets assigned) into the CommitLog's write
 //                buffer, and one task later a single pwrite commits them all
 //                before any of them is acknowledged (group write).
+//                With transientStorePoolEnable (an ASYNC_FLUSH master):
+//                PUT_OK once the record is in the CommitLog's write buffer;
+//                CommitRealTimeService writes the buffer to the file on its
+//                schedule, and only then do dispatch, pulls and the HA
+//                stream see the record. kill -9 loses what was not yet
+//                committed.
 //   SYNC_FLUSH   PUT_OK once a flush covering the record completed;
 //                FLUSH_DISK_TIMEOUT after syncFlushTimeout; never PUT_OK
 //                after a failed fsync.
@@ -43,6 +49,7 @@
 #include "broker/common/status.h"
 #include "broker/env/env.h"
 #include "broker/store/commit_log.h"
+#include "broker/store/commit_real_time_service.h"
 #include "broker/store/consume_queue.h"
 #include "broker/store/dispatch_request.h"
 #include "broker/store/group_commit_service.h"
@@ -102,6 +109,9 @@ class MessageStore {
   const MessageStoreConfig& config() const { return config_; }
   env::Env& env() { return env_; }
   CommitLog& commit_log() { return commit_log_; }
+  // transientStorePoolEnable in effect and serving: the commit schedule;
+  // nullptr otherwise.
+  CommitRealTimeService* commit_real_time_service() { return commit_real_time_.get(); }
   const StoreStats& stats() const { return stats_; }
 
   // Every (topic, queue) with a ConsumeQueue, in sorted order.
@@ -197,6 +207,12 @@ class MessageStore {
     std::function<void(PutMessageResult)> done;
   };
   void commit_soon();
+  // Transient store pool: acknowledges the puts of this turn, buffered.
+  void acknowledge_buffered();
+  // Transient store pool: after CommitRealTimeService wrote the buffer,
+  // what a group write does once committed (dispatch, HA) plus the flush
+  // RocketMQ's commit service wakes.
+  void on_commit_log_committed();
   // The group write: commits the buffered records (one pwrite), then
   // acknowledges every put it covers (or fails them all when the device
   // refused), then wakes the dispatcher and the HA stream.
@@ -238,6 +254,8 @@ class MessageStore {
   StoreCheckpoint checkpoint_;
   std::map<std::string, std::map<int32_t, std::unique_ptr<ConsumeQueue>>> consume_queues_;
   std::unique_ptr<GroupCommitService> group_commit_;
+  std::unique_ptr<CommitRealTimeService> commit_real_time_;
+  PhyOffset notified_committed_;  // the committed offset on_commit_log_committed last announced
   std::unique_ptr<CleanCommitLogService> clean_service_;
   std::unique_ptr<ScheduleMessageService> schedule_;
 

@@ -56,6 +56,11 @@ const std::vector<Key>& keys() {
       {"haSlaveFallbehindMax", &Config::haSlaveFallbehindMax},
       {"brokerRole", &Config::brokerRole},
       {"flushDiskType", &Config::flushDiskType},
+      {"transientStorePoolEnable", &Config::transientStorePoolEnable},
+      {"transientStorePoolSize", &Config::transientStorePoolSize},
+      {"commitIntervalCommitLog", &Config::commitIntervalCommitLog},
+      {"commitCommitLogLeastPages", &Config::commitCommitLogLeastPages},
+      {"commitCommitLogThoroughInterval", &Config::commitCommitLogThoroughInterval},
       {"syncFlushTimeout", &Config::syncFlushTimeout},
       {"slaveTimeout", &Config::slaveTimeout},
       {"reputIntervalMs", &Config::reputIntervalMs},
@@ -187,11 +192,24 @@ Status MessageStoreConfig::validate() const {
   if (haSlaveFallbehindMax < 0) return bad("haSlaveFallbehindMax", haSlaveFallbehindMax, "must be >= 0 bytes");
   if (slaveTimeout <= 0) return bad("slaveTimeout", slaveTimeout, "must be > 0 ms");
   if (storePathRootDir.empty()) return Status::InvalidArgument("storePathRootDir: must not be empty");
+  if (transientStorePoolSize < 1) return bad("transientStorePoolSize", transientStorePoolSize, "must be >= 1");
+  if (commitIntervalCommitLog <= 0) return bad("commitIntervalCommitLog", commitIntervalCommitLog, "must be > 0 ms");
+  if (commitCommitLogLeastPages < 0) return bad("commitCommitLogLeastPages", commitCommitLogLeastPages, "must be >= 0");
+  if (commitCommitLogThoroughInterval <= 0) {
+    return bad("commitCommitLogThoroughInterval", commitCommitLogThoroughInterval, "must be > 0 ms");
+  }
   if (flushDelayOffsetInterval <= 0) return bad("flushDelayOffsetInterval", flushDelayOffsetInterval, "must be > 0 ms");
   MQ_RETURN_IF_ERROR(parse_message_delay_level(messageDelayLevel).status());
   return Status::Ok();
 }
 
+std::string MessageStoreConfig::transient_store_pool_warning() const {
+  if (!transientStorePoolEnable || is_transient_store_pool_enable()) return "";
+  const char* why = brokerRole == BrokerRole::SLAVE ? "brokerRole=SLAVE (a slave's log grows by the master's bytes)"
+                                                     : "flushDiskType=SYNC_FLUSH (a put waits for its fsync anyway)";
+  return std::string("transientStorePoolEnable=true is ignored with ") + why +
+         ": the CommitLog runs without write-behind, as RocketMQ does";
+}
 
 Result<bool> MessageStoreConfig::set_property(std::string_view key, std::string_view raw) {
   const std::string_view value = trim(raw);

@@ -104,6 +104,37 @@ struct MessageStoreConfig {
   bool allocateMappedFileEnable = false;
   bool warmMapedFileEnable = false;
 
+  // CommitLog write-behind (RocketMQ's TransientStorePool with
+  // CommitRealTimeService; commit_real_time_service.h). On an ASYNC_FLUSH
+  // master a put is acknowledged once it is in the CommitLog's write buffer;
+  // every commitIntervalCommitLog ms the buffer is written to the file when
+  // at least commitCommitLogLeastPages 4 KiB pages wait, or whatever waits
+  // once commitCommitLogThoroughInterval ms passed since the last commit.
+  // Readers (dispatch, pulls, replication) see only committed bytes, so a
+  // message becomes consumable at its commit. The price: kill -9 loses what
+  // was acknowledged and not yet committed (the page cache does not hold
+  // it), on top of what a power cut takes.
+  // RocketMQ silently runs without it with SYNC_FLUSH or on a SLAVE;
+  // is_transient_store_pool_enable() says whether it applies and
+  // transient_store_pool_warning() says why not.
+  // transientStorePoolSize: RocketMQ keeps that many segment-sized buffers;
+  // here one 1 MiB buffer is in use (commit_log.cc: a full one is committed
+  // at once, which keeps it in the CPU cache and bounds memory), so the key
+  // is validated (>= 1) and kept for broker.conf compatibility only.
+  bool transientStorePoolEnable = false;
+  int32_t transientStorePoolSize = 5;
+  int64_t commitIntervalCommitLog = 200;          // ms
+  int32_t commitCommitLogLeastPages = 4;          // 4 KiB pages
+  int64_t commitCommitLogThoroughInterval = 200;  // ms
+  // MessageStoreConfig.isTransientStorePoolEnable: asked for, ASYNC_FLUSH,
+  // and not a SLAVE.
+  bool is_transient_store_pool_enable() const {
+    return transientStorePoolEnable && flushDiskType == FlushDiskType::ASYNC_FLUSH &&
+           brokerRole != BrokerRole::SLAVE;
+  }
+  // Non-empty when transientStorePoolEnable=true is ignored, saying why.
+  std::string transient_store_pool_warning() const;
+
   std::string commit_log_dir() const;
   std::string consume_queue_dir() const;
   std::string index_dir() const;

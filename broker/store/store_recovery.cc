@@ -382,6 +382,20 @@ void MessageStore::shutdown(std::function<void(Status)> done) {
   // The last group write: the puts of this turn are stored and answered
   // (SYNC_FLUSH ones by the flush below), as they would have been a task later.
   commit_and_acknowledge();
+  // Transient store pool: the buffer's last commit (RocketMQ retries it
+  // RETRY_TIMES_OVER times). If the device still refuses, the acknowledged
+  // bytes it holds are lost with the process: say so, and fail the
+  // shutdown (the abort file stays, so the next start recovers abnormally).
+  Status last_commit;
+  if (commit_real_time_) {
+    const PhyOffset buffered_from = commit_log_.committed_offset();
+    last_commit = commit_real_time_->commit_all();
+    if (!last_commit.ok()) {
+      MQ_LOG(kError, "store", "clean shutdown: " << (commit_log_.max_offset() - buffered_from)
+                                                 << " acknowledged bytes could not be committed and are lost: "
+                                                 << last_commit.to_string());
+    }
+  }
   // A record that cannot be dispatched now is left for recovery, which
   // re-dispatches from its safe point. running_ is false: dispatch goes to
   // the end of the log. A SYNC_FLUSH store with dispatchFlushedOnly waits for
@@ -448,7 +462,7 @@ void MessageStore::shutdown(std::function<void(Status)> done) {
       }
     }
   };
-  (*step)(0, Status::Ok());
+  (*step)(0, last_commit);
 }
 
 }  // namespace mqlab::store

@@ -56,6 +56,19 @@ void MessageStore::start_services() {
   if (config_.flushDiskType == FlushDiskType::ASYNC_FLUSH || config_.brokerRole == BrokerRole::SLAVE) {
     schedule_async_flush();
   }
+  if (const std::string ignored = config_.transient_store_pool_warning(); !ignored.empty()) {
+    MQ_LOG(kWarn, "store", ignored);
+  }
+  if (commit_log_.transient_store_pool()) {
+    MQ_LOG(kInfo, "store", "transientStorePoolEnable: puts are acknowledged from the CommitLog's write buffer, "
+                               "committed every "
+                               << config_.commitIntervalCommitLog << " ms (at least "
+                               << config_.commitCommitLogLeastPages << " pages, or all after "
+                               << config_.commitCommitLogThoroughInterval << " ms)");
+    commit_real_time_ = std::make_unique<CommitRealTimeService>(env_, config_, commit_log_,
+                                                                [this] { on_commit_log_committed(); });
+    commit_real_time_->start();
+  }
   schedule_consume_queue_flush();
   clean_service_->schedule();
   // A SLAVE's log gets the delivered copies from its master.
@@ -250,13 +263,16 @@ void MessageStore::schedule_async_flush() {
 void MessageStore::run_async_flush() {
   if (async_flush_in_flight_) return;
   const Nanos now = env_.clock().now_ns();
-  const int64_t dirty = commit_log_.max_offset() - commit_log_.flushed_offset();
+  // With a transient store pool a flush covers only committed bytes.
+  const PhyOffset flushable =
+      commit_log_.transient_store_pool() ? commit_log_.committed_offset() : commit_log_.max_offset();
+  const int64_t dirty = flushable - commit_log_.flushed_offset();
   const bool thorough = now - last_thorough_commit_log_flush_ >= millis(config_.flushCommitLogThoroughInterval);
   if (dirty <= 0) return;
   if (!thorough && dirty < int64_t{config_.flushCommitLogLeastPages} * kPageSize) return;
   if (thorough) last_thorough_commit_log_flush_ = now;
   async_flush_in_flight_ = true;
-  const int64_t timestamp_ms = commit_log_.last_append_timestamp_ms();
+  const int64_t timestamp_ms = commit_log_.flushable_timestamp_ms();
   commit_log_.flush(lifetime_.guard([this, timestamp_ms](Status status) {
     async_flush_in_flight_ = false;
     ++stats_.commit_log_flushes;

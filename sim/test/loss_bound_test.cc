@@ -88,6 +88,31 @@ TEST(LossBound, KillProcessAndSlowDiskLoseNothingUnderAnyConfiguration) {
   EXPECT_NE(bound.faults[0].reason.find("page cache"), std::string::npos);
 }
 
+// transientStorePoolEnable: the master acknowledges from its CommitLog's
+// write buffer, so its kill -9 takes what was past the committed offset
+// (max_phy_offset); a slave's kill, or the pool ignored (SYNC_FLUSH), nothing.
+TEST(LossBound, TransientStorePoolKillMayLoseWhatWasPastTheCommittedOffset) {
+  History history;
+  for (int i = 0; i < 20; ++i) acked(history, i);
+  const faults::FaultSchedule schedule{{fault(faults::FaultKind::kKillProcess, millis(100), "broker-a-0")}};
+  // Records 0..11 committed (3600 bytes), 0..4 flushed.
+  const std::vector<FaultInstant> instants = {{0, millis(100), {broker("broker-a-0", 0, 12 * kRecordBytes, 5 * kRecordBytes)}}};
+  Scenario pool = scenario(store::FlushDiskType::ASYNC_FLUSH, store::BrokerRole::ASYNC_MASTER);
+  pool.broker.store.transientStorePoolEnable = true;
+  const LossBound bound = compute_loss_bound(pool, schedule, instants, history);
+  EXPECT_EQ(bound.messages, 8);  // records 12..19, acknowledged by 30 ms
+  ASSERT_EQ(bound.faults.size(), 1u);
+  EXPECT_EQ(bound.faults[0].destroyed, 8);
+  EXPECT_NE(bound.faults[0].reason.find("write buffer"), std::string::npos) << bound.faults[0].reason;
+
+  const std::vector<FaultInstant> slave_killed = {
+      {0, millis(100), {broker("broker-a-0", 1, 12 * kRecordBytes, 5 * kRecordBytes)}}};
+  EXPECT_EQ(compute_loss_bound(pool, schedule, slave_killed, history).messages, 0);
+  Scenario ignored = pool;
+  ignored.broker.store.flushDiskType = store::FlushDiskType::SYNC_FLUSH;
+  EXPECT_EQ(compute_loss_bound(ignored, schedule, instants, history).messages, 0);
+}
+
 TEST(LossBound, AsyncMasterLossWithPromotionMayLoseWhatTheSlaveLacked) {
   History history;
   for (int i = 0; i < 50; ++i) acked(history, i);

@@ -106,6 +106,11 @@ const std::map<std::string, std::string>& samples() {
       {"dispatchFlushedOnly", "false"},
       {"messageDelayLevel", "1s 1m 1h"},
       {"flushDelayOffsetInterval", "20000"},
+      {"transientStorePoolEnable", "true"},
+      {"transientStorePoolSize", "3"},
+      {"commitIntervalCommitLog", "100"},
+      {"commitCommitLogLeastPages", "8"},
+      {"commitCommitLogThoroughInterval", "400"},
   };
   return values;
 }
@@ -120,7 +125,12 @@ TEST(BrokerStartup, EveryKeyParses) {
   ASSERT_EQ(sampled, broker_config_keys()) << "a key without a sample (or a sample for no key)";
   Result<LoadedBrokerConfig> loaded = load(text);
   ASSERT_TRUE(loaded.ok()) << loaded.status().to_string();
-  EXPECT_TRUE(loaded->warnings.empty()) << loaded->warnings.front();
+  // The samples are a SYNC_FLUSH SLAVE's: transientStorePoolEnable is kept
+  // (and printed) but ignored, and the one warning says so.
+  ASSERT_EQ(loaded->warnings.size(), 1u);
+  EXPECT_NE(loaded->warnings.front().find("transientStorePoolEnable=true is ignored"), std::string::npos)
+      << loaded->warnings.front();
+  EXPECT_FALSE(loaded->config.store.is_transient_store_pool_enable());
   const std::map<std::string, std::string> effective = printed(loaded->config);
   Result<LoadedBrokerConfig> defaults = load("");
   ASSERT_TRUE(defaults.ok()) << defaults.status().to_string();

@@ -156,6 +156,8 @@ class SharedDiskWorld {
     scheduler_.run_until_true([&] { return s.dispatched_phy_offset() == s.max_phy_offset(); }, seconds(60));
   }
 
+  void run_for(Nanos duration) { scheduler_.run_until(scheduler_.now() + duration); }
+
   MessageStore& store(int which) { return *stores_[which]; }
   FaultPlan& plan() { return plan_; }
   sim::SimDisk& disk() { return disk_; }
@@ -293,6 +295,59 @@ TEST(StoreHostileDisk, DiskFullInTheMiddleOfASegmentRefusesPutsAndRecoversWhenSp
     EXPECT_EQ(log.size(), static_cast<size_t>(acknowledged));
     EXPECT_TRUE(consume_queues_agree(world.store(0), log));
   }
+}
+
+// transientStorePoolEnable: the puts were acknowledged from the write
+// buffer, so a commit the full disk refuses must keep them all, retry on
+// CommitRealTimeService's schedule, and lose none while the process lives;
+// only when the segment's buffer cannot take more (the roll's commit is
+// refused) are new puts refused.
+TEST(StoreHostileDisk, TransientStorePoolKeepsAcknowledgedPutsBufferedThroughAFullDiskAndRetries) {
+  MessageStoreConfig config = small_store_config(FlushDiskType::ASYNC_FLUSH);
+  config.transientStorePoolEnable = true;
+  SharedDiskWorld world(config);
+  ASSERT_TRUE(world.start(0).ok());
+  int acknowledged = 0;
+  for (; acknowledged < 5; ++acknowledged) ASSERT_EQ(world.put(0, message(acknowledged)).status, PutMessageStatus::PUT_OK);
+  world.run_for(millis(200));
+  const PhyOffset committed = world.store(0).max_phy_offset();
+  ASSERT_EQ(committed, world.store(0).commit_log().max_offset());
+
+  world.plan().commit_log_full = true;
+  for (int i = 0; i < 3; ++i, ++acknowledged) {
+    ASSERT_EQ(world.put(0, message(acknowledged)).status, PutMessageStatus::PUT_OK) << "buffered, no pwrite yet";
+  }
+  world.run_for(millis(1'000));
+  const CommitRealTimeService& service = *world.store(0).commit_real_time_service();
+  EXPECT_GE(service.stats().failed_commits, 4u) << "retried every commitIntervalCommitLog";
+  EXPECT_EQ(world.store(0).max_phy_offset(), committed) << "nothing reached the file";
+  EXPECT_GT(world.store(0).commit_log().max_offset(), committed) << "and nothing was dropped";
+
+  // Fill the segment: the roll must commit the buffer first, the disk
+  // refuses, and so is the put. Everything before it stays acknowledged.
+  PutMessageResult refused;
+  for (int i = 0; i < 100; ++i) {
+    refused = world.put(0, make_message("TopicA", 0, std::string(3000, 'f')));
+    if (refused.status != PutMessageStatus::PUT_OK) break;
+    ++acknowledged;
+  }
+  ASSERT_EQ(refused.status, PutMessageStatus::SERVICE_NOT_AVAILABLE) << "the buffer never filled";
+  EXPECT_NE(refused.remark.find("No space left on device"), std::string::npos) << refused.remark;
+
+  world.plan().commit_log_full = false;
+  world.run_for(millis(400));
+  EXPECT_EQ(world.store(0).max_phy_offset(), world.store(0).commit_log().max_offset()) << "the retry committed it all";
+  EXPECT_GE(service.stats().commits, 2u);
+  world.run_until_dispatched(0);
+  std::vector<LoggedRecord> log = scan_log(world.store(0));
+  EXPECT_EQ(log.size(), static_cast<size_t>(acknowledged));
+  EXPECT_TRUE(consume_queues_agree(world.store(0), log));
+  // Once committed, a kill -9 keeps them (the page cache holds them).
+  world.crash(0);
+  ASSERT_TRUE(world.start(0).ok());
+  log = scan_log(world.store(0));
+  EXPECT_EQ(log.size(), static_cast<size_t>(acknowledged));
+  EXPECT_TRUE(consume_queues_agree(world.store(0), log));
 }
 
 }  // namespace
