@@ -48,7 +48,8 @@ const std::string& HostTextCache::Last::of(const store::HostAddress& address) {
 
 namespace {
 
-Result<MessageExt> to_message_ext(const store::DecodedMessage& decoded, HostTextCache& hosts) {
+Result<MessageExt> to_message_ext(const store::DecodedMessage& decoded, HostTextCache& hosts,
+                                  std::string_view appended_properties) {
   MessageExt message;
   message.topic = std::string(decoded.topic);
   message.queueId = decoded.queue_id;
@@ -64,7 +65,10 @@ Result<MessageExt> to_message_ext(const store::DecodedMessage& decoded, HostText
   message.bornHost = hosts.born_host(decoded.born_host);
   message.storeHost = hosts.store_host(decoded.store_host);
   message.offsetMsgId = store::create_offset_message_id(decoded.store_host, decoded.physical_offset);
-  message.properties_text = std::string(decoded.properties_text);
+  // Room for a missing last separator too (append_properties adds one).
+  message.properties_text.reserve(decoded.properties_text.size() + 1 + appended_properties.size());
+  message.properties_text.assign(decoded.properties_text);
+  message.append_properties(appended_properties);
   const std::optional<std::string_view> uniq = store::find_property(decoded.properties_text, store::kPropertyUniqKey);
   message.msgId = uniq ? std::string(*uniq) : message.offsetMsgId;
   if ((decoded.sysflag & store::kSysFlagCompressed) != 0) {
@@ -79,7 +83,7 @@ Result<MessageExt> to_message_ext(const store::DecodedMessage& decoded, HostText
 
 Result<MessageExt> to_message_ext(const store::DecodedMessage& decoded) {
   HostTextCache hosts;
-  return to_message_ext(decoded, hosts);
+  return to_message_ext(decoded, hosts, {});
 }
 
 PulledMessages decode_pulled_messages(std::span<const uint8_t> body) {
@@ -87,7 +91,9 @@ PulledMessages decode_pulled_messages(std::span<const uint8_t> body) {
   return decode_pulled_messages(body, hosts);
 }
 
-PulledMessages decode_pulled_messages(std::span<const uint8_t> body, HostTextCache& hosts) {
+PulledMessages decode_pulled_messages(std::span<const uint8_t> body, HostTextCache& hosts,
+                                      std::string_view appended_properties) {
+  MQ_ASSERT(appended_properties.empty() || appended_properties.back() == '\x02');
   PulledMessages out;
   size_t position = 0;
   while (position < body.size()) {
@@ -100,7 +106,7 @@ PulledMessages decode_pulled_messages(std::span<const uint8_t> body, HostTextCac
       out.error = Status::Corruption("pulled record at byte " + std::to_string(position) + " is a blank record");
       return out;
     }
-    Result<MessageExt> message = to_message_ext(record->message, hosts);
+    Result<MessageExt> message = to_message_ext(record->message, hosts, appended_properties);
     if (!message.ok()) {
       out.error = message.status().with_context("pulled record at byte " + std::to_string(position));
       return out;

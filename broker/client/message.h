@@ -125,7 +125,11 @@ class HostTextCache {
 
 // Decodes a PULL_MESSAGE body: records back to back, CRC checked.
 PulledMessages decode_pulled_messages(std::span<const uint8_t> body);
-// The same, formatting hosts through (and into) hosts.
-PulledMessages decode_pulled_messages(std::span<const uint8_t> body, HostTextCache& hosts);
+// The same, formatting hosts through (and into) hosts, and adding
+// appended_properties (store::encode_properties text, as append_properties
+// takes) to every message's properties: each message's properties_text is
+// then built at its final size, not grown by a second append.
+PulledMessages decode_pulled_messages(std::span<const uint8_t> body, HostTextCache& hosts,
+                                      std::string_view appended_properties = {});
 
 }  // namespace mqlab::client

@@ -153,7 +153,10 @@ void QueueConsumer::on_pull(Result<RemotingCommand> response, int64_t request_of
 
 void QueueConsumer::on_found(std::vector<uint8_t> body, int64_t next_begin_offset, int64_t min_offset,
                              int64_t max_offset) {
-  PulledMessages pulled = decode_pulled_messages(body, host_texts_);
+  // Encoded once per pull, added to each message's properties as it is decoded.
+  const std::string offset_properties =
+      store::encode_properties({{"MAX_OFFSET", std::to_string(max_offset)}, {"MIN_OFFSET", std::to_string(min_offset)}});
+  PulledMessages pulled = decode_pulled_messages(body, host_texts_, offset_properties);
   if (!pulled.error.ok()) {
     // Java's decoder stops at a bad record too; the offset still moves on.
     MQ_LOG(kError, kLog, "pull " << queue_.to_string() << ": kept " << pulled.messages.size()
@@ -162,13 +165,9 @@ void QueueConsumer::on_found(std::vector<uint8_t> body, int64_t next_begin_offse
   const remoting::SubscriptionData& subscription = context_.subscriptions.at(queue_.topic);
   std::vector<MessageExt> wanted;
   wanted.reserve(pulled.messages.size());
-  // Encoded once per pull, appended to each message's properties in one go.
-  const std::string offset_properties =
-      store::encode_properties({{"MAX_OFFSET", std::to_string(max_offset)}, {"MIN_OFFSET", std::to_string(min_offset)}});
   for (MessageExt& message : pulled.messages) {
     if (!tags_match(subscription, message.tags())) continue;
     message.brokerName = queue_.brokerName;
-    message.append_properties(offset_properties);
     // A message from %RETRY%<group> is handed out under its original topic.
     if (is_retry_topic(queue_.topic)) {
       if (auto original = message.property(store::kPropertyRetryTopic)) message.topic = *original;

@@ -25,6 +25,7 @@
 #include "broker/common/types.h"
 #include "broker/env/network.h"
 #include "broker/env/random.h"
+#include "broker/env/task.h"
 
 namespace mqlab::env {
 
@@ -42,7 +43,7 @@ class Clock {
   virtual Nanos wall_ns() { return wall_ms() * kNanosPerMilli; }
 };
 
-using Task = std::function<void()>;
+// Task (broker/env/task.h): a move-only void() callable, inline up to 56 bytes.
 using TimerId = uint64_t;
 constexpr TimerId kNoTimer = 0;
 

@@ -166,6 +166,32 @@ TEST(PulledMessages, AppendedPropertiesDoNotRunIntoAnUnterminatedLastValue) {
   EXPECT_EQ(message.properties(), (store::MessageProperties{{"A", "1"}, {"B", "2"}, {"C", "3"}}));
 }
 
+// Properties added while decoding (the consumer's MIN_OFFSET / MAX_OFFSET)
+// read as if appended after: the last of a name wins, every message gets
+// them, and the text is built at its final size in one allocation.
+TEST(PulledMessages, PropertiesAddedWhileDecodingEqualAnAppendAfter) {
+  std::vector<uint8_t> body = record("T", "a", 1, 0, {{"TAGS", "TagA"}, {"MAX_OFFSET", "1"}});
+  const std::vector<uint8_t> second = record("T", "b", 2, body.size(), {{"user", "v"}});
+  body.insert(body.end(), second.begin(), second.end());
+  const std::string added = store::encode_properties({{"MAX_OFFSET", "9"}, {"MIN_OFFSET", "0"}});
+  HostTextCache hosts;
+  const PulledMessages with = decode_pulled_messages(body, hosts, added);
+  PulledMessages after = decode_pulled_messages(body);
+  ASSERT_TRUE(with.error.ok()) << with.error.to_string();
+  ASSERT_EQ(with.messages.size(), 2u);
+  ASSERT_EQ(after.messages.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    after.messages[i].append_properties(added);
+    EXPECT_EQ(with.messages[i].properties_text, after.messages[i].properties_text) << "message " << i;
+    EXPECT_EQ(with.messages[i].property("MAX_OFFSET"), "9") << "message " << i;
+    EXPECT_EQ(with.messages[i].property("MIN_OFFSET"), "0") << "message " << i;
+    EXPECT_LE(with.messages[i].properties_text.capacity(), with.messages[i].properties_text.size() + 1)
+        << "message " << i << ": reserved once, for the stored text and the added one";
+  }
+  EXPECT_EQ(with.messages[0].tags(), "TagA");
+  EXPECT_EQ(with.messages[1].property("user"), "v");
+}
+
 TEST(PulledMessages, CompressedBodyIsInflated) {
   const std::string text(10'000, 'x');
   const std::vector<uint8_t> raw(text.begin(), text.end());
