@@ -27,17 +27,6 @@ StoreSimWorld hdd_world(bool dispatch_flushed_only) {
   return StoreSimWorld(config, sim::DiskProfile::hdd(), /*seed=*/7, /*torn_sector_probability=*/0.0);
 }
 
-std::string body_at(StoreSimWorld& world, QueueOffset offset) {
-  GetMessageResult got = world.store().get_message("cg", kTopic, 0, offset, 1);
-  if (got.status != GetMessageStatus::FOUND) return "";
-  EXPECT_EQ(got.messages.size(), 1u);
-  Result<std::vector<uint8_t>> bytes = MessageStore::read_region(got.messages[0]);
-  EXPECT_TRUE(bytes.ok());
-  Result<DecodedRecord> decoded = decode_record(*bytes);
-  EXPECT_TRUE(decoded.ok());
-  return std::string(decoded->message.body.begin(), decoded->message.body.end());
-}
-
 QueueOffset queue_max(StoreSimWorld& world) { return world.store().max_offset_in_queue(kTopic, 0); }
 
 // Puts "in-flight" without waiting and runs until its record is committed
@@ -61,7 +50,7 @@ TEST(DispatchFlushedOnly, OffAConsumerReadsAnUnflushedRecordAndSkipsTheAcknowled
   put_until_written_not_flushed(world, reply);
   // Dispatched before the flush: a consumer reads it and moves to offset 2.
   EXPECT_EQ(queue_max(world), QueueOffset(2));
-  EXPECT_EQ(body_at(world, QueueOffset(1)), "in-flight");
+  EXPECT_EQ(world.body_at(kTopic, 0, QueueOffset(1)), "in-flight");
   const QueueOffset consumer_next(2);
 
   world.power_loss();
@@ -72,7 +61,7 @@ TEST(DispatchFlushedOnly, OffAConsumerReadsAnUnflushedRecordAndSkipsTheAcknowled
   // The acknowledged message took the offset the consumer already passed.
   EXPECT_EQ(after.append.queue_offset, QueueOffset(1));
   EXPECT_LT(after.append.queue_offset, consumer_next);
-  EXPECT_EQ(body_at(world, QueueOffset(1)), "after-restart");
+  EXPECT_EQ(world.body_at(kTopic, 0, QueueOffset(1)), "after-restart");
   EXPECT_EQ(world.store().get_message("cg", kTopic, 0, consumer_next, 32).status,
             GetMessageStatus::OFFSET_OVERFLOW_ONE)
       << "from its offset the consumer sees nothing: the acknowledged message is skipped";
@@ -93,7 +82,7 @@ TEST(DispatchFlushedOnly, OnAnUnflushedRecordIsInvisibleUntilItsGroupCommitCompl
   ASSERT_EQ(reply->status, PutMessageStatus::PUT_OK);
   world.run_for(millis(1));  // the dispatch the flush woke
   EXPECT_EQ(world.store().dispatched_phy_offset(), world.store().max_phy_offset());
-  EXPECT_EQ(body_at(world, QueueOffset(1)), "in-flight");
+  EXPECT_EQ(world.body_at(kTopic, 0, QueueOffset(1)), "in-flight");
 }
 
 TEST(DispatchFlushedOnly, OnAPowerCutBeforeTheFlushLeavesNoGapAConsumerCouldHaveCrossed) {
@@ -103,8 +92,8 @@ TEST(DispatchFlushedOnly, OnAPowerCutBeforeTheFlushLeavesNoGapAConsumerCouldHave
   std::optional<PutMessageResult> reply;
   put_until_written_not_flushed(world, reply);
   // What a consumer can read: offset 0 only; it stands at 1.
-  EXPECT_EQ(body_at(world, QueueOffset(0)), "first");
-  EXPECT_EQ(body_at(world, QueueOffset(1)), "");
+  EXPECT_EQ(world.body_at(kTopic, 0, QueueOffset(0)), "first");
+  EXPECT_EQ(world.body_at(kTopic, 0, QueueOffset(1)), "");
   const QueueOffset consumer_next(1);
 
   world.power_loss();
@@ -113,7 +102,7 @@ TEST(DispatchFlushedOnly, OnAPowerCutBeforeTheFlushLeavesNoGapAConsumerCouldHave
   ASSERT_EQ(after.status, PutMessageStatus::PUT_OK);
   EXPECT_EQ(after.append.queue_offset, consumer_next);
   world.run_for(millis(1));
-  EXPECT_EQ(body_at(world, consumer_next), "after-restart") << "the consumer reads the acknowledged message";
+  EXPECT_EQ(world.body_at(kTopic, 0, consumer_next), "after-restart") << "the consumer reads the acknowledged message";
 }
 
 TEST(DispatchFlushedOnly, OnPutsThatDoNotWaitForTheFlushStillBecomeVisible) {
@@ -127,7 +116,7 @@ TEST(DispatchFlushedOnly, OnPutsThatDoNotWaitForTheFlushStillBecomeVisible) {
   // The store asks the group commit for a flush itself.
   world.run_for(millis(50));
   EXPECT_EQ(world.store().flushed_phy_offset(), world.store().max_phy_offset());
-  EXPECT_EQ(body_at(world, QueueOffset(0)), "no-wait");
+  EXPECT_EQ(world.body_at(kTopic, 0, QueueOffset(0)), "no-wait");
 }
 
 TEST(DispatchFlushedOnly, OnKillAndCleanShutdownDispatchEverythingTheRecoveryKeeps) {
@@ -141,7 +130,7 @@ TEST(DispatchFlushedOnly, OnKillAndCleanShutdownDispatchEverythingTheRecoveryKee
   world.crash();
   ASSERT_TRUE(world.start().ok());
   EXPECT_EQ(queue_max(world), QueueOffset(2));
-  EXPECT_EQ(body_at(world, QueueOffset(1)), "in-flight");
+  EXPECT_EQ(world.body_at(kTopic, 0, QueueOffset(1)), "in-flight");
   EXPECT_EQ(world.store().flushed_phy_offset(), world.store().max_phy_offset());
 
   // Clean shutdown with a record written and not flushed: it is flushed,
@@ -154,7 +143,7 @@ TEST(DispatchFlushedOnly, OnKillAndCleanShutdownDispatchEverythingTheRecoveryKee
   ASSERT_TRUE(world.start().ok());
   EXPECT_FALSE(world.store().recovery_report().abnormal);
   EXPECT_EQ(queue_max(world), QueueOffset(3));
-  EXPECT_EQ(body_at(world, QueueOffset(2)), "last");
+  EXPECT_EQ(world.body_at(kTopic, 0, QueueOffset(2)), "last");
 }
 
 // A batch that crosses a roll the full disk refuses: the BLANK's write
@@ -204,7 +193,7 @@ TEST(DispatchFlushedOnly, AsyncFlushDispatchesWhatIsWritten) {
   ASSERT_EQ(world.put(make_message(kTopic, 0, "async")).status, PutMessageStatus::PUT_OK);
   world.run_for(millis(1));
   EXPECT_LT(world.store().flushed_phy_offset(), world.store().max_phy_offset());
-  EXPECT_EQ(body_at(world, QueueOffset(0)), "async") << "ASYNC_FLUSH keeps 4.x's visibility";
+  EXPECT_EQ(world.body_at(kTopic, 0, QueueOffset(0)), "async") << "ASYNC_FLUSH keeps 4.x's visibility";
 }
 
 TEST(DispatchFlushedOnly, IsABrokerConfKey) {

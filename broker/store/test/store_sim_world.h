@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "broker/store/message_codec.h"
 #include "broker/store/message_store.h"
 #include "sim/disk_profile.h"
 #include "sim/scheduler.h"
@@ -109,6 +110,21 @@ class StoreSimWorld {
   sim::SimDisk& disk() { return disk_; }
   MessageStoreConfig& config() { return config_; }
   env::Random& random() { return random_; }
+
+  // The body of the message at offset in one queue, as consumer group "cg"
+  // gets it; "" when the store does not serve it (not dispatched, or gone).
+  std::string body_at(const std::string& topic, int32_t queue_id, QueueOffset offset) {
+    GetMessageResult got = store_->get_message("cg", topic, queue_id, offset, 1);
+    if (got.status != GetMessageStatus::FOUND) return "";
+    EXPECT_EQ(got.messages.size(), 1u);
+    Result<std::vector<uint8_t>> bytes = MessageStore::read_region(got.messages[0]);
+    EXPECT_TRUE(bytes.ok());
+    if (!bytes.ok()) return "";
+    Result<DecodedRecord> decoded = decode_record(*bytes);
+    EXPECT_TRUE(decoded.ok());
+    if (!decoded.ok()) return "";
+    return std::string(decoded->message.body.begin(), decoded->message.body.end());
+  }
 
   // Deletes a file or a directory with everything below it, as an operator
   // (or a lost disk) would while the store is stopped.

@@ -28,17 +28,6 @@ StoreSimWorld pool_world(MessageStoreConfig config = pool_config()) {
   return StoreSimWorld(std::move(config), sim::DiskProfile::sata_ssd(), /*seed=*/11, /*torn_sector_probability=*/0.0);
 }
 
-std::string body_at(StoreSimWorld& world, QueueOffset offset) {
-  GetMessageResult got = world.store().get_message("cg", kTopic, 0, offset, 1);
-  if (got.status != GetMessageStatus::FOUND) return "";
-  EXPECT_EQ(got.messages.size(), 1u);
-  Result<std::vector<uint8_t>> bytes = MessageStore::read_region(got.messages[0]);
-  EXPECT_TRUE(bytes.ok());
-  Result<DecodedRecord> decoded = decode_record(*bytes);
-  EXPECT_TRUE(decoded.ok());
-  return std::string(decoded->message.body.begin(), decoded->message.body.end());
-}
-
 QueueOffset queue_max(StoreSimWorld& world) { return world.store().max_offset_in_queue(kTopic, 0); }
 
 PutMessageStatus put(StoreSimWorld& world, const std::string& body) {
@@ -118,8 +107,8 @@ TEST(TransientStorePool, AcknowledgedFromTheBufferAndDispatchedOnlyAfterTheCommi
   EXPECT_EQ(world.store().commit_real_time_service()->stats().commits, 1u);
   world.run_for(millis(5));
   EXPECT_EQ(world.store().dispatched_phy_offset(), buffered_end(world));
-  EXPECT_EQ(body_at(world, QueueOffset(0)), "first");
-  EXPECT_EQ(body_at(world, QueueOffset(1)), "second");
+  EXPECT_EQ(world.body_at(kTopic, 0, QueueOffset(0)), "first");
+  EXPECT_EQ(world.body_at(kTopic, 0, QueueOffset(1)), "second");
 }
 
 TEST(TransientStorePool, CommitsByLeastPagesAndByTheThoroughInterval) {
@@ -173,14 +162,14 @@ TEST(TransientStorePool, KillLosesExactlyTheUncommittedTailAndRecoveryIsConsiste
   EXPECT_EQ(world.store().max_phy_offset(), committed) << "exactly the committed records survive";
   EXPECT_EQ(world.store().dispatched_phy_offset(), committed);
   EXPECT_EQ(queue_max(world), QueueOffset(5));
-  for (int i = 0; i < 5; ++i) EXPECT_EQ(body_at(world, QueueOffset(i)), "kept-" + std::to_string(i));
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(world.body_at(kTopic, 0, QueueOffset(i)), "kept-" + std::to_string(i));
   // No consumer saw the lost ones, so their queue offsets are free again.
   const PutMessageResult next = world.put(make_message(kTopic, 0, "after"));
   ASSERT_EQ(next.status, PutMessageStatus::PUT_OK);
   EXPECT_EQ(next.append.queue_offset, QueueOffset(5));
   EXPECT_EQ(next.append.wrote_offset, committed);
   world.run_for(millis(205));
-  EXPECT_EQ(body_at(world, QueueOffset(5)), "after");
+  EXPECT_EQ(world.body_at(kTopic, 0, QueueOffset(5)), "after");
 }
 
 TEST(TransientStorePool, PowerLossLosesWhatWasNotFlushed) {
@@ -202,7 +191,7 @@ TEST(TransientStorePool, PowerLossLosesWhatWasNotFlushed) {
   ASSERT_TRUE(world.start().ok());
   EXPECT_GE(world.store().max_phy_offset(), flushed);
   EXPECT_LE(world.store().max_phy_offset(), committed) << "the buffered record never reached the page cache";
-  EXPECT_EQ(body_at(world, QueueOffset(0)), "early");
+  EXPECT_EQ(world.body_at(kTopic, 0, QueueOffset(0)), "early");
   EXPECT_EQ(world.store().dispatched_phy_offset(), world.store().max_phy_offset());
 }
 
@@ -224,7 +213,7 @@ TEST(TransientStorePool, CleanShutdownCommitsAndFlushesEverything) {
   EXPECT_FALSE(world.store().recovery_report().abnormal);
   EXPECT_EQ(world.store().max_phy_offset(), end);
   EXPECT_EQ(queue_max(world), QueueOffset(4));
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(body_at(world, QueueOffset(i)), "m" + std::to_string(i));
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(world.body_at(kTopic, 0, QueueOffset(i)), "m" + std::to_string(i));
 }
 
 TEST(TransientStorePool, RollsIntoNewSegmentsWithTheBufferCommittedFirst) {
