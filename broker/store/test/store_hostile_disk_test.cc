@@ -177,6 +177,14 @@ class SharedDiskWorld {
 
 MessageToStore message(int i) { return make_message("TopicA", i % 3, "m" + std::to_string(i), "k" + std::to_string(i)); }
 
+// Store 0's CommitLog holds exactly the acknowledged records, and its
+// ConsumeQueues agree with it.
+void expect_log_holds(SharedDiskWorld& world, int acknowledged) {
+  const std::vector<LoggedRecord> log = scan_log(world.store(0));
+  EXPECT_EQ(log.size(), static_cast<size_t>(acknowledged));
+  EXPECT_TRUE(consume_queues_agree(world.store(0), log));
+}
+
 // --- the store lock -----------------------------------------------------------------
 
 TEST(StoreHostileDisk, SecondStoreOnOneDirectoryIsRefusedNamingTheDirectoryAndTheHolder) {
@@ -283,17 +291,13 @@ TEST(StoreHostileDisk, DiskFullInTheMiddleOfASegmentRefusesPutsAndRecoversWhenSp
     ASSERT_EQ(resumed.status, PutMessageStatus::PUT_OK) << resumed.remark;
     EXPECT_EQ(resumed.append.wrote_offset, end_before);
     world.run_until_dispatched(0);
-    std::vector<LoggedRecord> log = scan_log(world.store(0));
-    EXPECT_EQ(log.size(), static_cast<size_t>(acknowledged));
-    EXPECT_TRUE(consume_queues_agree(world.store(0), log));
+    expect_log_holds(world, acknowledged);
 
     // And a crash right after recovers exactly the acknowledged records (the
     // process crash keeps the page cache).
     world.crash(0);
     ASSERT_TRUE(world.start(0).ok());
-    log = scan_log(world.store(0));
-    EXPECT_EQ(log.size(), static_cast<size_t>(acknowledged));
-    EXPECT_TRUE(consume_queues_agree(world.store(0), log));
+    expect_log_holds(world, acknowledged);
   }
 }
 
@@ -339,15 +343,11 @@ TEST(StoreHostileDisk, TransientStorePoolKeepsAcknowledgedPutsBufferedThroughAFu
   EXPECT_EQ(world.store(0).max_phy_offset(), world.store(0).commit_log().max_offset()) << "the retry committed it all";
   EXPECT_GE(service.stats().commits, 2u);
   world.run_until_dispatched(0);
-  std::vector<LoggedRecord> log = scan_log(world.store(0));
-  EXPECT_EQ(log.size(), static_cast<size_t>(acknowledged));
-  EXPECT_TRUE(consume_queues_agree(world.store(0), log));
+  expect_log_holds(world, acknowledged);
   // Once committed, a kill -9 keeps them (the page cache holds them).
   world.crash(0);
   ASSERT_TRUE(world.start(0).ok());
-  log = scan_log(world.store(0));
-  EXPECT_EQ(log.size(), static_cast<size_t>(acknowledged));
-  EXPECT_TRUE(consume_queues_agree(world.store(0), log));
+  expect_log_holds(world, acknowledged);
 }
 
 }  // namespace
