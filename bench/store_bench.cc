@@ -311,18 +311,29 @@ void run_sync(const Options& options, Segments segments) {
   }
 }
 
+// One ASYNC_FLUSH run with the switch off, then one with it on, back to back
+// in this run (their ratio is the switch's cost or gain).
+struct OffOn {
+  RunResult without;
+  RunResult with;
+};
+OffOn run_off_then_on(const Options& options, bool Options::*on_off, int in_flight) {
+  Options off = options;
+  off.*on_off = false;
+  Options on = options;
+  on.*on_off = true;
+  RunResult without = run_puts(off, store::FlushDiskType::ASYNC_FLUSH, Segments::kWarm, in_flight,
+                               options.async_messages * 1100, 60.0);
+  RunResult with = run_puts(on, store::FlushDiskType::ASYNC_FLUSH, Segments::kWarm, in_flight,
+                            options.async_messages * 1100, 60.0);
+  return OffOn{std::move(without), std::move(with)};
+}
+
 // ASYNC_FLUSH with a UNIQ_KEY per message vs the same without keys, one
 // after the other in this run: the ratio is the index's share of a put.
 void run_keyed(const Options& options) {
   for (int in_flight : options.in_flight) {
-    Options plain = options;
-    plain.keyed = false;
-    Options keyed = options;
-    keyed.keyed = true;
-    const RunResult without = run_puts(plain, store::FlushDiskType::ASYNC_FLUSH, Segments::kWarm, in_flight,
-                                       options.async_messages * 1100, 60.0);
-    const RunResult with = run_puts(keyed, store::FlushDiskType::ASYNC_FLUSH, Segments::kWarm, in_flight,
-                                    options.async_messages * 1100, 60.0);
+    const auto [without, with] = run_off_then_on(options, &Options::keyed, in_flight);
     const std::string base = "store_async_flush_1k_inflight" + std::to_string(in_flight) + "_nokey";
     const std::string name = "store_async_flush_1k_keyed_inflight" + std::to_string(in_flight);
     print(base, without.msgs_per_second(), "msgs/s");
@@ -341,14 +352,7 @@ void run_keyed(const Options& options) {
 // pwrite of the pool run's bytes, one after the other in this run.
 void run_pool(const Options& options) {
   for (int in_flight : options.in_flight) {
-    Options plain = options;
-    plain.transient_store_pool = false;
-    Options pool = options;
-    pool.transient_store_pool = true;
-    const RunResult without = run_puts(plain, store::FlushDiskType::ASYNC_FLUSH, Segments::kWarm, in_flight,
-                                       options.async_messages * 1100, 60.0);
-    const RunResult with = run_puts(pool, store::FlushDiskType::ASYNC_FLUSH, Segments::kWarm, in_flight,
-                                    options.async_messages * 1100, 60.0);
+    const auto [without, with] = run_off_then_on(options, &Options::transient_store_pool, in_flight);
     const uint64_t total = static_cast<uint64_t>(with.messages) * static_cast<uint64_t>(with.record_bytes);
     auto raw = bench::measure_sequential_pwrite(options.dir + "/raw-seq", total, static_cast<size_t>(with.record_bytes),
                                                 bench::BlockState::kPretouched);
