@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "broker/common/log.h"
+#include "broker/env/epoll_read_set.h"
 #include "broker/env/posix_file_system.h"
 
 namespace mqlab::env {
@@ -29,6 +30,7 @@ using boost::asio::ip::tcp;
 using ErrorCode = boost::system::error_code;
 
 constexpr size_t kReadChunkBytes = 64 * 1024;   // one on_bytes at most
+constexpr size_t kReadyBatch = 64;              // sockets read per wakeup, at most
 constexpr size_t kCopyChunkBytes = 256 * 1024;  // pread fallback for file regions
 constexpr size_t kMaxGatheredChunks = 64;       // well under IOV_MAX (1024)
 constexpr auto kCloseDrainTimeout = std::chrono::seconds(10);
@@ -72,6 +74,17 @@ struct AsioNetwork::State : std::enable_shared_from_this<State> {
 
   uint64_t take_id() { return next_id++; }
 
+  // The read set, opened by the first stream that reads.
+  Result<EpollReadSet*> open_read_set() {
+    if (!read_set) {
+      MQ_ASSIGN_OR_RETURN(read_set, EpollReadSet::open(io));
+    }
+    return read_set.get();
+  }
+  // Arms the one wait for input on any stream, unless it is armed or no
+  // stream reads. Defined after Stream.
+  void wait_for_input();
+
   boost::asio::io_context& io;
   Executor& executor;
   bool alive = true;
@@ -80,9 +93,12 @@ struct AsioNetwork::State : std::enable_shared_from_this<State> {
   std::vector<uint8_t> read_buffer = std::vector<uint8_t>(kReadChunkBytes);
   bool read_buffer_in_use = false;
   // What the destructor must close. Entries leave when their object dies.
+  // Also how a readiness id of the read set finds its stream.
   std::map<uint64_t, std::weak_ptr<Stream>> streams;
   std::map<uint64_t, std::weak_ptr<Acceptor>> acceptors;
   std::map<uint64_t, std::weak_ptr<ConnectAttempt>> attempts;
+  // Every stream that reads is in it, under its id (see epoll_read_set.h).
+  std::unique_ptr<EpollReadSet> read_set;
 };
 
 namespace {
@@ -109,7 +125,10 @@ class Stream : public std::enable_shared_from_this<Stream> {
     MQ_ASSERT(socket_.is_open());
     MQ_ASSERT(id_ != 0);
   }
-  ~Stream() { network_->streams.erase(id_); }
+  ~Stream() {
+    stop_reading();  // before the socket member closes its descriptor
+    network_->streams.erase(id_);
+  }
 
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
@@ -120,6 +139,10 @@ class Stream : public std::enable_shared_from_this<Stream> {
   void close();
   // The network is being destroyed: close the socket, call nobody.
   void abort();
+  // The read set reports this stream readable: one recv, one on_bytes.
+  void on_readable();
+  // The read set broke: so does the stream.
+  void break_off(Status reason) { fail(std::move(reason)); }
 
   bool is_open() const { return open_; }
   const std::string& local_address() const { return local_address_; }
@@ -139,7 +162,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   enum class Progress { kDone, kWaiting, kFailed };
 
   void start_reading();
-  void on_readable(const ErrorCode& error);
+  void stop_reading();
   void pump_soon();
   void pump();
   bool has_file_region() const;
@@ -173,7 +196,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   bool silenced_ = false;    // closed by the owner, or on_close ran
   bool socket_open_ = true;  // false once the socket is closed
   bool closing_ = false;     // closed by the owner, output still draining
-  bool reading_ = false;     // a readability wait is in flight (or delivering)
+  bool in_read_set_ = false;  // in the network's read set: open, with handlers
   bool writing_ = false;     // an async write or writability wait is in flight
   bool pump_posted_ = false;  // a pump() task is queued on the io_context
   bool corked_ = false;      // TCP_CORK set while a response's pieces are queued
@@ -217,6 +240,7 @@ void Stream::close() {
   silenced_ = true;
   handlers_.reset();
   if (!open_) return;  // already broken: the socket is closed
+  stop_reading();  // a draining stream reads no more
   open_ = false;
   if (output_.empty()) {
     close_socket(/*graceful=*/true);
@@ -240,56 +264,60 @@ void Stream::abort() {
   close_socket(/*graceful=*/false);
 }
 
-// Waits for readability, then reads what is there into the network's one
+// Joins the network's read set, which reports this socket whenever it is
+// readable; on_readable then reads what is there into the network's one
 // shared buffer: an idle connection holds no read buffer of its own, so
 // thousands of them cost kilobytes, not 64 KiB each.
 void Stream::start_reading() {
-  if (reading_ || !open_ || !handlers_) return;
-  reading_ = true;
-  socket_.async_wait(tcp::socket::wait_read,
-                     [self = shared_from_this()](const ErrorCode& error) { self->on_readable(error); });
+  if (in_read_set_ || !open_ || !handlers_) return;
+  Result<EpollReadSet*> read_set = network_->open_read_set();
+  const Status added = read_set.ok() ? (*read_set)->add(socket_.native_handle(), id_) : read_set.status();
+  if (!added.ok()) {
+    fail(added.with_context(remote_address_));
+    return;
+  }
+  in_read_set_ = true;
+  network_->wait_for_input();
 }
 
-void Stream::on_readable(const ErrorCode& error) {
-  MQ_ASSERT(reading_);
-  if (!network_->alive || !open_) {
-    reading_ = false;
-    return;
-  }
-  if (error) {
-    reading_ = false;
-    if (error != boost::asio::error::operation_aborted) fail(socket_status(error));
-    return;
-  }
-  MQ_ASSERT(handlers_ != nullptr);  // reading starts only with handlers; only close() drops them
+// Leaves the read set while the socket is still open (see EpollReadSet::remove).
+void Stream::stop_reading() {
+  if (!in_read_set_) return;
+  MQ_ASSERT(socket_open_);
+  MQ_ASSERT(network_->read_set != nullptr);
+  network_->read_set->remove(socket_.native_handle());
+  in_read_set_ = false;
+}
+
+void Stream::on_readable() {
+  // Closed by an earlier callback of the same batch: its readiness is stale.
+  if (!in_read_set_ || !network_->alive) return;
+  MQ_ASSERT(open_);
+  MQ_ASSERT(socket_open_);
+  MQ_ASSERT(handlers_ != nullptr);  // in the read set only with handlers; close() leaves it
   std::vector<uint8_t>& buffer = network_->read_buffer;
   MQ_ASSERT(buffer.size() == kReadChunkBytes);
   const ssize_t size = ::recv(socket_.native_handle(), buffer.data(), buffer.size(), MSG_DONTWAIT);
   if (size < 0) {
-    reading_ = false;
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-      start_reading();  // a spurious wakeup: wait again
-    } else {
-      fail(socket_status(ErrorCode(errno, boost::system::system_category())));
-    }
+    // A spurious wakeup: the read set is level-triggered, so it reports the
+    // socket again once it really is readable.
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+    fail(socket_status(ErrorCode(errno, boost::system::system_category())));
     return;
   }
   if (size == 0) {
-    reading_ = false;
     fail(socket_status(boost::asio::error::eof));
     return;
   }
   MQ_ASSERT(static_cast<size_t>(size) <= buffer.size());
   // The span lives in the shared buffer only during on_bytes: nothing reads
   // into it before the callback returns (every read runs on this thread, from
-  // the io_context, never inside a callback).
+  // the read set's batch, never inside a callback).
   MQ_ASSERT_MSG(!network_->read_buffer_in_use, "a nested read into the shared buffer");
   network_->read_buffer_in_use = true;
   const std::shared_ptr<const Handlers> handlers = handlers_;
   handlers->on_bytes(std::span<const uint8_t>(buffer.data(), static_cast<size_t>(size)));
   network_->read_buffer_in_use = false;
-  reading_ = false;
-  start_reading();
 }
 
 // Output goes out one task later, not inside send(): the replies that one
@@ -535,6 +563,7 @@ void Stream::report_close() {
 // buffers again, so the output queue can go at once.
 void Stream::close_socket(bool graceful) {
   if (!socket_open_) return;
+  stop_reading();
   socket_open_ = false;
   ErrorCode ignored;
   if (graceful) {
@@ -568,6 +597,46 @@ Status Stream::past_end_status(const Output& region) const {
   return Status::IoError(region.file->path() + ": file region at " + std::to_string(region.offset) + " (" +
                          std::to_string(region.remaining) + " bytes left) ends past the end of the file");
 }
+
+// One wakeup of the read set: one recv and one on_bytes for each readable
+// stream, then the wait is armed again. A callback may close any stream or
+// destroy the network; each id is looked up afresh, and the shared State
+// outlives the batch.
+void read_ready_streams(const std::shared_ptr<State>& network, const ErrorCode& error) {
+  if (!network->alive) return;
+  if (error) {
+    MQ_ASSERT(error != boost::asio::error::operation_aborted);  // only closing the set aborts, and State owns it
+    // The epoll descriptor itself failed: no stream can hear its peer any
+    // more. Break them all, so their owners reconnect, rather than spin.
+    MQ_LOG(kWarn, "network", "waiting for input on the connections: " << error.message());
+    std::vector<std::shared_ptr<Stream>> streams;
+    for (const auto& [id, weak] : network->streams) {
+      if (std::shared_ptr<Stream> stream = weak.lock()) streams.push_back(std::move(stream));
+    }
+    for (const auto& stream : streams) stream->break_off(Status::IoError("waiting for input: " + error.message()));
+    return;
+  }
+  MQ_ASSERT(network->read_set != nullptr);
+  std::array<uint64_t, kReadyBatch> ids;
+  const size_t count = network->read_set->take_ready(ids);
+  for (size_t i = 0; i < count && network->alive; ++i) {
+    const auto found = network->streams.find(ids[i]);
+    if (found == network->streams.end()) continue;  // closed earlier in this batch
+    if (const std::shared_ptr<Stream> stream = found->second.lock()) stream->on_readable();
+  }
+  network->wait_for_input();
+}
+
+}  // namespace
+
+void AsioNetwork::State::wait_for_input() {
+  if (!alive || !read_set || read_set->waiting() || read_set->size() == 0) return;
+  read_set->async_wait([weak = weak_from_this()](const ErrorCode& error) {
+    if (const std::shared_ptr<State> self = weak.lock()) read_ready_streams(self, error);
+  });
+}
+
+namespace {
 
 // The owner's handle. Dropping it closes the stream, as close() does.
 class AsioConnection final : public Connection {
