@@ -1,0 +1,300 @@
+// AsioNetwork's read path (the EpollReadSet every reading socket sits in),
+// driven by raw POSIX sockets on 127.0.0.1 so the test decides how bytes are
+// split, when the peer stops, and how it hangs up: frames split across
+// writes, a backlog larger than the shared read buffer, a peer gone mid-frame,
+// hundreds of connections, a stream closed while its readiness is queued.
+#include "broker/env/asio_network.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <deque>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "broker/env/epoll_read_set.h"
+#include "broker/env/posix_env.h"
+#include "broker/env/test/network_test_bytes.h"
+
+namespace mqlab::env {
+namespace {
+
+using nettest::pattern;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kLimit(10'000);  // generous: a loaded CI machine
+constexpr size_t kSharedReadBufferBytes = 64 * 1024;  // asio_network.cc's kReadChunkBytes
+
+struct Received {
+  std::vector<uint8_t> bytes;
+  std::vector<size_t> read_sizes;  // one per on_bytes
+  std::optional<Status> closed;
+  int callbacks_after_close = 0;
+};
+
+// A blocking client socket of the test's own, connected to an AsioNetwork listener.
+class RawPeer {
+ public:
+  explicit RawPeer(const std::string& address) {
+    const size_t colon = address.rfind(':');
+    sockaddr_in target{};
+    target.sin_family = AF_INET;
+    target.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
+    EXPECT_EQ(::inet_pton(AF_INET, address.substr(0, colon).c_str(), &target.sin_addr), 1);
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    EXPECT_GE(fd_, 0);
+    EXPECT_EQ(::connect(fd_, reinterpret_cast<sockaddr*>(&target), sizeof(target)), 0);
+  }
+  ~RawPeer() { close(); }
+  RawPeer(const RawPeer&) = delete;
+  RawPeer& operator=(const RawPeer&) = delete;
+
+  void write(std::span<const uint8_t> bytes) {
+    size_t at = 0;
+    while (at < bytes.size()) {
+      const ssize_t written = ::send(fd_, bytes.data() + at, bytes.size() - at, MSG_NOSIGNAL);
+      ASSERT_GT(written, 0);
+      at += static_cast<size_t>(written);
+    }
+  }
+  // Writes what fits in the socket buffers now, without waiting; how much.
+  size_t write_what_fits(std::span<const uint8_t> bytes) {
+    size_t at = 0;
+    while (at < bytes.size()) {
+      const ssize_t written = ::send(fd_, bytes.data() + at, bytes.size() - at, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (written <= 0) break;
+      at += static_cast<size_t>(written);
+    }
+    return at;
+  }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  // close() with linger 0: the peer sees a reset, not an end.
+  void reset() {
+    const linger abort{1, 0};
+    ASSERT_EQ(::setsockopt(fd_, SOL_SOCKET, SO_LINGER, &abort, sizeof(abort)), 0);
+    close();
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+class AsioNetworkReadTest : public ::testing::Test {
+ protected:
+  bool run_until(const std::function<bool()>& done) { return env_.run_until(done, kLimit); }
+
+  // Listens on 127.0.0.1; every accepted connection is kept and watched
+  // into its own Received, in accept order.
+  void serve() {
+    Result<std::shared_ptr<Listener>> listener = network_.listen("127.0.0.1:0", [this](std::shared_ptr<Connection> c) {
+      accepted_.push_back(c);
+      received_.emplace_back();
+      Received& into = received_.back();
+      c->set_handlers(
+          [&into](std::span<const uint8_t> bytes) {
+            if (into.closed) ++into.callbacks_after_close;
+            EXPECT_FALSE(bytes.empty());
+            EXPECT_LE(bytes.size(), kSharedReadBufferBytes);
+            into.bytes.insert(into.bytes.end(), bytes.begin(), bytes.end());
+            into.read_sizes.push_back(bytes.size());
+          },
+          [&into](Status reason) {
+            if (into.closed) ++into.callbacks_after_close;
+            into.closed = std::move(reason);
+          });
+    });
+    ASSERT_TRUE(listener.ok()) << listener.status().to_string();
+    listener_ = *listener;
+  }
+
+  // A raw peer, once the listener has accepted it.
+  std::unique_ptr<RawPeer> accept_peer() {
+    const size_t before = accepted_.size();
+    auto peer = std::make_unique<RawPeer>(listener_->local_address());
+    EXPECT_TRUE(run_until([&] { return accepted_.size() > before; }));
+    return peer;
+  }
+
+  PosixEnv env_{uint64_t{7}};
+  AsioNetwork network_{env_.io_context(), env_.executor()};
+  std::shared_ptr<Listener> listener_;
+  std::vector<std::shared_ptr<Connection>> accepted_;
+  std::deque<Received> received_;  // a deque: the handlers keep references
+};
+
+// A remoting frame (4-byte length, then the rest) written a byte, then three,
+// then the remainder in two pieces, with the loop run between: every piece
+// comes up on its own read, whole and in order; nothing waits for more.
+TEST_F(AsioNetworkReadTest, AFrameSplitAcrossWritesArrivesPieceByPieceInOrder) {
+  serve();
+  auto peer = accept_peer();
+  const std::vector<uint8_t> frame = pattern(1000, 3);
+  const std::array<size_t, 4> cuts{1, 4, 600, frame.size()};
+  size_t from = 0;
+  for (const size_t to : cuts) {
+    peer->write(std::span<const uint8_t>(frame).subspan(from, to - from));
+    ASSERT_TRUE(run_until([&] { return received_[0].bytes.size() >= to; })) << "stuck before byte " << to;
+    EXPECT_EQ(received_[0].bytes.size(), to) << "read past what was written";
+    from = to;
+  }
+  EXPECT_EQ(received_[0].bytes, frame);
+  EXPECT_EQ(received_[0].read_sizes, (std::vector<size_t>{1, 3, 596, 400}));
+  EXPECT_FALSE(received_[0].closed.has_value());
+}
+
+// More bytes than the one shared read buffer holds, written while the loop
+// does not run, then nothing more: the first read takes 64 KiB and the rest
+// is reported again (level-triggered) with no new input to wake anyone.
+TEST_F(AsioNetworkReadTest, ABacklogLargerThanTheReadBufferIsReadToTheEndWithoutNewInput) {
+  serve();
+  auto peer = accept_peer();
+  const std::vector<uint8_t> backlog = pattern(1 << 20, 5);
+  // Loopback's socket buffers hold well over 64 KiB (tcp_rmem's default
+  // alone is 128 KiB); 1 MiB may not fit: a thread writes the rest while the
+  // loop reads.
+  const size_t prefilled = peer->write_what_fits(backlog);
+  ASSERT_GT(prefilled, kSharedReadBufferBytes);
+  std::thread writer([&] { peer->write(std::span<const uint8_t>(backlog).subspan(prefilled)); });
+  const bool all = run_until([&] { return received_[0].bytes.size() >= backlog.size(); });
+  writer.join();
+  ASSERT_TRUE(all);
+  EXPECT_TRUE(received_[0].bytes == backlog);
+  EXPECT_GE(received_[0].read_sizes.size(), backlog.size() / kSharedReadBufferBytes);
+  EXPECT_EQ(*std::max_element(received_[0].read_sizes.begin(), received_[0].read_sizes.end()),
+            kSharedReadBufferBytes)
+      << "a backlog this size fills the shared buffer at least once";
+}
+
+// A peer that hangs up half-way through a frame: its bytes come first, then
+// "closed by peer"; a reset is "reset by peer". Nothing calls after on_close.
+TEST_F(AsioNetworkReadTest, APeerGoneMidFrameDeliversItsBytesThenTheBreak) {
+  serve();
+  auto ends = accept_peer();
+  auto resets = accept_peer();
+  const std::vector<uint8_t> half = pattern(300, 7);
+  ends->write(half);
+  ends->close();
+  resets->write(half);
+  ASSERT_TRUE(run_until([&] { return received_[1].bytes.size() == half.size(); }));
+  resets->reset();
+  ASSERT_TRUE(run_until([&] { return received_[0].closed && received_[1].closed; }));
+  EXPECT_EQ(received_[0].bytes, half);
+  EXPECT_EQ(received_[0].closed->code(), StatusCode::kUnavailable) << received_[0].closed->to_string();
+  EXPECT_EQ(received_[1].bytes, half);
+  EXPECT_EQ(received_[1].closed->code(), StatusCode::kIoError) << received_[1].closed->to_string();
+  EXPECT_NE(received_[1].closed->message().find("reset by peer"), std::string::npos);
+  env_.run_for(milliseconds(20));
+  EXPECT_EQ(received_[0].callbacks_after_close + received_[1].callbacks_after_close, 0);
+  EXPECT_EQ(network_.open_connections(), 0u);
+}
+
+// More connections than one batch of the read set takes (64), all written
+// to before the loop runs: each gets exactly its own bytes, whatever order
+// the kernel reports them in; closing them all leaves the set empty and the
+// network still serving a newcomer.
+TEST_F(AsioNetworkReadTest, HundredsOfConnectionsEachReceiveExactlyTheirOwnBytes) {
+  serve();
+  constexpr size_t kPeers = 300;
+  std::vector<std::unique_ptr<RawPeer>> peers;
+  for (size_t i = 0; i < kPeers; ++i) peers.push_back(accept_peer());
+  ASSERT_EQ(accepted_.size(), kPeers);
+  for (size_t i = 0; i < kPeers; ++i) peers[i]->write(pattern(100 + i, static_cast<uint32_t>(i)));
+  ASSERT_TRUE(run_until([&] {
+    for (size_t i = 0; i < kPeers; ++i) {
+      if (received_[i].bytes.size() < 100 + i) return false;
+    }
+    return true;
+  }));
+  for (size_t i = 0; i < kPeers; ++i) {
+    EXPECT_EQ(received_[i].bytes, pattern(100 + i, static_cast<uint32_t>(i))) << "connection " << i;
+  }
+  for (const auto& connection : accepted_) connection->close();
+  EXPECT_EQ(network_.open_connections(), 0u);
+  auto newcomer = accept_peer();
+  newcomer->write(pattern(10, 1));
+  ASSERT_TRUE(run_until([&] { return received_.back().bytes.size() == 10; }));
+}
+
+// Two connections readable in the same wakeup, each closing the other from
+// its on_bytes: whichever is read first closes its neighbour, whose queued
+// readiness must then be skipped, not read into a closed stream.
+TEST_F(AsioNetworkReadTest, AStreamClosedByAnEarlierCallbackOfTheSameBatchIsNotRead) {
+  std::vector<std::shared_ptr<Connection>> accepted;
+  int reads = 0;
+  Result<std::shared_ptr<Listener>> listener = network_.listen("127.0.0.1:0", [&](std::shared_ptr<Connection> c) {
+    accepted.push_back(c);
+    const size_t me = accepted.size() - 1;
+    c->set_handlers(
+        [&, me](std::span<const uint8_t>) {
+          ++reads;
+          accepted[1 - me]->close();
+        },
+        [](Status) {});
+  });
+  ASSERT_TRUE(listener.ok());
+  RawPeer first((*listener)->local_address());
+  RawPeer second((*listener)->local_address());
+  ASSERT_TRUE(run_until([&] { return accepted.size() == 2; }));
+  first.write(pattern(10, 1));
+  second.write(pattern(10, 2));
+  ASSERT_TRUE(run_until([&] { return reads > 0; }));
+  env_.run_for(milliseconds(50));
+  EXPECT_EQ(reads, 1);
+  EXPECT_EQ(network_.open_connections(), 1u);
+}
+
+// The set itself: level-triggered (unread input is reported again), ids come
+// back as given, a removed socket is never reported.
+TEST(EpollReadSet, ReportsUnreadSocketsAgainAndRemovedOnesNever) {
+  boost::asio::io_context io;
+  Result<std::unique_ptr<EpollReadSet>> opened = EpollReadSet::open(io);
+  ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+  EpollReadSet& set = **opened;
+  std::array<int, 2> a{};
+  std::array<int, 2> b{};
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, a.data()), 0);
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, b.data()), 0);
+  ASSERT_TRUE(set.add(a[0], 11).ok());
+  ASSERT_TRUE(set.add(b[0], 22).ok());
+  EXPECT_EQ(set.size(), 2u);
+  std::array<uint64_t, 8> ids{};
+  EXPECT_EQ(set.take_ready(ids), 0u) << "nothing written yet";
+  ASSERT_EQ(::write(a[1], "x", 1), 1);
+  ASSERT_EQ(set.take_ready(ids), 1u);
+  EXPECT_EQ(ids[0], 11u);
+  ASSERT_EQ(set.take_ready(ids), 1u) << "unread: reported again";
+  EXPECT_EQ(ids[0], 11u);
+
+  bool woke = false;
+  set.async_wait([&](const boost::system::error_code& error) {
+    EXPECT_FALSE(error);
+    woke = true;
+  });
+  EXPECT_TRUE(set.waiting());
+  io.run_for(milliseconds(1000));
+  EXPECT_TRUE(woke);
+  EXPECT_FALSE(set.waiting());
+
+  set.remove(a[0]);
+  ASSERT_EQ(::write(b[1], "y", 1), 1);
+  ASSERT_EQ(set.take_ready(ids), 1u);
+  EXPECT_EQ(ids[0], 22u);
+  EXPECT_EQ(set.size(), 1u);
+  set.remove(b[0]);
+  EXPECT_EQ(set.take_ready(ids), 0u);
+  for (const int fd : {a[0], a[1], b[0], b[1]}) ::close(fd);
+}
+
+}  // namespace
+}  // namespace mqlab::env
