@@ -75,13 +75,15 @@ void EpollReadSet::remove(int fd) {
 
 void EpollReadSet::async_wait(WaitCallback done) {
   MQ_ASSERT(done != nullptr);
-  MQ_ASSERT(!waiting_);
-  waiting_ = true;
+  MQ_ASSERT(!*waiting_);
+  *waiting_ = true;
+  // The completion may run after this set is gone (closed while its wait was
+  // already complete and queued, or aborted by the close): it holds the flag,
+  // never this.
   descriptor_.async_wait(boost::asio::posix::stream_descriptor::wait_read,
-                         [this, done = std::move(done)](const boost::system::error_code& error) {
-                           // An aborted wait may complete after this set is
-                           // gone: touch nothing of it then.
-                           if (error != boost::asio::error::operation_aborted) waiting_ = false;
+                         [waiting = waiting_, done = std::move(done)](const boost::system::error_code& error) {
+                           MQ_ASSERT(*waiting);
+                           *waiting = false;
                            done(error);
                          });
 }

@@ -56,9 +56,11 @@ class EpollReadSet {
   size_t size() const { return size_; }
 
   // Calls done once, from the io_context, when a socket of the set is
-  // readable (or the wait fails or is aborted). Requires: no wait in flight.
+  // readable (or the wait fails or is aborted). done may run after this set
+  // is destroyed: it must check that its owner is still there. Requires: no
+  // wait in flight.
   void async_wait(WaitCallback done);
-  bool waiting() const { return waiting_; }
+  bool waiting() const { return *waiting_; }
   // The ids of sockets readable now, at most ids.size() of them, without
   // blocking; writes them to the front of ids and returns how many.
   size_t take_ready(std::span<uint64_t> ids);
@@ -68,7 +70,8 @@ class EpollReadSet {
 
   boost::asio::posix::stream_descriptor descriptor_;  // owns the epoll fd
   size_t size_ = 0;
-  bool waiting_ = false;
+  // Shared with the wait's completion, which may outlive this set.
+  std::shared_ptr<bool> waiting_ = std::make_shared<bool>(false);
 };
 
 }  // namespace mqlab::env

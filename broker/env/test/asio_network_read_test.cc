@@ -254,6 +254,36 @@ TEST_F(AsioNetworkReadTest, AStreamClosedByAnEarlierCallbackOfTheSameBatchIsNotR
   EXPECT_EQ(network_.open_connections(), 1u);
 }
 
+// The owner destroys the whole network from on_bytes while other streams'
+// readiness is in the same batch (and the read set's next wait may already
+// be complete): nobody else is read or called, and nothing runs afterwards.
+TEST_F(AsioNetworkReadTest, ANetworkDestroyedFromOnBytesReadsAndCallsNobodyElse) {
+  auto network = std::make_unique<AsioNetwork>(env_.io_context(), env_.executor());
+  std::vector<std::shared_ptr<Connection>> accepted;
+  int calls = 0;
+  Result<std::shared_ptr<Listener>> listener = network->listen("127.0.0.1:0", [&](std::shared_ptr<Connection> c) {
+    accepted.push_back(c);
+    c->set_handlers(
+        [&](std::span<const uint8_t>) {
+          ++calls;
+          accepted.clear();
+          network.reset();
+        },
+        [&](Status) { ++calls; });
+  });
+  ASSERT_TRUE(listener.ok());
+  const std::string address = (*listener)->local_address();
+  std::vector<std::unique_ptr<RawPeer>> peers;
+  for (int i = 0; i < 5; ++i) peers.push_back(std::make_unique<RawPeer>(address));
+  ASSERT_TRUE(run_until([&] { return accepted.size() == peers.size(); }));
+  for (auto& peer : peers) peer->write(pattern(10, 1));
+  ASSERT_TRUE(run_until([&] { return network == nullptr; }));
+  // The sockets were reset: these writes may fail; they must wake nobody.
+  for (auto& peer : peers) peer->write_what_fits(pattern(10, 2));
+  env_.run_for(milliseconds(50));
+  EXPECT_EQ(calls, 1);
+}
+
 // The set itself: level-triggered (unread input is reported again), ids come
 // back as given, a removed socket is never reported.
 TEST(EpollReadSet, ReportsUnreadSocketsAgainAndRemovedOnesNever) {
