@@ -3,9 +3,11 @@
 // thread.
 //
 // How the contract of network.h is kept:
-//   - Reading: one readability wait at a time per socket, started by the
-//     first set_handlers(); each wakeup is one recv into a 64 KiB buffer that
-//     all sockets share (an idle connection costs no buffer) and one on_bytes.
+//   - Reading: the first set_handlers() puts the socket in the network's one
+//     level-triggered epoll set (epoll_read_set.h: no epoll_ctl per read, as
+//     one Asio async_wait per read cost); each report is one recv into a
+//     64 KiB buffer that all sockets share (an idle connection costs no
+//     buffer) and one on_bytes. close() and breaks take it out of the set.
 //   - Writing: one queue per connection of byte chunks and file regions,
 //     written strictly in order. Consecutive chunks go out in one gathered
 //     write. A file region of a PosixFile goes out with sendfile(2) straight
