@@ -33,7 +33,13 @@ CommitLog::CommitLog(env::Env& env, const MessageStoreConfig& config)
     // measured 1.5x the CPU per put of the group write at 8 and 64 in
     // flight. 1 MiB stays cached, and an early commit only narrows the
     // kill -9 window. It also bounds the memory: with the disk refusing
-    // commits, puts are refused once 1 MiB waits.
+    // commits, puts are refused once 1 MiB waits. It is internal, not tied
+    // to commitCommitLogLeastPages: that is the least a timed commit
+    // writes (RocketMQ's only size rule; it has no upper trigger, its buffer
+    // being the segment), and this the most a buffer holds. With a
+    // least-pages value of 256 (1 MiB / 4 KiB) or more, the full buffer
+    // commits before any tick may, and only the thorough interval adds
+    // commits.
     queue_.enable_write_behind(kGroupWriteMaxBytes, /*keep_last_commit=*/true);
     if (transient_store_pool_) queue_.set_commit_on_flush(false);
   }
