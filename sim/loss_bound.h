@@ -50,6 +50,8 @@
 //   fail_disk of one RAID10 member whose mirror partner is healthy: nothing
 //   promote_slave       SYNC_MASTER nothing; ASYNC_MASTER the old master's
 //                       unreplicated tail, measured as for destroy_machine
+//                       (with transientStorePoolEnable its write buffer is
+//                       part of it: the slave only receives committed bytes)
 //   a slave's loss      nothing while its group's master still holds the log
 // Where a rule allows loss, the group's queues restart shorter than what
 // consumers had already read, and new messages reuse those queue offsets: a
