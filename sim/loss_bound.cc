@@ -176,11 +176,14 @@ class Bounder {
     return false;
   }
 
-  // Acknowledged messages of group sent by now whose bytes lie at or past from.
-  std::set<uint64_t> stored_from(const std::string& group, int64_t from) const {
+  // Acknowledged messages of group sent by now whose bytes lie at or past
+  // from; with acknowledged_since, only those whose acknowledgement came at
+  // or after it.
+  std::set<uint64_t> stored_from(const std::string& group, int64_t from, Nanos acknowledged_since = 0) const {
     std::set<uint64_t> seqs;
     for (const Acked& a : acked_) {
-      if (a.group == group && a.invoked_at <= instant_->at && (a.phy_offset < 0 || a.phy_offset >= from)) {
+      if (a.group == group && a.invoked_at <= instant_->at && (a.phy_offset < 0 || a.phy_offset >= from) &&
+          a.completed_at >= acknowledged_since) {
         seqs.insert(a.seq);
       }
     }
@@ -243,11 +246,32 @@ class Bounder {
     }
     // max_phy_offset is the committed offset (MessageStore::max_phy_offset).
     MQ_ASSERT(state->flushed_phy_offset <= state->max_phy_offset);
-    const std::set<uint64_t> seqs = stored_from(state->broker_group, state->max_phy_offset);
+    // Only this process's buffer dies, and it holds only what this process
+    // acknowledged. Past the committed offset there may also lie messages an
+    // earlier incarnation of the group's log acknowledged and a fault
+    // already took (a promoted slave starts at its replica's end, a
+    // restarted master at its recovered end), whose offsets this log has
+    // not reached again: they are not in this buffer.
+    const Nanos serving_since = ready_at(process);
+    MQ_ASSERT(serving_since >= 0 && serving_since <= instant_->at);  // state->running says it served
+    const std::set<uint64_t> seqs = stored_from(state->broker_group, state->max_phy_offset, serving_since);
     take(verdict, state->broker_group, seqs,
          std::to_string(seqs.size()) + " on " + process +
              ": transientStorePoolEnable acknowledged them from the write buffer, not yet committed");
   }
+
+  // When process last became ready to serve (its broker_up), at or before
+  // the instant; -1 if it never did.
+  Nanos ready_at(const std::string& process) const {
+    Nanos ready = -1;
+    for (const WorldEvent& event : history_.events()) {
+      if (event.what == "broker_up" && event.detail == process && event.at <= instant_->at) {
+        ready = std::max(ready, event.at);
+      }
+    }
+    return ready;
+  }
+
 
   // The machine's store is gone for good. returns_empty: the broker comes
   // back on a new, empty disk under its own brokerId (a replaced disk).

@@ -8,11 +8,15 @@
 //   kill_process, pause, partition, slow or stalled disk, clock skew
 //                       nothing: the page cache survives a process crash;
 //                       except kill_process of a master running
-//                       transientStorePoolEnable (an ASYNC_FLUSH master):
-//                       every acknowledged message of its group at or past
+//                       transientStorePoolEnable (an ASYNC_FLUSH master,
+//                       a promoted slave included: it restarts with the
+//                       master role): every message of its group it
+//                       acknowledged since it last became ready, at or past
 //                       the CommitLog's committed offset at that instant
 //                       (the write buffer dies with the process: about
-//                       commitIntervalCommitLog of traffic)
+//                       commitIntervalCommitLog of traffic; messages an
+//                       earlier incarnation of the log acknowledged past
+//                       that offset were never in this buffer)
 //   crash_machine, power_loss_all on a master (or on a slave holding the
 //   group's only copy)
 //                       SYNC_FLUSH: nothing, it acknowledges once durable
@@ -46,6 +50,8 @@
 //   fail_disk of one RAID10 member whose mirror partner is healthy: nothing
 //   promote_slave       SYNC_MASTER nothing; ASYNC_MASTER the old master's
 //                       unreplicated tail, measured as for destroy_machine
+//                       (with transientStorePoolEnable its write buffer is
+//                       part of it: the slave only receives committed bytes)
 //   a slave's loss      nothing while its group's master still holds the log
 // Where a rule allows loss, the group's queues restart shorter than what
 // consumers had already read, and new messages reuse those queue offsets: a

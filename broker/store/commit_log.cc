@@ -33,7 +33,13 @@ CommitLog::CommitLog(env::Env& env, const MessageStoreConfig& config)
     // measured 1.5x the CPU per put of the group write at 8 and 64 in
     // flight. 1 MiB stays cached, and an early commit only narrows the
     // kill -9 window. It also bounds the memory: with the disk refusing
-    // commits, puts are refused once 1 MiB waits.
+    // commits, puts are refused once 1 MiB waits. It is internal, not tied
+    // to commitCommitLogLeastPages: that is the least a timed commit
+    // writes (RocketMQ's only size rule; it has no upper trigger, its buffer
+    // being the segment), and this the most a buffer holds. With a
+    // least-pages value of 256 (1 MiB / 4 KiB) or more, the full buffer
+    // commits before any tick may, and only the thorough interval adds
+    // commits.
     queue_.enable_write_behind(kGroupWriteMaxBytes, /*keep_last_commit=*/true);
     if (transient_store_pool_) queue_.set_commit_on_flush(false);
   }
@@ -187,9 +193,16 @@ Result<std::vector<uint8_t>> CommitLog::read(PhyOffset offset, int32_t size) con
   std::shared_ptr<MappedFile> file = queue_.find_file(offset.value());
   if (!file) return Status::NotFound("commitlog: no segment holds offset " + offset.to_string());
   const int64_t position = offset.value() - file->file_from_offset();
-  if (position + size > file->wrote_position()) {
+  // RocketMQ's MappedFile.selectMappedBuffer stops at getReadPosition(): the
+  // committed position with a transient store pool. Buffered bytes are not
+  // stored yet: a kill -9 takes them, and recovery may hand their offsets to
+  // other records, so nothing may be read from them, by id or by key.
+  const int64_t readable = file->committed_position();
+  MQ_ASSERT(readable <= file->wrote_position());
+  if (position + size > readable) {
     return Status::NotFound("commitlog: " + std::to_string(size) + " bytes at offset " + offset.to_string() +
-                            " run past the written end of " + file->path());
+                            " run past the committed end of " + file->path() +
+                            (readable < file->wrote_position() ? " (the rest is still in the write buffer)" : ""));
   }
   std::vector<uint8_t> bytes(static_cast<size_t>(size));
   MQ_ASSIGN_OR_RETURN(size_t got, file->read(position, bytes));

@@ -19,9 +19,10 @@
 // is in the page cache and survives kill -9 as before; N puts arriving in
 // one turn cost one pwrite instead of N. A segment roll commits the filled
 // segment (its records and the BLANK) before the next segment is taken, so
-// only the last segment ever buffers. Readers of the device (dispatch, pull
-// regions, the HA stream) stop at committed_offset(); CommitLog::read sees
-// the buffered bytes too.
+// only the last segment ever buffers. Every reader stops at
+// committed_offset(): dispatch, pull regions, the HA stream, and
+// CommitLog::read (lookups by offset, id or key), as RocketMQ reads up to
+// MappedFile.getReadPosition().
 //
 // All-or-nothing: when the device refuses a commit (disk full, failed
 // device), every uncommitted record is dropped: the write position, the
@@ -118,7 +119,9 @@ class CommitLog {
   PhyOffset flushed_offset() const { return PhyOffset(queue_.flushed_where()); }
   int64_t last_append_timestamp_ms() const { return last_append_timestamp_ms_; }
 
-  // Reads size bytes at offset, all within one segment and below max_offset.
+  // Reads size bytes at offset, all within one segment and below
+  // committed_offset(); NotFound for bytes past it (still buffered, or not
+  // written at all).
   Result<std::vector<uint8_t>> read(PhyOffset offset, int32_t size) const;
   // The record starting at offset, decoded (CRC checked). Corruption names
   // the segment file and the position inside it.

@@ -418,7 +418,9 @@ Result<QueueOffset> MessageStore::offset_in_queue_by_time(const std::string& top
 }
 
 Result<std::vector<uint8_t>> MessageStore::look_message_by_offset(PhyOffset offset) const {
-  if (offset < commit_log_.min_offset() || offset >= commit_log_.max_offset()) {
+  // Only committed records: one still in the write buffer (transient store
+  // pool) may yet die with the process, and its offset go to another record.
+  if (offset < commit_log_.min_offset() || offset >= commit_log_.committed_offset()) {
     return Status::NotFound("no message at commitlog offset " + offset.to_string());
   }
   return commit_log_.read_record_bytes(offset);
@@ -430,7 +432,9 @@ Result<std::vector<std::vector<uint8_t>>> MessageStore::query_message(const std:
   MQ_ASSIGN_OR_RETURN(std::vector<PhyOffset> offsets, index_->query(topic, key, max_num, begin_ms, end_ms));
   std::vector<std::vector<uint8_t>> records;
   for (PhyOffset offset : offsets) {
-    if (offset < commit_log_.min_offset() || offset >= commit_log_.max_offset()) continue;
+    // Dispatch indexes only committed records; reading stops there too, so a
+    // stale entry cannot reach bytes still in the write buffer.
+    if (offset < commit_log_.min_offset() || offset >= commit_log_.committed_offset()) continue;
     Result<std::vector<uint8_t>> record = commit_log_.read_record_bytes(offset);
     if (!record.ok()) continue;  // removed or rewritten since it was indexed
     // The index stores hashes: confirm the record really is topic#key.

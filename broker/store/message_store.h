@@ -93,9 +93,11 @@ class MessageStore {
   QueueOffset max_offset_in_queue(const std::string& topic, int32_t queue_id);
   QueueOffset min_offset_in_queue(const std::string& topic, int32_t queue_id);
   Result<QueueOffset> offset_in_queue_by_time(const std::string& topic, int32_t queue_id, int64_t timestamp_ms);
-  // The record at a CommitLog offset (VIEW_MESSAGE_BY_ID).
+  // The record at a CommitLog offset (VIEW_MESSAGE_BY_ID). Committed records
+  // only: with transientStorePoolEnable an acknowledged record still in the
+  // write buffer is NotFound until its commit, as in RocketMQ.
   Result<std::vector<uint8_t>> look_message_by_offset(PhyOffset offset) const;
-  // QUERY_MESSAGE: records indexed under topic#key in the time window.
+  // QUERY_MESSAGE: committed records indexed under topic#key in the time window.
   Result<std::vector<std::vector<uint8_t>>> query_message(const std::string& topic, const std::string& key,
                                                           int32_t max_num, int64_t begin_ms, int64_t end_ms);
 

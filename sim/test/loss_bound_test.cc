@@ -15,13 +15,24 @@ namespace {
 
 constexpr int64_t kRecordBytes = 300;
 
+// A message of group sent at `at`, stored as record `record` of its log at
+// queue 0 offset `record`, acknowledged 0.5 ms later.
+uint64_t acked_record(History& history, Nanos at, int record, const std::string& group = "broker-a") {
+  const uint64_t seq = history.begin_send("p0", at, "", 0);
+  const std::string id = store::create_offset_message_id(store::HostAddress::ipv4(10, 0, 1, 1, 10911),
+                                                         PhyOffset(record * kRecordBytes));
+  history.complete_send(seq, at + 500 * kNanosPerMicro, SendOutcome::kOk, group, 0, record, id, 1);
+  return seq;
+}
+
 // Message i of broker-a: record i of its log, queue 0 offset i, acknowledged at 10 ms + i ms.
 uint64_t acked(History& history, int i, const std::string& group = "broker-a") {
-  const uint64_t seq = history.begin_send("p0", millis(10 + i), "", 0);
-  const std::string id = store::create_offset_message_id(store::HostAddress::ipv4(10, 0, 1, 1, 10911),
-                                                         PhyOffset(i * kRecordBytes));
-  history.complete_send(seq, millis(10 + i) + 500 * kNanosPerMicro, SendOutcome::kOk, group, 0, i, id, 1);
-  return seq;
+  return acked_record(history, millis(10 + i), i, group);
+}
+
+// process became ready to serve at `at` (SimWorld::record_ready).
+void broker_up(History& history, Nanos at, const std::string& process) {
+  history.record(WorldEvent{at, "broker_up", "broker-a", process, -1});
 }
 
 void received(History& history, uint64_t seq, Nanos at, int64_t queue_offset) {
@@ -93,6 +104,7 @@ TEST(LossBound, KillProcessAndSlowDiskLoseNothingUnderAnyConfiguration) {
 // (max_phy_offset); a slave's kill, or the pool ignored (SYNC_FLUSH), nothing.
 TEST(LossBound, TransientStorePoolKillMayLoseWhatWasPastTheCommittedOffset) {
   History history;
+  broker_up(history, 0, "broker-a-0");
   for (int i = 0; i < 20; ++i) acked(history, i);
   const faults::FaultSchedule schedule{{fault(faults::FaultKind::kKillProcess, millis(100), "broker-a-0")}};
   // Records 0..11 committed (3600 bytes), 0..4 flushed.
@@ -111,6 +123,38 @@ TEST(LossBound, TransientStorePoolKillMayLoseWhatWasPastTheCommittedOffset) {
   Scenario ignored = pool;
   ignored.broker.store.flushDiskType = store::FlushDiskType::SYNC_FLUSH;
   EXPECT_EQ(compute_loss_bound(ignored, schedule, instants, history).messages, 0);
+}
+
+// A kill takes only the killed process's buffer: what it acknowledged since
+// it became ready. The first kill takes records 12..19; the restarted
+// master's log ends at record 12 and reuses offsets 12.. for new messages.
+// At the second kill it has committed record 12 of its own: its buffer holds
+// its record 13 alone, not the first incarnation's 13..19, which lie past
+// its committed offset too but died with the first process (counting them
+// again is what made a promoted slave's kill, with no traffic since its
+// promotion, look as if it had lost its predecessor's tail).
+TEST(LossBound, TransientStorePoolKillCountsOnlyWhatTheKilledProcessAcknowledged) {
+  History history;
+  broker_up(history, 0, "broker-a-0");
+  for (int i = 0; i < 20; ++i) acked(history, i);
+  broker_up(history, millis(200), "broker-a-0");
+  const uint64_t committed_again = acked_record(history, millis(210), 12);
+  const uint64_t buffered = acked_record(history, millis(211), 13);
+  const faults::FaultSchedule schedule{{fault(faults::FaultKind::kKillProcess, millis(100), "broker-a-0"),
+                                        fault(faults::FaultKind::kKillProcess, millis(300), "broker-a-0")}};
+  const std::vector<FaultInstant> instants = {
+      {0, millis(100), {broker("broker-a-0", 0, 12 * kRecordBytes, 5 * kRecordBytes)}},
+      {1, millis(300), {broker("broker-a-0", 0, 13 * kRecordBytes, 5 * kRecordBytes)}}};
+  Scenario pool = scenario(store::FlushDiskType::ASYNC_FLUSH, store::BrokerRole::ASYNC_MASTER);
+  pool.broker.store.transientStorePoolEnable = true;
+  const LossBound bound = compute_loss_bound(pool, schedule, instants, history);
+  ASSERT_EQ(bound.faults.size(), 2u);
+  EXPECT_EQ(bound.faults[0].destroyed, 8);  // records 12..19 of the first incarnation
+  EXPECT_EQ(bound.faults[1].destroyed, 1) << bound.faults[1].reason;
+  EXPECT_EQ(bound.at_risk.count(buffered), 1u);
+  EXPECT_EQ(bound.at_risk.at(buffered), 1);
+  EXPECT_EQ(bound.at_risk.count(committed_again), 0u);
+  EXPECT_EQ(bound.messages, 9);
 }
 
 TEST(LossBound, AsyncMasterLossWithPromotionMayLoseWhatTheSlaveLacked) {

@@ -140,6 +140,46 @@ TEST_F(AdminBrokerTest, QueryMessageByKeyAndViewMessageById) {
   EXPECT_EQ(refused.remark, "can not find message by the offset, 999999");
 }
 
+// transientStorePoolEnable: a send is answered from the CommitLog's write
+// buffer, but VIEW_MESSAGE_BY_ID and QUERY_MESSAGE read only committed
+// records (RocketMQ's getReadPosition()), so the message is found only once
+// CommitRealTimeService wrote it to the file.
+TEST(AdminBrokerTransientStorePool, ViewByIdAndQueryByKeyFindAMessageOnlyOnceCommitted) {
+  store::MessageStoreConfig store_config = test_store_config();
+  store_config.flushDiskType = store::FlushDiskType::ASYNC_FLUSH;
+  store_config.transientStorePoolEnable = true;
+  store_config.commitIntervalCommitLog = 5'000;  // a wide window between the answer and the commit
+  BrokerSimWorld world(test_broker_config(), store_config);
+  ASSERT_TRUE(world.start_broker().ok());
+  ASSERT_NE(world.broker().message_store().commit_real_time_service(), nullptr);
+  RemotingCommand sent = world.must_call(send_v2("TopicP", "pooled", 0, {{"KEYS", "order-9"}}));
+  ASSERT_EQ(sent.code, ResponseCode::SUCCESS) << sent.remark;
+  const int64_t offset = store::decode_offset_message_id(*sent.find_ext("msgId"))->offset.value();
+  const RemotingCommand view = request_with(RequestCode::VIEW_MESSAGE_BY_ID, {{"offset", std::to_string(offset)}});
+  const RemotingCommand query = request_with(RequestCode::QUERY_MESSAGE, {{"topic", "TopicP"},
+                                                                          {"key", "order-9"},
+                                                                          {"maxNum", "32"},
+                                                                          {"beginTimestamp", "0"},
+                                                                          {"endTimestamp", std::to_string(INT64_MAX)}});
+  ASSERT_EQ(world.broker().message_store().max_phy_offset().value(), 0) << "answered, still buffered";
+  RemotingCommand viewed = world.must_call(view);
+  EXPECT_EQ(viewed.code, ResponseCode::SYSTEM_ERROR);
+  EXPECT_EQ(viewed.remark, "can not find message by the offset, " + std::to_string(offset));
+  EXPECT_EQ(world.must_call(query).code, ResponseCode::QUERY_NOT_FOUND);
+
+  world.run_for(millis(store_config.commitIntervalCommitLog));
+  ASSERT_GT(world.broker().message_store().max_phy_offset().value(), offset);
+  viewed = world.must_call(view);
+  ASSERT_EQ(viewed.code, ResponseCode::SUCCESS) << viewed.remark;
+  std::vector<PulledMessage> one = decode_records(viewed.body);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].body, "pooled");
+  RemotingCommand found = world.must_call(query);
+  ASSERT_EQ(found.code, ResponseCode::SUCCESS) << found.remark;
+  ASSERT_EQ(decode_records(found.body).size(), 1u);
+  EXPECT_EQ(decode_records(found.body)[0].body, "pooled");
+}
+
 TEST_F(AdminBrokerTest, RuntimeInfoTopicStatsAndConsumeStats) {
   for (int i = 0; i < 5; ++i) send("TopicS", 0, "m");
   send("TopicS", 1, "m");

@@ -1,10 +1,11 @@
 // transientStorePoolEnable (commit_real_time_service.h): puts acknowledged
 // from the CommitLog's write buffer, committed on CommitRealTimeService's
-// schedule, visible to consumers only once committed; what kill -9, a power
-// cut and a clean shutdown do to the buffered tail. Driven on a
-// StoreSimWorld, so every instant is exact.
+// schedule, visible to consumers and to lookups by offset, id and key only
+// once committed; what kill -9, a power cut and a clean shutdown do to the
+// buffered tail. Driven on a StoreSimWorld, so every instant is exact.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -109,6 +110,53 @@ TEST(TransientStorePool, AcknowledgedFromTheBufferAndDispatchedOnlyAfterTheCommi
   EXPECT_EQ(world.store().dispatched_phy_offset(), buffered_end(world));
   EXPECT_EQ(world.body_at(kTopic, 0, QueueOffset(0)), "first");
   EXPECT_EQ(world.body_at(kTopic, 0, QueueOffset(1)), "second");
+}
+
+// RocketMQ reads the CommitLog up to MappedFile.getReadPosition(), the
+// committed position with a pool: VIEW_MESSAGE_BY_ID and QUERY_MESSAGE do
+// not see an acknowledged record still in the write buffer (a kill -9 may
+// yet take it and give its offset to another record).
+TEST(TransientStorePool, LookupsByOffsetIdAndKeyReadOnlyCommittedRecords) {
+  StoreSimWorld world = pool_world();
+  ASSERT_TRUE(world.start().ok());
+  const PutMessageResult first = world.put(make_message(kTopic, 0, "first", "order-1"));
+  ASSERT_EQ(first.status, PutMessageStatus::PUT_OK);
+  Result<OffsetMessageId> id = decode_offset_message_id(first.append.msg_id());
+  ASSERT_TRUE(id.ok());
+  ASSERT_EQ(id->offset, first.append.wrote_offset);
+  ASSERT_EQ(world.store().max_phy_offset(), PhyOffset(0)) << "acknowledged, still buffered";
+  auto by_key = [&](const std::string& key) {
+    Result<std::vector<std::vector<uint8_t>>> found = world.store().query_message(kTopic, key, 32, 0, INT64_MAX);
+    EXPECT_TRUE(found.ok()) << found.status().to_string();
+    return found.ok() ? found->size() : size_t{0};
+  };
+  Result<std::vector<uint8_t>> by_id = world.store().look_message_by_offset(id->offset);
+  EXPECT_EQ(by_id.status().code(), StatusCode::kNotFound) << "by id before the commit";
+  Result<std::vector<uint8_t>> raw = world.store().commit_log().read(first.append.wrote_offset, 4);
+  EXPECT_EQ(raw.status().code(), StatusCode::kNotFound) << "CommitLog::read stops at the committed end";
+  EXPECT_NE(raw.status().message().find("write buffer"), std::string::npos) << raw.status().to_string();
+  EXPECT_EQ(by_key("order-1"), 0u) << "by key before the commit";
+
+  world.run_for(millis(205));  // the first (thorough) tick commits, dispatch indexes
+  ASSERT_EQ(world.store().max_phy_offset(), first.append.end_offset());
+  by_id = world.store().look_message_by_offset(id->offset);
+  ASSERT_TRUE(by_id.ok()) << by_id.status().to_string();
+  Result<DecodedRecord> decoded = decode_record(*by_id);
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(std::string(decoded->message.body.begin(), decoded->message.body.end()), "first");
+  EXPECT_EQ(by_key("order-1"), 1u);
+
+  // A committed record and a buffered one in the same segment: each is
+  // judged by where the commit ended.
+  const PutMessageResult second = world.put(make_message(kTopic, 0, "second", "order-2"));
+  ASSERT_EQ(second.status, PutMessageStatus::PUT_OK);
+  ASSERT_EQ(second.append.wrote_offset, first.append.end_offset());
+  EXPECT_TRUE(world.store().look_message_by_offset(first.append.wrote_offset).ok());
+  EXPECT_EQ(world.store().look_message_by_offset(second.append.wrote_offset).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(by_key("order-2"), 0u);
+  world.run_for(millis(205));
+  EXPECT_TRUE(world.store().look_message_by_offset(second.append.wrote_offset).ok());
+  EXPECT_EQ(by_key("order-2"), 1u);
 }
 
 TEST(TransientStorePool, CommitsByLeastPagesAndByTheThoroughInterval) {
