@@ -162,7 +162,10 @@ inline Result<ScopedFd> create_prepared(const std::string& path, BlockState bloc
     const int error = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes));
     if (error != 0) return errno_status(path, "posix_fallocate", error);
   } else if (blocks == BlockState::kPretouched) {
-    const std::vector<uint8_t> zeros(size_t{1} << 20, 0);
+    // 64 KiB per pwrite, as PosixFilePreparer pre-touches a segment: the
+    // size of these writes sets the page cache's folio size, and with it
+    // the kernel's cost of every later small overwrite (posix_file_preparer.cc).
+    const std::vector<uint8_t> zeros(size_t{64} << 10, 0);
     for (uint64_t offset = 0; offset < bytes; offset += zeros.size()) {
       const size_t length = static_cast<size_t>(std::min<uint64_t>(zeros.size(), bytes - offset));
       MQ_RETURN_IF_ERROR(write_all(fd, path, zeros.data(), length, offset));

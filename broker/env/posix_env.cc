@@ -64,6 +64,13 @@ bool PosixEnv::run_until(const std::function<bool()>& done, std::chrono::millise
   MQ_ASSERT(limit.count() >= 0);
   const auto deadline = std::chrono::steady_clock::now() + limit;
   if (io_.stopped()) io_.restart();  // an earlier run ran out of work
+  // One Asio handler runs many posted tasks: stop after the one that makes
+  // done() true, as when every task was a handler of its own.
+  struct RestoreStop {
+    AsioExecutor& executor;
+    const std::function<bool()>* previous;
+    ~RestoreStop() { executor.set_stop_between_tasks(previous); }
+  } restore{executor_, executor_.set_stop_between_tasks(&done)};
   while (!done()) {
     if (std::chrono::steady_clock::now() >= deadline) return false;
     if (io_.run_one_until(deadline) == 0 && io_.stopped()) {

@@ -56,9 +56,12 @@ int64_t CommitLog::uncommitted_pages() const {
 }
 
 PhyOffset CommitLog::committed_offset() const {
-  const std::shared_ptr<MappedFile> last = queue_.last_file();
-  if (!last) return max_offset();
-  const PhyOffset committed(last->file_from_offset() + last->committed_position());
+  // By reference, not last_file()'s copy: this runs several times per put,
+  // and each shared_ptr copy is two locked atomic operations.
+  const std::vector<std::shared_ptr<MappedFile>>& files = queue_.files();
+  if (files.empty()) return max_offset();
+  const MappedFile& last = *files.back();
+  const PhyOffset committed(last.file_from_offset() + last.committed_position());
   MQ_ASSERT(committed <= max_offset());
   return committed;
 }

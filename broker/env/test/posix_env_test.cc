@@ -303,6 +303,17 @@ TEST_F(PosixEnvTest, PostRunsTasksInPostOrder) {
   for (int i = 0; i < 100; ++i) EXPECT_EQ(order[static_cast<size_t>(i)], i);
 }
 
+// Many posted tasks run inside one Asio handler (asio_executor.h): run_until
+// still returns right after the task that made its condition true.
+TEST_F(PosixEnvTest, RunUntilStopsRightAfterTheTaskThatMakesItsConditionTrue) {
+  std::vector<int> order;
+  for (int i = 0; i < 10; ++i) env_.executor().post([&order, i] { order.push_back(i); });
+  ASSERT_TRUE(env_.run_until([&] { return order.size() == 4; }, kLimit));
+  EXPECT_EQ(order.size(), 4u);
+  ASSERT_TRUE(env_.run_until([&] { return order.size() == 10; }, kLimit));
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(order[static_cast<size_t>(i)], i);
+}
+
 TEST_F(PosixEnvTest, PostFromAnotherThreadRunsOnTheExecutorThread) {
   std::atomic<bool> ran = false;
   std::thread::id ran_on;

@@ -275,6 +275,13 @@ TEST(MessageCodec, ValidateTopicNameFollowsRocketMqRule) {
   EXPECT_NE(dot.message().find("0x2E at index 1"), std::string::npos) << dot.message();
   EXPECT_FALSE(validate_topic_name("\xE4\xBB\x8E").ok());  // non-ASCII
   EXPECT_FALSE(validate_topic_name(std::string_view("a\0b", 3)).ok());
+  // Every byte value, against RocketMQ's VALID_PATTERN_STR "^[%|a-zA-Z0-9_-]+$".
+  const std::string allowed = "%|_-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  for (int byte = 0; byte < 256; ++byte) {
+    const char c = static_cast<char>(byte);
+    const bool legal = allowed.find(c) != std::string::npos;
+    EXPECT_EQ(validate_topic_name(std::string("t") + c + "t").ok(), legal) << "byte " << byte;
+  }
 }
 
 TEST(MessageCodec, EncodeRejectsIllegalTopicsAndOversizeBodies) {
