@@ -36,14 +36,23 @@ void MessageExt::append_properties(std::string_view encoded) {
   MQ_ASSERT(properties_text.back() == '\x02');
 }
 
-const std::string& HostTextCache::Last::of(const store::HostAddress& address) {
-  if (!known_ || !(address == address_)) {
-    address_ = address;
-    text_ = address.to_string();
-    known_ = true;
+const std::string& HostTextCache::Recent::of(const store::HostAddress& address) {
+  MQ_ASSERT(used_ <= kSize);
+  MQ_ASSERT(next_replace_ < kSize);
+  for (size_t i = 0; i < used_; ++i) {
+    if (entries_[i].address == address) return entries_[i].text;
   }
-  MQ_ASSERT(!text_.empty());
-  return text_;
+  size_t slot = used_;
+  if (used_ < kSize) {
+    ++used_;
+  } else {
+    slot = next_replace_;
+    next_replace_ = (next_replace_ + 1) % kSize;
+  }
+  entries_[slot].address = address;
+  entries_[slot].text = address.to_string();
+  MQ_ASSERT(!entries_[slot].text.empty());
+  return entries_[slot].text;
 }
 
 namespace {

@@ -15,6 +15,7 @@
 // MessageDecoder.decodes stops at the first bad record.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -99,28 +100,37 @@ struct PulledMessages {
   Status error;                      // ok, or why decoding stopped early
 };
 
-// The "ip:port" texts of the last born host and store host decoded. A
-// queue's messages share one store host and mostly a few born hosts, and
-// formatting them was a tenth of decoding a pulled message; with long
-// polling most pulls bring one message, so a QueueConsumer keeps its cache
-// across pulls rather than per body.
+// The "ip:port" texts of the born hosts and store hosts decoded lately. A
+// queue's messages share one store host and come from a few producers (born
+// hosts), interleaved; formatting them was a tenth of decoding a pulled
+// message, and remembering only the last one missed on every other message
+// once two producers fed a queue. With long polling most pulls bring one
+// message, so a QueueConsumer keeps its cache across pulls rather than per
+// body.
 class HostTextCache {
  public:
   const std::string& born_host(const store::HostAddress& address) { return born_.of(address); }
   const std::string& store_host(const store::HostAddress& address) { return store_.of(address); }
 
  private:
-  class Last {
+  // The last kSize distinct addresses; a miss replaces the oldest entry, so a
+  // workload with more hosts than that still costs one format per miss.
+  class Recent {
    public:
     const std::string& of(const store::HostAddress& address);
 
    private:
-    store::HostAddress address_;
-    std::string text_;
-    bool known_ = false;
+    static constexpr size_t kSize = 4;
+    struct Entry {
+      store::HostAddress address;
+      std::string text;
+    };
+    std::array<Entry, kSize> entries_;
+    size_t used_ = 0;         // entries_[0, used_) hold addresses
+    size_t next_replace_ = 0;  // the oldest entry, once all are used
   };
-  Last born_;
-  Last store_;
+  Recent born_;
+  Recent store_;
 };
 
 // Decodes a PULL_MESSAGE body: records back to back, CRC checked.

@@ -100,6 +100,27 @@ TEST(PulledMessages, EachMessageNamesItsOwnHostsWhenTheyChangeWithinABatch) {
   EXPECT_EQ(pulled.messages[3].storeHost, "10.0.0.1:10911");
 }
 
+// The cache remembers a few hosts: producers taking turns hit it, and more
+// hosts than it holds (each replacing the oldest) still get their own text.
+TEST(PulledMessages, AHostCacheGivesEachHostItsTextHoweverManyTakeTurns) {
+  HostTextCache hosts;
+  for (int round = 0; round < 3; ++round) {
+    for (int producers : {2, 4, 7}) {
+      for (int i = 0; i < 2 * producers; ++i) {
+        const int n = i % producers;
+        const store::HostAddress born = store::HostAddress::ipv4(10, 0, 0, static_cast<uint8_t>(10 + n), 50000 + n);
+        const store::HostAddress stored = store::HostAddress::ipv4(10, 0, 1, static_cast<uint8_t>(n % 2), 10911);
+        EXPECT_EQ(hosts.born_host(born), born.to_string()) << "round " << round << ", host " << n;
+        EXPECT_EQ(hosts.store_host(stored), stored.to_string()) << "round " << round << ", host " << n;
+      }
+    }
+  }
+  // The texts handed out before stay as they were for the same address.
+  const store::HostAddress ipv6{{0x20, 0x01, 0x0d, 0xb8}, true, 10911};
+  EXPECT_EQ(hosts.born_host(ipv6), ipv6.to_string());
+  EXPECT_EQ(hosts.born_host(store::HostAddress::ipv4(10, 0, 0, 10, 50000)), "10.0.0.10:50000");
+}
+
 // A cache kept across bodies (a QueueConsumer's) must notice a host change
 // between two pulls as it does within one.
 TEST(PulledMessages, AHostCacheKeptAcrossBodiesFollowsTheirHosts) {
