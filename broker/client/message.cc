@@ -1,5 +1,6 @@
 #include "broker/client/message.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "broker/client/compression.h"
@@ -18,6 +19,43 @@ store::MessageProperties wire_properties(const Message& message) {
   return properties;
 }
 
+std::string encode_wire_properties(const Message& message, std::string_view stamped_name,
+                                   std::string_view stamped_value) {
+  MQ_ASSERT(!stamped_name.empty());
+  // Every (name, value) in the order of precedence wire_properties applies:
+  // the message's properties, then the stamp set over them, then the fields
+  // folded in over both. A stable sort by name keeps that order among equal
+  // names, so the last of each run is the one the map would have kept.
+  struct Item {
+    std::string_view name;
+    std::string_view value;
+  };
+  std::vector<Item> items;
+  items.reserve(message.properties.size() + 5);
+  for (const auto& [name, value] : message.properties) items.push_back({name, value});
+  items.push_back({stamped_name, stamped_value});
+  if (!message.tags.empty()) items.push_back({store::kPropertyTags, message.tags});
+  if (!message.keys.empty()) items.push_back({store::kPropertyKeys, message.keys});
+  const std::string delay_text = message.delayTimeLevel > 0 ? std::to_string(message.delayTimeLevel) : std::string();
+  if (message.delayTimeLevel > 0) items.push_back({store::kPropertyDelayLevel, delay_text});
+  items.push_back({store::kPropertyWaitStoreMsgOk, message.waitStoreMsgOK ? "true" : "false"});
+  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.name < b.name; });
+  const auto kept = [&items](size_t i) { return i + 1 == items.size() || items[i + 1].name != items[i].name; };
+  size_t size = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (kept(i)) size += items[i].name.size() + items[i].value.size() + 2;
+  }
+  std::string text;
+  text.reserve(size);
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!kept(i)) continue;
+    // store::encode_properties' separators: name 0x01 value 0x02.
+    text.append(items[i].name).append(1, '\x01').append(items[i].value).append(1, '\x02');
+  }
+  MQ_ASSERT(text.size() == size);
+  return text;
+}
+
 std::optional<std::string> MessageExt::property(std::string_view name) const {
   const std::optional<std::string_view> value = store::find_property(properties_text, name);
   if (!value) return std::nullopt;
@@ -34,6 +72,25 @@ void MessageExt::append_properties(std::string_view encoded) {
   if (!terminated) properties_text += '\x02';
   properties_text.append(encoded);
   MQ_ASSERT(properties_text.back() == '\x02');
+}
+
+std::string encode_offset_properties(int64_t min_offset, int64_t max_offset) {
+  // store::encode_properties' separators (message_codec.cc keeps them to
+  // itself); the test compares the two encodings.
+  constexpr char kNameValueSeparator = '\x01';
+  constexpr char kPropertySeparator = '\x02';
+  constexpr std::string_view kMax = "MAX_OFFSET";
+  constexpr std::string_view kMin = "MIN_OFFSET";
+  static_assert(kMax < kMin, "encode_properties writes names in order");
+  const std::string max_text = std::to_string(max_offset);
+  const std::string min_text = std::to_string(min_offset);
+  const size_t size = kMax.size() + kMin.size() + max_text.size() + min_text.size() + 4;
+  std::string text;
+  text.reserve(size);
+  text.append(kMax).append(1, kNameValueSeparator).append(max_text).append(1, kPropertySeparator);
+  text.append(kMin).append(1, kNameValueSeparator).append(min_text).append(1, kPropertySeparator);
+  MQ_ASSERT(text.size() == size);
+  return text;
 }
 
 const std::string& HostTextCache::Recent::of(const store::HostAddress& address) {

@@ -46,6 +46,12 @@ struct Message {
 
 // properties plus TAGS, KEYS, DELAY and WAIT from the fields above.
 store::MessageProperties wire_properties(const Message& message);
+// store::encode_properties(wire_properties(message)) with stamped (a name
+// and value, e.g. the producer's UNIQ_KEY) set in the properties first:
+// the string a SEND_MESSAGE_V2 header carries, written without building the
+// map (its nodes were most of a send's allocations on the client).
+std::string encode_wire_properties(const Message& message, std::string_view stamped_name,
+                                   std::string_view stamped_value);
 
 struct MessageExt {
   // For a message pulled from %RETRY%<group>: the original topic (its
@@ -86,6 +92,12 @@ struct MessageExt {
   void append_properties(std::string_view encoded);
   std::string body_text() const { return std::string(body.begin(), body.end()); }
 };
+
+// "MAX_OFFSET\x01<max>\x02MIN_OFFSET\x01<min>\x02": what Java's pull callback
+// adds to every pulled message, as store::encode_properties would encode the
+// two (in name order), for append_properties. Built directly: a map of two
+// strings per pull cost more than the append.
+std::string encode_offset_properties(int64_t min_offset, int64_t max_offset);
 
 // The bodies of pulled messages are bounded by the broker's maxMessageSize
 // (4 MiB by default); inflation is capped well above it.
