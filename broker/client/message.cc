@@ -114,9 +114,12 @@ const std::string& HostTextCache::Recent::of(const store::HostAddress& address) 
 
 namespace {
 
-Result<MessageExt> to_message_ext(const store::DecodedMessage& decoded, HostTextCache& hosts,
-                                  std::string_view appended_properties) {
-  MessageExt message;
+// Fills message (default-constructed) in place: a pulled batch decodes
+// straight into its vector, where returning a Result<MessageExt> moved every
+// message twice on its way there.
+Status fill_message_ext(const store::DecodedMessage& decoded, HostTextCache& hosts,
+                        std::string_view appended_properties, MessageExt& message) {
+  MQ_ASSERT(message.body.empty() && message.properties_text.empty());
   message.topic = std::string(decoded.topic);
   message.queueId = decoded.queue_id;
   message.queueOffset = decoded.queue_offset.value();
@@ -142,14 +145,16 @@ Result<MessageExt> to_message_ext(const store::DecodedMessage& decoded, HostText
   } else {
     message.body.assign(decoded.body.begin(), decoded.body.end());
   }
-  return message;
+  return Status::Ok();
 }
 
 }  // namespace
 
 Result<MessageExt> to_message_ext(const store::DecodedMessage& decoded) {
   HostTextCache hosts;
-  return to_message_ext(decoded, hosts, {});
+  MessageExt message;
+  MQ_RETURN_IF_ERROR(fill_message_ext(decoded, hosts, {}, message));
+  return message;
 }
 
 PulledMessages decode_pulled_messages(std::span<const uint8_t> body) {
@@ -172,12 +177,12 @@ PulledMessages decode_pulled_messages(std::span<const uint8_t> body, HostTextCac
       out.error = Status::Corruption("pulled record at byte " + std::to_string(position) + " is a blank record");
       return out;
     }
-    Result<MessageExt> message = to_message_ext(record->message, hosts, appended_properties);
-    if (!message.ok()) {
-      out.error = message.status().with_context("pulled record at byte " + std::to_string(position));
+    MessageExt& message = out.messages.emplace_back();
+    if (Status status = fill_message_ext(record->message, hosts, appended_properties, message); !status.ok()) {
+      out.messages.pop_back();
+      out.error = status.with_context("pulled record at byte " + std::to_string(position));
       return out;
     }
-    out.messages.push_back(std::move(message).value());
     MQ_ASSERT(record->total_size > 0);  // decode_record refuses sizes below the minimum
     position += static_cast<size_t>(record->total_size);
   }
