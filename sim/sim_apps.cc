@@ -1,6 +1,7 @@
 #include "sim/sim_apps.h"
 
 #include <algorithm>
+#include <charconv>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -352,17 +353,17 @@ class ConsumerApp final : public SimApp {
       done(client::ConsumeResult::RECONSUME_LATER);
       return;
     }
-    const auto seq_text = message.property(kSeqProperty);
+    const std::optional<uint64_t> seq = seq_of(message);
     ReceiptRecord receipt;
-    receipt.group = group_;
-    receipt.consumer = name_;
+    receipt.group = group_name_;
+    receipt.consumer = consumer_name_;
     receipt.at = world_.scheduler().now();
     receipt.broker_name = message.brokerName;
     receipt.queue_id = message.queueId;
     receipt.queue_offset = message.queueOffset;
     receipt.reconsume_times = message.reconsumeTimes;
-    if (seq_text) {
-      receipt.seq = std::stoull(*seq_text);
+    if (seq) {
+      receipt.seq = *seq;
       const std::optional<SendRecord> sent = world_.history().send(receipt.seq);
       receipt.body_intact = sent.has_value() && sent->body_crc == crc32_ieee(0, message.body);
       world_.history().receive(receipt);
@@ -372,11 +373,25 @@ class ConsumerApp final : public SimApp {
     done(client::ConsumeResult::SUCCESS);
   }
 
+  // The SEQ property our producers stamp: read in place, not copied out.
+  // nullopt when missing or not a number (the caller notes it).
+  static std::optional<uint64_t> seq_of(const client::MessageExt& message) {
+    const std::optional<std::string_view> text = store::find_property(message.properties_text, kSeqProperty);
+    if (!text || text->empty()) return std::nullopt;
+    uint64_t seq = 0;
+    const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), seq);
+    if (error != std::errc() || end != text->data() + text->size()) return std::nullopt;
+    return seq;
+  }
+
   SimWorld& world_;
   SimMachine& machine_;
   SimEnv& env_;
   std::string name_;
   std::string group_;
+  // Interned once: a receipt names its group and consumer.
+  InternedName group_name_{group_};
+  InternedName consumer_name_{name_};
   double failure_probability_ = 0;
   std::unique_ptr<client::MQClientInstance> instance_;
   std::unique_ptr<client::PushConsumer> consumer_;
