@@ -1,6 +1,5 @@
 #include "broker/client/message.h"
 
-#include <algorithm>
 #include <utility>
 
 #include "broker/client/compression.h"
@@ -19,39 +18,67 @@ store::MessageProperties wire_properties(const Message& message) {
   return properties;
 }
 
+namespace {
+
+struct WireItem {
+  std::string_view name;
+  std::string_view value;
+};
+
+// Calls emit(name, value) for every property encode_wire_properties writes,
+// in name order: the message's properties (a map: sorted already) merged
+// with the few set over them. Those are listed in the order wire_properties
+// applies them (the stamp, then TAGS, KEYS, DELAY, WAIT); among equal names
+// the last one listed wins, as the last assignment to the map would.
+template <typename Emit>
+void for_each_wire_property(const Message& message, const WireItem& stamped, std::string_view delay_text,
+                            Emit&& emit) {
+  std::array<WireItem, 5> set_over{};
+  size_t count = 0;
+  set_over[count++] = stamped;
+  if (!message.tags.empty()) set_over[count++] = {store::kPropertyTags, message.tags};
+  if (!message.keys.empty()) set_over[count++] = {store::kPropertyKeys, message.keys};
+  if (!delay_text.empty()) set_over[count++] = {store::kPropertyDelayLevel, delay_text};
+  set_over[count++] = {store::kPropertyWaitStoreMsgOk, message.waitStoreMsgOK ? "true" : "false"};
+  // Insertion sort: stable (equal names keep their order) and allocation-free for five.
+  for (size_t i = 1; i < count; ++i) {
+    for (size_t j = i; j > 0 && set_over[j].name < set_over[j - 1].name; --j) std::swap(set_over[j], set_over[j - 1]);
+  }
+  size_t unique = 0;  // keep the last of each run of equal names
+  for (size_t i = 0; i < count; ++i) {
+    if (i + 1 < count && set_over[i + 1].name == set_over[i].name) continue;
+    set_over[unique++] = set_over[i];
+  }
+  auto it = message.properties.begin();
+  size_t j = 0;
+  while (it != message.properties.end() || j < unique) {
+    if (j == unique || (it != message.properties.end() && std::string_view(it->first) < set_over[j].name)) {
+      emit(std::string_view(it->first), std::string_view(it->second));
+      ++it;
+      continue;
+    }
+    if (it != message.properties.end() && it->first == set_over[j].name) ++it;  // set over it
+    emit(set_over[j].name, set_over[j].value);
+    ++j;
+  }
+}
+
+}  // namespace
+
 std::string encode_wire_properties(const Message& message, std::string_view stamped_name,
                                    std::string_view stamped_value) {
   MQ_ASSERT(!stamped_name.empty());
-  // Every (name, value) in the order of precedence wire_properties applies:
-  // the message's properties, then the stamp set over them, then the fields
-  // folded in over both. A stable sort by name keeps that order among equal
-  // names, so the last of each run is the one the map would have kept.
-  struct Item {
-    std::string_view name;
-    std::string_view value;
-  };
-  std::vector<Item> items;
-  items.reserve(message.properties.size() + 5);
-  for (const auto& [name, value] : message.properties) items.push_back({name, value});
-  items.push_back({stamped_name, stamped_value});
-  if (!message.tags.empty()) items.push_back({store::kPropertyTags, message.tags});
-  if (!message.keys.empty()) items.push_back({store::kPropertyKeys, message.keys});
   const std::string delay_text = message.delayTimeLevel > 0 ? std::to_string(message.delayTimeLevel) : std::string();
-  if (message.delayTimeLevel > 0) items.push_back({store::kPropertyDelayLevel, delay_text});
-  items.push_back({store::kPropertyWaitStoreMsgOk, message.waitStoreMsgOK ? "true" : "false"});
-  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.name < b.name; });
-  const auto kept = [&items](size_t i) { return i + 1 == items.size() || items[i + 1].name != items[i].name; };
+  const WireItem stamped{stamped_name, stamped_value};
   size_t size = 0;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (kept(i)) size += items[i].name.size() + items[i].value.size() + 2;
-  }
+  for_each_wire_property(message, stamped, delay_text,
+                         [&size](std::string_view name, std::string_view value) { size += name.size() + value.size() + 2; });
   std::string text;
   text.reserve(size);
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (!kept(i)) continue;
+  for_each_wire_property(message, stamped, delay_text, [&text](std::string_view name, std::string_view value) {
     // store::encode_properties' separators: name 0x01 value 0x02.
-    text.append(items[i].name).append(1, '\x01').append(items[i].value).append(1, '\x02');
-  }
+    text.append(name).append(1, '\x01').append(value).append(1, '\x02');
+  });
   MQ_ASSERT(text.size() == size);
   return text;
 }
