@@ -18,6 +18,71 @@ store::MessageProperties wire_properties(const Message& message) {
   return properties;
 }
 
+namespace {
+
+struct WireItem {
+  std::string_view name;
+  std::string_view value;
+};
+
+// Calls emit(name, value) for every property encode_wire_properties writes,
+// in name order: the message's properties (a map: sorted already) merged
+// with the few set over them. Those are listed in the order wire_properties
+// applies them (the stamp, then TAGS, KEYS, DELAY, WAIT); among equal names
+// the last one listed wins, as the last assignment to the map would.
+template <typename Emit>
+void for_each_wire_property(const Message& message, const WireItem& stamped, std::string_view delay_text,
+                            Emit&& emit) {
+  std::array<WireItem, 5> set_over{};
+  size_t count = 0;
+  set_over[count++] = stamped;
+  if (!message.tags.empty()) set_over[count++] = {store::kPropertyTags, message.tags};
+  if (!message.keys.empty()) set_over[count++] = {store::kPropertyKeys, message.keys};
+  if (!delay_text.empty()) set_over[count++] = {store::kPropertyDelayLevel, delay_text};
+  set_over[count++] = {store::kPropertyWaitStoreMsgOk, message.waitStoreMsgOK ? "true" : "false"};
+  // Insertion sort: stable (equal names keep their order) and allocation-free for five.
+  for (size_t i = 1; i < count; ++i) {
+    for (size_t j = i; j > 0 && set_over[j].name < set_over[j - 1].name; --j) std::swap(set_over[j], set_over[j - 1]);
+  }
+  size_t unique = 0;  // keep the last of each run of equal names
+  for (size_t i = 0; i < count; ++i) {
+    if (i + 1 < count && set_over[i + 1].name == set_over[i].name) continue;
+    set_over[unique++] = set_over[i];
+  }
+  auto it = message.properties.begin();
+  size_t j = 0;
+  while (it != message.properties.end() || j < unique) {
+    if (j == unique || (it != message.properties.end() && std::string_view(it->first) < set_over[j].name)) {
+      emit(std::string_view(it->first), std::string_view(it->second));
+      ++it;
+      continue;
+    }
+    if (it != message.properties.end() && it->first == set_over[j].name) ++it;  // set over it
+    emit(set_over[j].name, set_over[j].value);
+    ++j;
+  }
+}
+
+}  // namespace
+
+std::string encode_wire_properties(const Message& message, std::string_view stamped_name,
+                                   std::string_view stamped_value) {
+  MQ_ASSERT(!stamped_name.empty());
+  const std::string delay_text = message.delayTimeLevel > 0 ? std::to_string(message.delayTimeLevel) : std::string();
+  const WireItem stamped{stamped_name, stamped_value};
+  size_t size = 0;
+  for_each_wire_property(message, stamped, delay_text,
+                         [&size](std::string_view name, std::string_view value) { size += name.size() + value.size() + 2; });
+  std::string text;
+  text.reserve(size);
+  for_each_wire_property(message, stamped, delay_text, [&text](std::string_view name, std::string_view value) {
+    // store::encode_properties' separators: name 0x01 value 0x02.
+    text.append(name).append(1, '\x01').append(value).append(1, '\x02');
+  });
+  MQ_ASSERT(text.size() == size);
+  return text;
+}
+
 std::optional<std::string> MessageExt::property(std::string_view name) const {
   const std::optional<std::string_view> value = store::find_property(properties_text, name);
   if (!value) return std::nullopt;
@@ -36,21 +101,52 @@ void MessageExt::append_properties(std::string_view encoded) {
   MQ_ASSERT(properties_text.back() == '\x02');
 }
 
-const std::string& HostTextCache::Last::of(const store::HostAddress& address) {
-  if (!known_ || !(address == address_)) {
-    address_ = address;
-    text_ = address.to_string();
-    known_ = true;
+std::string encode_offset_properties(int64_t min_offset, int64_t max_offset) {
+  // store::encode_properties' separators (message_codec.cc keeps them to
+  // itself); the test compares the two encodings.
+  constexpr char kNameValueSeparator = '\x01';
+  constexpr char kPropertySeparator = '\x02';
+  constexpr std::string_view kMax = "MAX_OFFSET";
+  constexpr std::string_view kMin = "MIN_OFFSET";
+  static_assert(kMax < kMin, "encode_properties writes names in order");
+  const std::string max_text = std::to_string(max_offset);
+  const std::string min_text = std::to_string(min_offset);
+  const size_t size = kMax.size() + kMin.size() + max_text.size() + min_text.size() + 4;
+  std::string text;
+  text.reserve(size);
+  text.append(kMax).append(1, kNameValueSeparator).append(max_text).append(1, kPropertySeparator);
+  text.append(kMin).append(1, kNameValueSeparator).append(min_text).append(1, kPropertySeparator);
+  MQ_ASSERT(text.size() == size);
+  return text;
+}
+
+const std::string& HostTextCache::Recent::of(const store::HostAddress& address) {
+  MQ_ASSERT(used_ <= kSize);
+  MQ_ASSERT(next_replace_ < kSize);
+  for (size_t i = 0; i < used_; ++i) {
+    if (entries_[i].address == address) return entries_[i].text;
   }
-  MQ_ASSERT(!text_.empty());
-  return text_;
+  size_t slot = used_;
+  if (used_ < kSize) {
+    ++used_;
+  } else {
+    slot = next_replace_;
+    next_replace_ = (next_replace_ + 1) % kSize;
+  }
+  entries_[slot].address = address;
+  entries_[slot].text = address.to_string();
+  MQ_ASSERT(!entries_[slot].text.empty());
+  return entries_[slot].text;
 }
 
 namespace {
 
-Result<MessageExt> to_message_ext(const store::DecodedMessage& decoded, HostTextCache& hosts,
-                                  std::string_view appended_properties) {
-  MessageExt message;
+// Fills message (default-constructed) in place: a pulled batch decodes
+// straight into its vector, where returning a Result<MessageExt> moved every
+// message twice on its way there.
+Status fill_message_ext(const store::DecodedMessage& decoded, HostTextCache& hosts,
+                        std::string_view appended_properties, MessageExt& message) {
+  MQ_ASSERT(message.body.empty() && message.properties_text.empty());
   message.topic = std::string(decoded.topic);
   message.queueId = decoded.queue_id;
   message.queueOffset = decoded.queue_offset.value();
@@ -76,14 +172,16 @@ Result<MessageExt> to_message_ext(const store::DecodedMessage& decoded, HostText
   } else {
     message.body.assign(decoded.body.begin(), decoded.body.end());
   }
-  return message;
+  return Status::Ok();
 }
 
 }  // namespace
 
 Result<MessageExt> to_message_ext(const store::DecodedMessage& decoded) {
   HostTextCache hosts;
-  return to_message_ext(decoded, hosts, {});
+  MessageExt message;
+  MQ_RETURN_IF_ERROR(fill_message_ext(decoded, hosts, {}, message));
+  return message;
 }
 
 PulledMessages decode_pulled_messages(std::span<const uint8_t> body) {
@@ -106,12 +204,12 @@ PulledMessages decode_pulled_messages(std::span<const uint8_t> body, HostTextCac
       out.error = Status::Corruption("pulled record at byte " + std::to_string(position) + " is a blank record");
       return out;
     }
-    Result<MessageExt> message = to_message_ext(record->message, hosts, appended_properties);
-    if (!message.ok()) {
-      out.error = message.status().with_context("pulled record at byte " + std::to_string(position));
+    MessageExt& message = out.messages.emplace_back();
+    if (Status status = fill_message_ext(record->message, hosts, appended_properties, message); !status.ok()) {
+      out.messages.pop_back();
+      out.error = status.with_context("pulled record at byte " + std::to_string(position));
       return out;
     }
-    out.messages.push_back(std::move(message).value());
     MQ_ASSERT(record->total_size > 0);  // decode_record refuses sizes below the minimum
     position += static_cast<size_t>(record->total_size);
   }

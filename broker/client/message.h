@@ -15,6 +15,7 @@
 // MessageDecoder.decodes stops at the first bad record.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -45,6 +46,12 @@ struct Message {
 
 // properties plus TAGS, KEYS, DELAY and WAIT from the fields above.
 store::MessageProperties wire_properties(const Message& message);
+// store::encode_properties(wire_properties(message)) with stamped (a name
+// and value, e.g. the producer's UNIQ_KEY) set in the properties first:
+// the string a SEND_MESSAGE_V2 header carries, written without building the
+// map (its nodes were most of a send's allocations on the client).
+std::string encode_wire_properties(const Message& message, std::string_view stamped_name,
+                                   std::string_view stamped_value);
 
 struct MessageExt {
   // For a message pulled from %RETRY%<group>: the original topic (its
@@ -86,6 +93,12 @@ struct MessageExt {
   std::string body_text() const { return std::string(body.begin(), body.end()); }
 };
 
+// "MAX_OFFSET\x01<max>\x02MIN_OFFSET\x01<min>\x02": what Java's pull callback
+// adds to every pulled message, as store::encode_properties would encode the
+// two (in name order), for append_properties. Built directly: a map of two
+// strings per pull cost more than the append.
+std::string encode_offset_properties(int64_t min_offset, int64_t max_offset);
+
 // The bodies of pulled messages are bounded by the broker's maxMessageSize
 // (4 MiB by default); inflation is capped well above it.
 inline constexpr size_t kMaxInflatedBodyBytes = 64ull << 20;
@@ -99,28 +112,37 @@ struct PulledMessages {
   Status error;                      // ok, or why decoding stopped early
 };
 
-// The "ip:port" texts of the last born host and store host decoded. A
-// queue's messages share one store host and mostly a few born hosts, and
-// formatting them was a tenth of decoding a pulled message; with long
-// polling most pulls bring one message, so a QueueConsumer keeps its cache
-// across pulls rather than per body.
+// The "ip:port" texts of the born hosts and store hosts decoded lately. A
+// queue's messages share one store host and come from a few producers (born
+// hosts), interleaved; formatting them was a tenth of decoding a pulled
+// message, and remembering only the last one missed on every other message
+// once two producers fed a queue. With long polling most pulls bring one
+// message, so a QueueConsumer keeps its cache across pulls rather than per
+// body.
 class HostTextCache {
  public:
   const std::string& born_host(const store::HostAddress& address) { return born_.of(address); }
   const std::string& store_host(const store::HostAddress& address) { return store_.of(address); }
 
  private:
-  class Last {
+  // The last kSize distinct addresses; a miss replaces the oldest entry, so a
+  // workload with more hosts than that still costs one format per miss.
+  class Recent {
    public:
     const std::string& of(const store::HostAddress& address);
 
    private:
-    store::HostAddress address_;
-    std::string text_;
-    bool known_ = false;
+    static constexpr size_t kSize = 4;
+    struct Entry {
+      store::HostAddress address;
+      std::string text;
+    };
+    std::array<Entry, kSize> entries_;
+    size_t used_ = 0;         // entries_[0, used_) hold addresses
+    size_t next_replace_ = 0;  // the oldest entry, once all are used
   };
-  Last born_;
-  Last store_;
+  Recent born_;
+  Recent store_;
 };
 
 // Decodes a PULL_MESSAGE body: records back to back, CRC checked.

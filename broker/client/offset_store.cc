@@ -33,15 +33,34 @@ Status OffsetStore::load() {
   return Status::Ok();
 }
 
+OffsetStore::Offsets::iterator OffsetStore::find_entry(const MessageQueue& queue) {
+  // A queue consumer commits and then pulls the same queue: equality is a
+  // few compares where the map's search ordered MessageQueues (two strings
+  // each) four or five times.
+  if (recent_ != offsets_.end() && recent_->first == queue) return recent_;
+  const auto it = offsets_.find(queue);
+  if (it != offsets_.end()) recent_ = it;
+  return it;
+}
+
 void OffsetStore::update_offset(const MessageQueue& queue, int64_t offset, bool increase_only) {
   MQ_ASSERT(offset >= 0);
-  auto [it, inserted] = offsets_.emplace(queue, offset);
-  if (inserted) return;
+  auto it = find_entry(queue);
+  if (it == offsets_.end()) {
+    recent_ = offsets_.emplace(queue, offset).first;
+    return;
+  }
   if (!increase_only || offset > it->second) it->second = offset;
   if (increase_only) MQ_ASSERT(it->second >= offset);
 }
 
+void OffsetStore::remove_offset(const MessageQueue& queue) {
+  recent_ = offsets_.end();  // it may be the entry erased
+  offsets_.erase(queue);
+}
+
 std::optional<int64_t> OffsetStore::read_offset_in_memory(const MessageQueue& queue) const {
+  if (recent_ != offsets_.end() && recent_->first == queue) return recent_->second;  // the commit just before
   const auto it = offsets_.find(queue);
   if (it == offsets_.end()) return std::nullopt;
   return it->second;

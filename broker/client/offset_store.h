@@ -40,6 +40,9 @@ class OffsetStore {
   // broadcasting consumer's offsets.json lives; empty keeps them in memory.
   OffsetStore(MQClientInstance& instance, std::string group, MessageModel model,
               const std::string& local_offset_store_dir = "");
+  // recent_ points into offsets_: a copy would point into the original's map.
+  OffsetStore(const OffsetStore&) = delete;
+  OffsetStore& operator=(const OffsetStore&) = delete;
 
   // Broadcasting with a directory: reads offsets.json (else its .bak; which
   // one is in local_load_source()). Corruption when neither parses. Ok at
@@ -58,7 +61,7 @@ class OffsetStore {
   // once a broadcasting consumer's file is durable (or its write failed,
   // logged), at once otherwise (UPDATE_CONSUMER_OFFSET is oneway).
   void persist_all(const std::set<MessageQueue>& queues, std::function<void(Status)> done = {});
-  void remove_offset(const MessageQueue& queue) { offsets_.erase(queue); }
+  void remove_offset(const MessageQueue& queue);
 
   const std::map<MessageQueue, int64_t>& offset_table() const { return offsets_; }
   // Broadcasting: the offsets persisted (offsets.json's table, or its
@@ -75,7 +78,13 @@ class OffsetStore {
   MQClientInstance& instance_;
   const std::string group_;
   const MessageModel model_;
-  std::map<MessageQueue, int64_t> offsets_;
+  using Offsets = std::map<MessageQueue, int64_t>;
+  // The entry of queue (recent_ when it is that one), or offsets_.end().
+  Offsets::iterator find_entry(const MessageQueue& queue);
+
+  Offsets offsets_;
+  // The entry last updated, or offsets_.end(); reset by every erase.
+  Offsets::iterator recent_ = offsets_.end();
   std::map<MessageQueue, int64_t> persisted_local_;  // broadcasting without a file
   std::unique_ptr<LocalFileOffsetStore> local_file_;  // broadcasting with a directory
   std::optional<meta::LoadSource> local_load_source_;

@@ -33,6 +33,7 @@ struct Producer::SendContext {
   std::optional<SendResult> stored;  // a non-SEND_OK store kept while trying another broker
   std::string last_error;
   bool delivered = false;
+  std::optional<SendResult> result;  // set by deliver, handed to done by the task it posts
   // send(message, queue): this queue only, one attempt, no fault avoidance.
   std::optional<MessageQueue> target;
 };
@@ -143,11 +144,14 @@ void Producer::send(Message message, MessageQueue queue, SendCallback done) {
 std::shared_ptr<Producer::SendContext> Producer::prepare(Message message, SendCallback done) {
   auto context = std::make_shared<SendContext>();
   const std::string uniq_key_name(store::kPropertyUniqKey);
-  if (!message.properties.contains(uniq_key_name)) message.properties[uniq_key_name] = ids_.next();
-  store::MessageProperties properties = wire_properties(message);
+  // A consumer's re-send keeps the UNIQ_KEY it has; a new message gets one.
+  const auto stamped = message.properties.find(uniq_key_name);
+  context->uniq_key = stamped != message.properties.end() ? stamped->second : ids_.next();
   api::SendMessageRequestHeader& header = context->header;
   if (is_retry_topic(message.topic)) {
     // A consumer's re-send: the counts travel in the header, not as properties.
+    message.properties[uniq_key_name] = context->uniq_key;
+    store::MessageProperties properties = wire_properties(message);
     if (auto it = properties.find(std::string(store::kPropertyReconsumeTime)); it != properties.end()) {
       header.reconsumeTimes = remoting::parse_int32(it->second).value_or(0);
       properties.erase(it);
@@ -156,6 +160,9 @@ std::shared_ptr<Producer::SendContext> Producer::prepare(Message message, SendCa
       header.maxReconsumeTimes = remoting::parse_int32(it->second);
       properties.erase(it);
     }
+    header.properties = store::encode_properties(properties);
+  } else {
+    header.properties = encode_wire_properties(message, uniq_key_name, context->uniq_key);
   }
   header.producerGroup = config_.producerGroup;
   header.topic = message.topic;
@@ -163,14 +170,12 @@ std::shared_ptr<Producer::SendContext> Producer::prepare(Message message, SendCa
   header.defaultTopicQueueNums = config_.defaultTopicQueueNums;
   header.bornTimestamp = instance_.env().clock().wall_ms();
   header.flag = message.flag;
-  header.properties = store::encode_properties(properties);
   context->body = std::move(message.body);
   if (config_.compressMsgBodyEnable && context->body.size() > static_cast<size_t>(config_.compressMsgBodyOverHowmuch)) {
     context->body = deflate_body(context->body);
     header.sysFlag |= store::kSysFlagCompressed;
   }
   context->topic = message.topic;
-  context->uniq_key = message.properties[uniq_key_name];
   context->done = std::move(done);
   context->begin_ns = instance_.env().clock().now_ns();
   context->times_total = 1 + config_.retryTimesWhenSendFailed;
@@ -237,12 +242,13 @@ void Producer::attempt(std::shared_ptr<SendContext> context) {
     if (config_.sendLatencyFaultEnable) faults_.update_fault_item(queue.brokerName, 0, true, now_ms());
     return attempt(context);
   }
-  api::SendMessageRequestHeader header = context->header;
-  header.queueId = queue.queueId;
-  header.brokerName = queue.brokerName;
+  // Set in the context's own header (nothing else reads these two): a copy
+  // per attempt was four string copies.
+  context->header.queueId = queue.queueId;
+  context->header.brokerName = queue.brokerName;
   const Nanos attempt_start = instance_.env().clock().now_ns();
   instance_.remoting().invoke(
-      *address, api::build_send_message_v2(header, context->body), timeout - elapsed,
+      *address, api::build_send_message_v2(context->header, context->body), timeout - elapsed,
       lifetime_.guard([this, context, queue, attempt_start](Result<RemotingCommand> response) mutable {
         on_response(std::move(context), std::move(queue), attempt_start, std::move(response));
       }));
@@ -312,9 +318,15 @@ void Producer::deliver(std::shared_ptr<SendContext> context, SendResult result) 
   MQ_ASSERT(!context->delivered);
   MQ_ASSERT(result.attempts <= context->times_total);
   context->delivered = true;
-  SendCallback done = std::move(context->done);
+  context->result = std::move(result);
   // Always posted: on the first-attempt failure paths we are still inside send().
-  instance_.env().executor().post([done = std::move(done), result = std::move(result)] { done(result); });
+  // The task holds only the context (a callback and a SendResult were four
+  // times env::Task's inline room, an allocation per send).
+  instance_.env().executor().post([context = std::move(context)] {
+    MQ_ASSERT(context->result.has_value());
+    const SendCallback done = std::move(context->done);
+    done(std::move(*context->result));
+  });
 }
 
 }  // namespace mqlab::client

@@ -143,7 +143,8 @@ void QueueConsumer::on_pull(Result<RemotingCommand> response, int64_t request_of
         MQ_LOG(kWarn, kLog, "offset " << request_offset << " of " << queue_.to_string() << " is illegal; moving to "
                                       << result.nextBeginOffset);
         process_queue_->reset(result.nextBeginOffset);
-        context_.offset_store.update_offset(queue_, std::max<int64_t>(0, result.nextBeginOffset), false);
+        committed_offset_ = std::max<int64_t>(0, result.nextBeginOffset);  // may move it back
+        context_.offset_store.update_offset(queue_, committed_offset_, false);
         context_.offset_store.persist(queue_);
       }
       if (result.nextBeginOffset == request_offset) return pull_later(context_.config.pullTimeDelayMillsWhenNoProgress);
@@ -154,8 +155,7 @@ void QueueConsumer::on_pull(Result<RemotingCommand> response, int64_t request_of
 void QueueConsumer::on_found(std::vector<uint8_t> body, int64_t next_begin_offset, int64_t min_offset,
                              int64_t max_offset) {
   // Encoded once per pull, added to each message's properties as it is decoded.
-  const std::string offset_properties =
-      store::encode_properties({{"MAX_OFFSET", std::to_string(max_offset)}, {"MIN_OFFSET", std::to_string(min_offset)}});
+  const std::string offset_properties = encode_offset_properties(min_offset, max_offset);
   PulledMessages pulled = decode_pulled_messages(body, host_texts_, offset_properties);
   if (!pulled.error.ok()) {
     // Java's decoder stops at a bad record too; the offset still moves on.
@@ -163,25 +163,32 @@ void QueueConsumer::on_found(std::vector<uint8_t> body, int64_t next_begin_offse
                                  << " messages; " << pulled.error.to_string());
   }
   const remoting::SubscriptionData& subscription = context_.subscriptions.at(queue_.topic);
-  std::vector<MessageExt> wanted;
-  wanted.reserve(pulled.messages.size());
+  // Filtered in place: a MessageExt is a dozen members, and moving each into
+  // a second vector cost as much as the filter.
+  std::erase_if(pulled.messages, [&subscription](const MessageExt& message) {
+    const std::optional<std::string_view> tags = store::find_property(message.properties_text, store::kPropertyTags);
+    return !tags_match(subscription, tags.value_or(std::string_view()));
+  });
   for (MessageExt& message : pulled.messages) {
-    if (!tags_match(subscription, message.tags())) continue;
     message.brokerName = queue_.brokerName;
     // A message from %RETRY%<group> is handed out under its original topic.
     if (is_retry_topic(queue_.topic)) {
       if (auto original = message.property(store::kPropertyRetryTopic)) message.topic = *original;
     }
-    wanted.push_back(std::move(message));
   }
-  process_queue_->put_messages(std::move(wanted), next_begin_offset);
+  process_queue_->put_messages(std::move(pulled.messages), next_begin_offset);
   commit_consumed_offset();  // everything may have been filtered out
   dispatch();
 }
 
 void QueueConsumer::commit_consumed_offset() {
   const int64_t offset = process_queue_->consumed_offset();
-  if (offset >= 0) context_.offset_store.update_offset(queue_, offset, true);
+  // Most calls (a pull that added messages, an empty long poll) leave the
+  // offset where it was: skip the store's map lookup then. The store's entry
+  // for our queue is only ever written by us while we are not dropped.
+  if (offset < 0 || offset == committed_offset_) return;
+  context_.offset_store.update_offset(queue_, offset, true);
+  committed_offset_ = offset;
 }
 
 // --- consumption ----------------------------------------------------------------------

@@ -106,6 +106,7 @@ class QueueConsumer : public std::enable_shared_from_this<QueueConsumer> {
   int64_t suggest_broker_id_ = 0;  // where the broker said to pull from next (0 = master)
   bool pull_pending_ = false;       // a pull is scheduled or in flight
   bool dropped_ = false;
+  int64_t committed_offset_ = -1;  // the last offset given to the OffsetStore; -1 before the first
   HostTextCache host_texts_;  // kept across pulls: most bring one message
 };
 

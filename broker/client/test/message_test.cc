@@ -4,6 +4,7 @@
 // a bad record ends the batch; wire properties, UNIQ_KEY ids, tag
 // subscriptions and their hash codes.
 #include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
 
 #include <optional>
 #include <set>
@@ -98,6 +99,63 @@ TEST(PulledMessages, EachMessageNamesItsOwnHostsWhenTheyChangeWithinABatch) {
   EXPECT_EQ(pulled.messages[1].bornHost, "10.0.0.11:50001");
   EXPECT_EQ(pulled.messages[2].storeHost, "10.0.0.2:10911");
   EXPECT_EQ(pulled.messages[3].storeHost, "10.0.0.1:10911");
+}
+
+// The cache remembers a few hosts: producers taking turns hit it, and more
+// hosts than it holds (each replacing the oldest) still get their own text.
+TEST(PulledMessages, AHostCacheGivesEachHostItsTextHoweverManyTakeTurns) {
+  HostTextCache hosts;
+  for (int round = 0; round < 3; ++round) {
+    for (int producers : {2, 4, 7}) {
+      for (int i = 0; i < 2 * producers; ++i) {
+        const int n = i % producers;
+        const store::HostAddress born = store::HostAddress::ipv4(10, 0, 0, static_cast<uint8_t>(10 + n), 50000 + n);
+        const store::HostAddress stored = store::HostAddress::ipv4(10, 0, 1, static_cast<uint8_t>(n % 2), 10911);
+        EXPECT_EQ(hosts.born_host(born), born.to_string()) << "round " << round << ", host " << n;
+        EXPECT_EQ(hosts.store_host(stored), stored.to_string()) << "round " << round << ", host " << n;
+      }
+    }
+  }
+  // The texts handed out before stay as they were for the same address.
+  const store::HostAddress ipv6{{0x20, 0x01, 0x0d, 0xb8}, true, 10911};
+  EXPECT_EQ(hosts.born_host(ipv6), ipv6.to_string());
+  EXPECT_EQ(hosts.born_host(store::HostAddress::ipv4(10, 0, 0, 10, 50000)), "10.0.0.10:50000");
+}
+
+// The consumer's MIN_OFFSET / MAX_OFFSET text is what encode_properties makes
+// of the two, for any offsets.
+TEST(PulledMessages, OffsetPropertiesAreEncodedAsEncodePropertiesWould) {
+  const std::vector<std::pair<int64_t, int64_t>> cases = {
+      {0, 0}, {0, 9}, {7, 1234567}, {-1, -1}, {INT64_MAX, INT64_MIN}, {123456789012LL, 5}};
+  for (const auto& [min_offset, max_offset] : cases) {
+    EXPECT_EQ(encode_offset_properties(min_offset, max_offset),
+              store::encode_properties(
+                  {{"MAX_OFFSET", std::to_string(max_offset)}, {"MIN_OFFSET", std::to_string(min_offset)}}))
+        << min_offset << " " << max_offset;
+  }
+}
+
+// The producer's header text, written without the map, is the map's text:
+// for any properties (some named like the folded-in fields or the stamp),
+// tags, keys, delay level and WAIT.
+RC_GTEST_PROP(Message, WirePropertiesEncodedDirectlyEqualTheMapsEncoding, ()) {
+  const std::vector<std::string> names = {"A", "DELAY", "KEYS", "SEQ", "TAGS", "UNIQ_KEY", "WAIT", "zz", "KEYS2"};
+  Message message;
+  message.topic = "T";
+  const int count = *rc::gen::inRange(0, 6);
+  for (int i = 0; i < count; ++i) {
+    message.properties[*rc::gen::elementOf(names)] = *rc::gen::elementOf(std::vector<std::string>{"", "v", "1 2"});
+  }
+  message.tags = *rc::gen::elementOf(std::vector<std::string>{"", "TagA"});
+  message.keys = *rc::gen::elementOf(std::vector<std::string>{"", "k1 k2"});
+  message.delayTimeLevel = *rc::gen::inRange(0, 3);
+  message.waitStoreMsgOK = *rc::gen::arbitrary<bool>();
+  const std::string stamped_name = *rc::gen::elementOf(std::vector<std::string>{"UNIQ_KEY", "TAGS", "B"});
+  const std::string stamped_value = "0A0B0C";
+  Message stamped = message;
+  stamped.properties[stamped_name] = stamped_value;
+  RC_ASSERT(encode_wire_properties(message, stamped_name, stamped_value) ==
+            store::encode_properties(wire_properties(stamped)));
 }
 
 // A cache kept across bodies (a QueueConsumer's) must notice a host change

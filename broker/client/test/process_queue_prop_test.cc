@@ -1,11 +1,12 @@
 // ProcessQueue offset bookkeeping: the consumed offset is the smallest
 // unconsumed offset however handlers finish; examples for parking, resets
-// and filtered tails, and a RapidCheck property that completes random
-// batches in random order against a simple model.
+// and filtered tails, and RapidCheck properties that run random pulls,
+// completions, parks, releases and resets against a simple model (a map).
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -86,6 +87,139 @@ TEST(ProcessQueue, DuplicatesAreIgnoredAndSpanIsMeasured) {
   EXPECT_EQ(queue.message_count(), 3u);
   EXPECT_EQ(queue.max_span(), 5);
   EXPECT_EQ(queue.cached_bytes(), 9u);
+}
+
+// A reset below messages still in flight makes the next pull land in the
+// middle of the tracked offsets, and completions out of order remove from
+// the middle: the order, the span and the counts must survive both.
+TEST(ProcessQueue, OutOfOrderInsertAndRemoveKeepTheOffsetOrder) {
+  ProcessQueue queue(0);
+  queue.put_messages(messages({0, 1, 2, 3, 4}), 5);
+  auto zero = queue.take_next();
+  auto one = queue.take_next();
+  auto two = queue.take_next();
+  auto three = queue.take_next();
+  EXPECT_EQ(queue.remove(two->queueOffset), 0);  // from the middle
+  queue.reset(2);  // drops waiting 4; 0, 1 and 3 stay in flight
+  EXPECT_EQ(queue.message_count(), 3u);
+  EXPECT_EQ(queue.max_span(), 3);
+  queue.put_messages(messages({2, 3, 4}), 5);  // 2 lands between 1 and 3; 3 is a duplicate
+  EXPECT_EQ(queue.message_count(), 5u);
+  EXPECT_EQ(queue.waiting_count(), 2u);
+  EXPECT_EQ(queue.take_next()->queueOffset, 2);  // the lowest waiting, not the newest
+  EXPECT_EQ(queue.take_next()->queueOffset, 4);
+  EXPECT_EQ(queue.remove(one->queueOffset), 0);
+  EXPECT_EQ(queue.remove(zero->queueOffset), 2);
+  EXPECT_EQ(queue.max_span(), 2);  // 2..4
+  EXPECT_EQ(queue.remove(4), 2);
+  EXPECT_EQ(queue.max_span(), 1);  // 2..3
+  EXPECT_EQ(queue.remove(2), 3);
+  EXPECT_EQ(queue.remove(three->queueOffset), 5);
+  EXPECT_EQ(queue.max_span(), 0);
+  EXPECT_EQ(queue.cached_bytes(), 0u);
+}
+
+// A released message goes back in offset order, ahead of later waiting ones.
+TEST(ProcessQueue, AReleasedMessageIsHandedOutBeforeLaterOnes) {
+  ProcessQueue queue(0);
+  queue.put_messages(messages({0, 1, 2}), 3);
+  auto zero = queue.take_next();
+  queue.park(zero->queueOffset);
+  EXPECT_EQ(queue.take_next()->queueOffset, 1);
+  queue.release(0);
+  EXPECT_EQ(queue.waiting_count(), 2u);
+  auto again = queue.take_next();
+  EXPECT_EQ(again->queueOffset, 0);
+  EXPECT_EQ(again->reconsumeTimes, 1);
+  EXPECT_EQ(zero->reconsumeTimes, 0);  // the handed-out copy is not changed under its handler
+  EXPECT_EQ(queue.take_next()->queueOffset, 2);
+  EXPECT_EQ(queue.take_next(), nullptr);
+}
+
+// Everything a ProcessQueue reports, against a map from offset to state, for
+// any mix of pulls (with duplicates), hand-outs, completions in any order,
+// parks, releases and resets (rebalancing's OFFSET_ILLEGAL, up or down).
+RC_GTEST_PROP(ProcessQueue, MatchesAMapModelUnderAnyOperations, ()) {
+  enum class S { kWaiting, kInFlight, kParked };
+  struct Model {
+    S state;
+    int32_t reconsume_times;
+  };
+  const auto body_bytes = [](int64_t offset) { return static_cast<size_t>(offset % 5 + 1); };
+  const int64_t start = *rc::gen::inRange<int64_t>(0, 100);
+  ProcessQueue queue(start);
+  std::map<int64_t, Model> model;
+  int64_t frontier = start;
+  int64_t next = start;
+  const int steps = *rc::gen::inRange(1, 300);
+  for (int step = 0; step < steps; ++step) {
+    std::vector<int64_t> in_flight;
+    std::vector<int64_t> parked;
+    for (const auto& [offset, m] : model) {
+      if (m.state == S::kInFlight) in_flight.push_back(offset);
+      if (m.state == S::kParked) parked.push_back(offset);
+    }
+    const int action = *rc::gen::inRange(0, 10);
+    if (action <= 2) {  // a pull; sometimes re-delivering tracked offsets first
+      std::vector<MessageExt> batch;
+      const auto add = [&](int64_t offset) {
+        MessageExt message;
+        message.queueOffset = offset;
+        message.body.assign(body_bytes(offset), 7);
+        batch.push_back(std::move(message));
+        model.try_emplace(offset, Model{S::kWaiting, 0});
+      };
+      if (!model.empty() && *rc::gen::inRange(0, 4) == 0) add(model.begin()->first);
+      const int64_t count = *rc::gen::inRange<int64_t>(0, 6);
+      for (int64_t i = 0; i < count; ++i, ++next) {
+        if (*rc::gen::inRange(0, 4) != 0) add(next);  // else filtered by tag
+      }
+      queue.put_messages(std::move(batch), next);
+      frontier = next;
+    } else if (action <= 4) {
+      const auto message = queue.take_next();
+      const auto lowest = std::find_if(model.begin(), model.end(), [](const auto& e) { return e.second.state == S::kWaiting; });
+      if (lowest == model.end()) {
+        RC_ASSERT(message == nullptr);
+      } else {
+        RC_ASSERT(message != nullptr);
+        RC_ASSERT(message->queueOffset == lowest->first);
+        RC_ASSERT(message->reconsumeTimes == lowest->second.reconsume_times);
+        lowest->second.state = S::kInFlight;
+      }
+    } else if (action <= 6 && !in_flight.empty()) {
+      const int64_t offset = in_flight[*rc::gen::inRange<size_t>(0, in_flight.size())];
+      model.erase(offset);
+      queue.remove(offset);
+    } else if (action == 7 && !in_flight.empty()) {
+      const int64_t offset = in_flight[*rc::gen::inRange<size_t>(0, in_flight.size())];
+      model[offset] = Model{S::kParked, model[offset].reconsume_times + 1};
+      queue.park(offset);
+    } else if (action == 8 && !parked.empty()) {
+      const int64_t offset = parked[*rc::gen::inRange<size_t>(0, parked.size())];
+      model[offset].state = S::kWaiting;
+      queue.release(offset);
+    } else if (action == 9) {
+      next = *rc::gen::inRange<int64_t>(start, next + 3);
+      std::erase_if(model, [](const auto& e) { return e.second.state != S::kInFlight; });
+      queue.reset(next);
+      frontier = next;
+    }
+    size_t waiting = 0;
+    size_t flying = 0;
+    uint64_t bytes = 0;
+    for (const auto& [offset, m] : model) {
+      waiting += m.state == S::kWaiting ? 1 : 0;
+      flying += m.state == S::kInFlight ? 1 : 0;
+      bytes += body_bytes(offset);
+    }
+    RC_ASSERT(queue.consumed_offset() == (model.empty() ? frontier : std::min(model.begin()->first, frontier)));
+    RC_ASSERT(queue.message_count() == model.size());
+    RC_ASSERT(queue.waiting_count() == waiting);
+    RC_ASSERT(queue.in_flight_count() == flying);
+    RC_ASSERT(queue.cached_bytes() == bytes);
+    RC_ASSERT(queue.max_span() == (model.empty() ? 0 : model.rbegin()->first - model.begin()->first));
+  }
 }
 
 RC_GTEST_PROP(ProcessQueue, ConsumedOffsetIsSmallestUnconsumedUnderAnyCompletionOrder, ()) {

@@ -69,6 +69,40 @@ PushConsumerConfig group_config(MessageModel model = MessageModel::CLUSTERING) {
   return config;
 }
 
+// The OffsetStore remembers the entry it updated last: lookups of other
+// queues, a removal and a re-insert of that queue must never see a stale or
+// erased entry, and increase_only must hold through the shortcut.
+TEST(OffsetStore, TheRecentEntryShortcutFollowsUpdatesRemovalsAndOtherQueues) {
+  TestCluster cluster(1);
+  ClientConfig config;
+  config.namesrvAddr = {cluster.namesrv().address()};
+  config.clientIP = "10.0.0.41";
+  config.instanceName = "offsets";
+  MQClientInstance instance(cluster.world().start_process("offsets", "10.0.0.41"), config);
+  OffsetStore store(instance, "G", MessageModel::CLUSTERING);
+  const MessageQueue a{"T", "broker-a", 0};
+  const MessageQueue b{"T", "broker-a", 1};
+  const MessageQueue c{"T", "broker-b", 0};
+  EXPECT_EQ(store.read_offset_in_memory(a), std::nullopt);
+  store.update_offset(a, 5, true);
+  store.update_offset(a, 3, true);  // never lowered
+  EXPECT_EQ(store.read_offset_in_memory(a), 5);
+  store.update_offset(b, 7, true);
+  EXPECT_EQ(store.read_offset_in_memory(a), 5);  // not b's
+  EXPECT_EQ(store.read_offset_in_memory(c), std::nullopt);
+  store.update_offset(b, 2, false);  // lowered on purpose (OFFSET_ILLEGAL)
+  EXPECT_EQ(store.read_offset_in_memory(b), 2);
+  store.remove_offset(b);  // the recent entry goes
+  EXPECT_EQ(store.read_offset_in_memory(b), std::nullopt);
+  store.update_offset(b, 1, true);  // a fresh entry, not the erased one's 2
+  EXPECT_EQ(store.read_offset_in_memory(b), 1);
+  store.update_offset(c, 9, true);
+  store.remove_offset(a);  // not the recent one
+  EXPECT_EQ(store.read_offset_in_memory(a), std::nullopt);
+  EXPECT_EQ(store.read_offset_in_memory(c), 9);
+  EXPECT_EQ(store.offset_table(), (std::map<MessageQueue, int64_t>{{b, 1}, {c, 9}}));
+}
+
 TEST(PushConsumerProtocol, ThreeConsumersConvergeOnTheAveragedSplit) {
   TestCluster cluster(1);
   cluster.route("T", 8);
