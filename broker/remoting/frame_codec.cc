@@ -55,6 +55,22 @@ Status check_header_length_field(uint32_t field, int32_t total_length) {
   return Status::Ok();
 }
 
+// A command from its header and its body, which may come in two pieces
+// (a frame begun in one arrival and ended in the next).
+// Requires: check_header_length_field(field) passed.
+Result<RemotingCommand> decode_command(uint32_t field, Bytes header, Bytes body_head, Bytes body_tail) {
+  MQ_ASSERT(header.size() == (field & kMaxHeaderLength));
+  Result<RemotingCommand> command = (field >> 24) == static_cast<uint32_t>(SerializeType::JSON)
+                                        ? decode_json_header(header)
+                                        : decode_rocketmq_header(header);
+  if (!command.ok()) return command;
+  MQ_ASSERT(command->body.empty());  // the header codecs leave the body to us
+  command->body.reserve(body_head.size() + body_tail.size());
+  command->body.assign(body_head.begin(), body_head.end());
+  command->body.insert(command->body.end(), body_tail.begin(), body_tail.end());
+  return command;
+}
+
 // The frame after its totalLength field: header-length field, header, body.
 // Requires: check_total_length(payload.size()) passed.
 Result<RemotingCommand> decode_payload(Bytes payload) {
@@ -63,14 +79,7 @@ Result<RemotingCommand> decode_payload(Bytes payload) {
   const uint32_t field = get_u32_be(payload.data());
   MQ_RETURN_IF_ERROR(check_header_length_field(field, static_cast<int32_t>(payload.size())));
   const size_t header_length = field & kMaxHeaderLength;
-  const Bytes header = payload.subspan(4, header_length);
-  const Bytes body = payload.subspan(4 + header_length);
-  Result<RemotingCommand> command = (field >> 24) == static_cast<uint32_t>(SerializeType::JSON)
-                                        ? decode_json_header(header)
-                                        : decode_rocketmq_header(header);
-  if (!command.ok()) return command;
-  command->body.assign(body.begin(), body.end());
-  return command;
+  return decode_command(field, payload.subspan(4, header_length), payload.subspan(4 + header_length), {});
 }
 
 // Room for the header, so a frame is allocated once (a guess: escapes or a
@@ -150,23 +159,118 @@ void FrameDecoder::feed(std::span<const uint8_t> bytes) {
 
 Result<std::optional<RemotingCommand>> FrameDecoder::next() {
   if (failed()) return error_;
-  const std::span<const uint8_t> pending(buffer_.data() + consumed_, buffered_bytes());
-  if (pending.size() < 4) return std::optional<RemotingCommand>();
+  size_t frame_bytes = 0;
+  std::optional<RemotingCommand> command;
+  MQ_RETURN_IF_ERROR(
+      take_frame(std::span<const uint8_t>(buffer_.data() + consumed_, buffered_bytes()), frame_bytes, command));
+  if (!command) return command;
+  consumed_ += frame_bytes;
+  stream_offset_ += frame_bytes;
+  compact();
+  MQ_ASSERT(consumed_ <= buffer_.size());
+  return command;
+}
+
+Status FrameDecoder::take_frame(std::span<const uint8_t> pending, size_t& frame_bytes,
+                                std::optional<RemotingCommand>& command) {
+  MQ_ASSERT(!failed());
+  MQ_ASSERT(!command.has_value());
+  if (pending.size() < 4) return Status::Ok();
   const int32_t total_length = get_i32_be(pending.data());
   if (Status status = check_total_length(total_length, max_frame_bytes_); !status.ok()) return fail(status);
   if (pending.size() >= kFramePrefixBytes) {
     Status status = check_header_length_field(get_u32_be(pending.data() + 4), total_length);
     if (!status.ok()) return fail(status);
   }
-  const size_t frame_bytes = static_cast<size_t>(total_length) + 4;
-  if (pending.size() < frame_bytes) return std::optional<RemotingCommand>();
-  Result<RemotingCommand> command = decode_payload(pending.subspan(4, frame_bytes - 4));
-  if (!command.ok()) return fail(command.status());
-  consumed_ += frame_bytes;
+  frame_bytes = static_cast<size_t>(total_length) + 4;
+  if (pending.size() < frame_bytes) return Status::Ok();
+  Result<RemotingCommand> decoded = decode_payload(pending.subspan(4, frame_bytes - 4));
+  if (!decoded.ok()) return fail(decoded.status());
+  command.emplace(std::move(decoded).value());
+  return Status::Ok();
+}
+
+Status FrameDecoder::next_from(std::span<const uint8_t>& bytes, std::optional<RemotingCommand>& command) {
+  MQ_ASSERT(!command.has_value());
+  if (failed()) return error_;
+  if (buffered_bytes() == 0) {
+    // Nothing begun: the frame, if whole, is decoded where it lies.
+    size_t frame_bytes = 0;
+    MQ_RETURN_IF_ERROR(take_frame(bytes, frame_bytes, command));
+    if (!command) {
+      feed(bytes);
+      bytes = {};
+      return Status::Ok();
+    }
+    MQ_ASSERT(frame_bytes <= bytes.size());
+    bytes = bytes.subspan(frame_bytes);
+    stream_offset_ += frame_bytes;
+    return Status::Ok();
+  }
+  // A frame begun: its prefix and header are topped up from bytes (they
+  // are small), then checked and, if that completes it, decoded by next().
+  const auto top_up = [this, &bytes](size_t wanted) {
+    if (buffered_bytes() >= wanted) return;
+    const size_t taken = std::min(wanted - buffered_bytes(), bytes.size());
+    feed(bytes.first(taken));
+    bytes = bytes.subspan(taken);
+  };
+  const auto next_buffered = [this, &command]() -> Status {
+    Result<std::optional<RemotingCommand>> next_command = next();
+    if (!next_command.ok()) return next_command.status();
+    if (next_command->has_value()) command.emplace(std::move(**next_command));
+    return Status::Ok();
+  };
+  top_up(kFramePrefixBytes);
+  MQ_RETURN_IF_ERROR(next_buffered());
+  if (command) return Status::Ok();
+  if (buffered_bytes() < kFramePrefixBytes) {
+    MQ_ASSERT(bytes.empty());  // top_up took them all
+    return Status::Ok();
+  }
+  const uint8_t* const begun = buffer_.data() + consumed_;
+  const size_t head_bytes = kFramePrefixBytes + (get_u32_be(begun + 4) & kMaxHeaderLength);
+  const size_t frame_bytes = static_cast<size_t>(get_i32_be(begun)) + 4;  // next() checked both lengths
+  MQ_ASSERT(head_bytes <= frame_bytes);
+  if (buffered_bytes() < head_bytes) {
+    top_up(head_bytes);
+    MQ_RETURN_IF_ERROR(next_buffered());
+    if (command) return Status::Ok();
+    if (buffered_bytes() < head_bytes) {
+      MQ_ASSERT(bytes.empty());
+      return Status::Ok();
+    }
+  }
+  MQ_ASSERT(buffered_bytes() < frame_bytes);  // else next() would have decoded it
+  if (buffered_bytes() + bytes.size() < frame_bytes) {
+    feed(bytes);
+    bytes = {};
+    return Status::Ok();
+  }
+  return join_frame(bytes, command);
+}
+
+Status FrameDecoder::join_frame(std::span<const uint8_t>& bytes, std::optional<RemotingCommand>& command) {
+  MQ_ASSERT(!command.has_value());
+  const std::span<const uint8_t> begun(buffer_.data() + consumed_, buffered_bytes());
+  MQ_ASSERT(begun.size() >= kFramePrefixBytes);
+  const uint32_t field = get_u32_be(begun.data() + 4);
+  const size_t head_bytes = kFramePrefixBytes + (field & kMaxHeaderLength);
+  const size_t frame_bytes = static_cast<size_t>(get_i32_be(begun.data())) + 4;
+  MQ_ASSERT(head_bytes <= begun.size());
+  MQ_ASSERT(begun.size() < frame_bytes);
+  const size_t body_rest = frame_bytes - begun.size();
+  MQ_ASSERT(body_rest <= bytes.size());
+  const std::span<const uint8_t> header = begun.subspan(kFramePrefixBytes, head_bytes - kFramePrefixBytes);
+  Result<RemotingCommand> decoded = decode_command(field, header, begun.subspan(head_bytes), bytes.first(body_rest));
+  if (!decoded.ok()) return fail(decoded.status());
+  command.emplace(std::move(decoded).value());
+  bytes = bytes.subspan(body_rest);
+  consumed_ += begun.size();
   stream_offset_ += frame_bytes;
   compact();
-  MQ_ASSERT(consumed_ <= buffer_.size());
-  return std::optional<RemotingCommand>(std::move(command).value());
+  MQ_ASSERT(buffered_bytes() == 0);
+  return Status::Ok();
 }
 
 Status FrameDecoder::fail(const Status& reason) {

@@ -78,6 +78,31 @@ class FrameDecoder {
   void feed(std::span<const uint8_t> bytes);
   Result<std::optional<RemotingCommand>> next();
 
+  // feed(bytes), then next() until it needs more bytes, handing each
+  // command to on_command (which returns whether to go on), with the same
+  // commands, errors and stream_offset() but fewer copies: a frame wholly
+  // inside bytes is decoded where it lies, and a frame begun in the buffer
+  // whose header has arrived takes the rest of its body straight from
+  // bytes. Only bytes no whole frame covers (and any on_command stopped
+  // before) are copied in. Returns Ok, or the sticky error next() gives.
+  // This is how connections read: most arrivals are whole frames.
+  template <typename OnCommand>
+  Status feed_and_drain(std::span<const uint8_t> bytes, OnCommand&& on_command) {
+    // One command slot, filled in place: each layer returning its own
+    // Result<optional<command>> cost a move of the command per frame.
+    std::optional<RemotingCommand> command;
+    while (true) {
+      MQ_RETURN_IF_ERROR(next_from(bytes, command));
+      if (!command) return Status::Ok();  // next_from buffered what was left
+      const bool go_on = on_command(std::move(*command));
+      command.reset();
+      if (!go_on) {
+        feed(bytes);
+        return Status::Ok();
+      }
+    }
+  }
+
   size_t buffered_bytes() const { return buffer_.size() - consumed_; }
   // Bytes of the stream consumed as whole frames so far.
   uint64_t stream_offset() const { return stream_offset_; }
@@ -85,6 +110,18 @@ class FrameDecoder {
   size_t max_frame_bytes() const { return max_frame_bytes_; }
 
  private:
+  // The next frame of the buffered bytes followed by bytes, into command,
+  // taking from bytes (and advancing it past) what it used; command stays
+  // empty, once every byte of bytes is buffered, when no whole frame is
+  // there. Requires: command is empty.
+  Status next_from(std::span<const uint8_t>& bytes, std::optional<RemotingCommand>& command);
+  // The first frame of pending into command if it is whole, checked as
+  // next() checks it; its length in frame_bytes. Requires: command is empty.
+  Status take_frame(std::span<const uint8_t> pending, size_t& frame_bytes, std::optional<RemotingCommand>& command);
+  // The frame begun in the buffer, its prefix and header there, its body's
+  // rest the first bytes of bytes (advanced past them), into command.
+  // Requires: buffered: its prefix, checked, and header; bytes: the rest.
+  Status join_frame(std::span<const uint8_t>& bytes, std::optional<RemotingCommand>& command);
   // Makes the decoder fail for good with reason, placed in the stream.
   Status fail(const Status& reason);
   void compact();

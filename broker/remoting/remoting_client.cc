@@ -173,16 +173,14 @@ class RemotingClient::ClientConnection : public std::enable_shared_from_this<Cli
 
   void on_bytes(std::span<const uint8_t> bytes) {
     const std::shared_ptr<ClientConnection> self = shared_from_this();  // close() may drop the last owner
-    decoder_.feed(bytes);
-    while (state_ == State::kOpen) {
-      Result<std::optional<RemotingCommand>> next = decoder_.next();
-      if (!next.ok()) {
-        MQ_LOG(kWarn, kComponent, "closing the connection to " << address_ << ": " << next.status().to_string());
-        close(Status::Corruption("response stream from " + address_ + ": " + next.status().message()));
-        return;
-      }
-      if (!next->has_value()) return;
-      on_command(std::move(**next));
+    if (state_ != State::kOpen) return;
+    const Status decoded = decoder_.feed_and_drain(bytes, [this](RemotingCommand&& command) {
+      on_command(std::move(command));
+      return state_ == State::kOpen;
+    });
+    if (!decoded.ok() && state_ == State::kOpen) {
+      MQ_LOG(kWarn, kComponent, "closing the connection to " << address_ << ": " << decoded.to_string());
+      close(Status::Corruption("response stream from " + address_ + ": " + decoded.message()));
     }
   }
 

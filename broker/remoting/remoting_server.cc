@@ -111,20 +111,19 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
     MQ_ASSERT(!closed_);
     const std::shared_ptr<ServerConnection> self = shared_from_this();  // a processor may close us
     last_activity_ns_ = now();
-    decoder_.feed(bytes);
-    // Drain every whole frame before the next feed, as the decoder asks.
-    while (!closed_) {
-      Result<std::optional<RemotingCommand>> next = decoder_.next();
-      if (!next.ok()) {
-        ++server_.stats_.connections_closed_for_bad_input;
-        MQ_LOG(kWarn, kComponent,
-               server_.name_ << ": closing the connection from " << remote_address_
-                             << " on bad input: " << next.status().to_string());
-        close(next.status());
-        return;
-      }
-      if (!next->has_value()) break;
-      server_.dispatch(self, std::move(**next));
+    // Every whole frame is dispatched before the next arrival, as the
+    // decoder asks; a processor that closes us stops the rest.
+    const Status decoded = decoder_.feed_and_drain(bytes, [this, &self](RemotingCommand&& command) {
+      server_.dispatch(self, std::move(command));
+      return !closed_;
+    });
+    if (!decoded.ok() && !closed_) {
+      ++server_.stats_.connections_closed_for_bad_input;
+      MQ_LOG(kWarn, kComponent,
+             server_.name_ << ": closing the connection from " << remote_address_
+                           << " on bad input: " << decoded.to_string());
+      close(decoded);
+      return;
     }
     if (!closed_) note_partial_frame();
   }

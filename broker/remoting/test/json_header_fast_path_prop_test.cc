@@ -306,6 +306,58 @@ TEST(JsonHeaderFastPath, BareExtValuesAreStringifiedAsTheGeneralPathDoes) {
   }
 }
 
+// The string reader finds a literal's end before decoding it, stepping
+// over each escape's second byte, and the int reader sums the digits
+// itself: the cases at those seams read as the general path reads them,
+// and the well-formed ones are read by the fast path itself.
+TEST(JsonHeaderFastPath, EscapeAndIntegerEdgesDecodeAsTheGeneralPathDoes) {
+  const std::string many_escapes = [] {
+    std::string text;
+    for (int i = 0; i < 40; ++i) text += "KEY" + std::to_string(i) + "\\u0001value\\u0002";
+    return text;
+  }();
+  // {header, whether the fast path reads it itself}
+  const std::vector<std::pair<std::string, bool>> headers = {
+      {R"({"code":1,"extFields":{"a":"x\"y"}})", true},           // an escaped quote is not the end
+      {R"({"code":1,"extFields":{"a":"\\"}})", true},            // an escaped backslash just before the end
+      {R"({"code":1,"extFields":{"a":"\u0022\u005C\u005c"}})", true},
+      {R"({"code":1,"extFields":{"a\u0001":"\/\b\f\n\r\t"}})", true},
+      {R"({"code":1,"remark":"\u0001","language":"J\u0041VA"})", true},
+      {"{\"code\":1,\"extFields\":{\"p\":\"" + many_escapes + "\"}}", true},
+      {R"({"code":1,"extFields":{"a":"\u00"}})", false},          // hex digits run into the closing quote
+      {R"({"code":1,"extFields":{"a":"\u00"})", false},
+      {R"({"code":1,"extFields":{"a":"\)", false},                // a backslash ends the header
+      {R"({"code":1,"extFields":{"a":"\"}})", false},             // the close is escaped: unterminated
+      {"{\"code\":1,\"extFields\":{\"a\":\"\\\xc3\xa9\"}}", false},  // a backslash before non-ASCII
+      {R"({"code":1,"extFields":{"a":"\q"}})", false},
+      {R"({"code":2147483647,"opaque":-2147483648,"flag":0,"version":-0})", true},
+      {R"({"code":2147483648})", false},
+      {R"({"code":-2147483649})", false},
+      {R"({"code":9999999999})", false},
+      {R"({"code":12345678901})", false},
+      {R"({"code":-})", false},
+      {R"({"code":007})", false},
+      {R"({"code":1.5})", false},
+      {"{\"code\" :\t1 ,\r\n\"opaque\": 2 }", true},          // whitespace between every token
+  };
+  for (const auto& [header, fast_reads_it] : headers) {
+    const Bytes bytes = to_header_bytes(header);
+    EXPECT_EQ(decode_json_header_fast(bytes).has_value(), fast_reads_it) << header;
+    const Result<RemotingCommand> decoded = decode_json_header(bytes);
+    const Result<RemotingCommand> general = decode_json_header_general(bytes);
+    ASSERT_EQ(decoded.ok(), general.ok()) << header;
+    if (decoded.ok()) {
+      EXPECT_EQ(*decoded, *general) << header;
+    } else {
+      EXPECT_EQ(decoded.status().to_string(), general.status().to_string()) << header;
+    }
+  }
+  const Result<RemotingCommand> quoted =
+      decode_json_header(to_header_bytes(R"({"code":1,"extFields":{"a":"x\"y\\"}})"));
+  ASSERT_TRUE(quoted.ok());
+  EXPECT_EQ(quoted->ext_fields.at("a"), "x\"y\\");
+}
+
 // Every frame a real ali-ons client sent is read by the fast path, and to
 // what the general path reads.
 TEST(JsonHeaderFastPath, AliOnsCaptureTakesTheFastPathAndAgrees) {

@@ -232,6 +232,64 @@ RC_GTEST_PROP(FrameDecoder, ATruncatedFrameOnlyNeedsMoreBytes, ()) {
   RC_ASSERT(!decode_frame(prefix).ok());
 }
 
+// feed_and_drain decodes whole frames where they lie and completes a begun
+// frame from the next arrival; it must give what feed and next give, piece
+// by piece: the same commands, error, stream offset and buffered bytes,
+// also when its caller stops it after some command (a closed connection)
+// and later carries on.
+RC_GTEST_PROP(FrameDecoder, FeedAndDrainEqualsFeedThenNext, ()) {
+  Bytes stream;
+  const auto frames = *rc::gen::inRange(1, 6);
+  for (int i = 0; i < frames; ++i) {
+    const Bytes frame = encode_frame(gen_command(8, 300));
+    stream.insert(stream.end(), frame.begin(), frame.end());
+  }
+  if (*rc::gen::inRange(0, 4) == 0) {  // now and then damaged, or followed by noise
+    const auto at = *rc::gen::inRange<size_t>(0, stream.size());
+    stream[at] ^= static_cast<uint8_t>(*rc::gen::inRange(1, 256));
+  }
+  if (*rc::gen::inRange(0, 4) == 0) {
+    const Bytes tail = gen_bytes(40);
+    stream.insert(stream.end(), tail.begin(), tail.end());
+  }
+  FrameDecoder by_next(kTestMaxFrameBytes);
+  FrameDecoder by_drain(kTestMaxFrameBytes);
+  std::vector<RemotingCommand> expected;
+  std::vector<RemotingCommand> decoded;
+  Status expected_status;
+  Status decoded_status;
+  size_t at = 0;
+  while (at < stream.size()) {
+    // Pieces of every size: single bytes, a prefix, whole frames, all of it.
+    const auto piece = std::min(stream.size() - at, *rc::gen::element<size_t>(1, 3, 8, 9, 50, 200, 1000, 5000));
+    const std::span<const uint8_t> bytes(stream.data() + at, piece);
+    at += piece;
+    by_next.feed(bytes);
+    Drained step = drain(by_next);
+    for (RemotingCommand& command : step.commands) expected.push_back(std::move(command));
+    expected_status = step.status;
+    // Stopped after some command, then carried on by an empty arrival.
+    const auto stop_after = *rc::gen::inRange(0, 4);
+    int taken = 0;
+    decoded_status = by_drain.feed_and_drain(bytes, [&](RemotingCommand command) {
+      decoded.push_back(std::move(command));
+      return ++taken != stop_after;
+    });
+    if (decoded_status.ok() && taken == stop_after) {
+      decoded_status = by_drain.feed_and_drain({}, [&](RemotingCommand command) {
+        decoded.push_back(std::move(command));
+        return true;
+      });
+    }
+    RC_ASSERT(decoded.size() == expected.size());
+    RC_ASSERT(decoded_status.to_string() == expected_status.to_string());
+    RC_ASSERT(by_drain.stream_offset() == by_next.stream_offset());
+    RC_ASSERT(by_drain.buffered_bytes() == by_next.buffered_bytes());
+    RC_ASSERT(by_drain.failed() == by_next.failed());
+  }
+  RC_ASSERT(decoded == expected);
+}
+
 RC_GTEST_PROP(FrameDecoder, AMutatedByteNeverPassesForAnotherFrame, ()) {
   const RemotingCommand original = gen_command(8, 64);
   const Bytes pristine = encode_frame(original);
