@@ -179,7 +179,9 @@ struct AsioExecutor::RunQueue : std::enable_shared_from_this<RunQueue> {
   // io thread only:
   TaskRing ready;             // in run order
   bool drain_posted = false;  // a drain handler is queued or running; holds while ready is not empty
-  bool closed = false;        // the executor is gone; run nothing more
+  // The executor is gone; run nothing more. Atomic because post() reads it
+  // on any thread (a flush thread may post while the executor goes).
+  std::atomic<bool> closed{false};
   const std::function<bool()>* stop_between_tasks = nullptr;
   // Any thread:
   std::mutex inbox_mutex;
