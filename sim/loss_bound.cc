@@ -272,7 +272,6 @@ class Bounder {
     return ready;
   }
 
-
   // The machine's store is gone for good. returns_empty: the broker comes
   // back on a new, empty disk under its own brokerId (a replaced disk).
   void lose_store(const std::string& machine, Verdict& verdict, bool returns_empty) {
