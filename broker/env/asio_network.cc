@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "broker/common/log.h"
-#include "broker/env/epoll_read_set.h"
+#include "broker/env/epoll_socket_set.h"
 #include "broker/env/posix_file_system.h"
 
 namespace mqlab::env {
@@ -74,16 +74,16 @@ struct AsioNetwork::State : std::enable_shared_from_this<State> {
 
   uint64_t take_id() { return next_id++; }
 
-  // The read set, opened by the first stream that reads.
-  Result<EpollReadSet*> open_read_set() {
-    if (!read_set) {
-      MQ_ASSIGN_OR_RETURN(read_set, EpollReadSet::open(io));
+  // The socket set, opened by the first stream that reads or waits to write.
+  Result<EpollSocketSet*> open_socket_set() {
+    if (!socket_set) {
+      MQ_ASSIGN_OR_RETURN(socket_set, EpollSocketSet::open(io));
     }
-    return read_set.get();
+    return socket_set.get();
   }
-  // Arms the one wait for input on any stream, unless it is armed or no
-  // stream reads. Defined after Stream.
-  void wait_for_input();
+  // Arms the one wait for readiness of any stream, unless it is armed or no
+  // stream is watched. Defined after Stream.
+  void wait_for_readiness();
 
   boost::asio::io_context& io;
   Executor& executor;
@@ -93,12 +93,13 @@ struct AsioNetwork::State : std::enable_shared_from_this<State> {
   std::vector<uint8_t> read_buffer = std::vector<uint8_t>(kReadChunkBytes);
   bool read_buffer_in_use = false;
   // What the destructor must close. Entries leave when their object dies.
-  // Also how a readiness id of the read set finds its stream.
+  // Also how a readiness id of the socket set finds its stream.
   std::map<uint64_t, std::weak_ptr<Stream>> streams;
   std::map<uint64_t, std::weak_ptr<Acceptor>> acceptors;
   std::map<uint64_t, std::weak_ptr<ConnectAttempt>> attempts;
-  // Every stream that reads is in it, under its id (see epoll_read_set.h).
-  std::unique_ptr<EpollReadSet> read_set;
+  // Every stream that reads or waits to write is in it, under its id (see
+  // epoll_socket_set.h).
+  std::unique_ptr<EpollSocketSet> socket_set;
 };
 
 namespace {
@@ -111,22 +112,31 @@ struct Handlers {
 };
 
 // One TCP connection: the socket, its output queue and the owner's handlers.
-// Shared by the owner's AsioConnection handle and the handlers Asio holds, so
-// a close() can still drain output after the owner let go.
+// Shared by the owner's AsioConnection handle, the tasks it posts and, while
+// it waits for room to write, by itself (a closed stream still drains its
+// output after the owner let go).
+//
+// The socket is a plain descriptor, out of Asio's reactor (see
+// epoll_socket_set.h): the network's socket set tells when it is readable and,
+// while a write waits, writable.
 class Stream : public std::enable_shared_from_this<Stream> {
  public:
-  Stream(std::shared_ptr<State> network, uint64_t id, tcp::socket socket, std::string local, std::string remote)
+  Stream(std::shared_ptr<State> network, uint64_t id, int fd, std::string local, std::string remote)
       : network_(std::move(network)),
         id_(id),
-        socket_(std::move(socket)),
+        fd_(fd),
         drain_timer_(network_->io),
         local_address_(std::move(local)),
         remote_address_(std::move(remote)) {
-    MQ_ASSERT(socket_.is_open());
+    MQ_ASSERT(fd_ >= 0);
     MQ_ASSERT(id_ != 0);
   }
   ~Stream() {
-    stop_reading();  // before the socket member closes its descriptor
+    // Only close_socket() drops the self-reference of a write wait, so a
+    // stream that dies has no wait in flight, and its socket is closed
+    // unless nobody ever closed it (then not watched for output either).
+    MQ_ASSERT(!writing_);
+    close_descriptor();
     network_->streams.erase(id_);
   }
 
@@ -139,9 +149,10 @@ class Stream : public std::enable_shared_from_this<Stream> {
   void close();
   // The network is being destroyed: close the socket, call nobody.
   void abort();
-  // The read set reports this stream readable: one recv, one on_bytes.
-  void on_readable();
-  // The read set broke: so does the stream.
+  // The socket set reports this stream ready: for input, one recv and one
+  // on_bytes; for output, the queue is written on.
+  void on_ready(const EpollSocketSet::Ready& ready);
+  // The socket set broke: so does the stream.
   void break_off(Status reason) { fail(std::move(reason)); }
 
   bool is_open() const { return open_; }
@@ -161,8 +172,15 @@ class Stream : public std::enable_shared_from_this<Stream> {
   };
   enum class Progress { kDone, kWaiting, kFailed };
 
+  bool socket_open() const { return fd_ >= 0; }
   void start_reading();
   void stop_reading();
+  // Makes the socket set watch what the stream waits for now: input while
+  // it reads, output while a write waits. False (and the stream broken)
+  // when the kernel refused.
+  bool update_watch();
+  void on_readable();
+  void on_writable();
   void pump_soon();
   void pump();
   bool has_file_region() const;
@@ -170,19 +188,20 @@ class Stream : public std::enable_shared_from_this<Stream> {
   Progress write_chunks();
   Progress sendfile_region(Output& region);
   Progress copy_region(Output& region);
-  void on_region_copied(const ErrorCode& error, size_t size);
   void wait_writable();
   void advance(Output& region, uint64_t size);
   void fail(Status reason);
   void post_report();
   void report_close();
   void close_socket(bool graceful);
-  Status socket_status(const ErrorCode& error) const;
+  // Leaves the socket set and closes the descriptor, once.
+  void close_descriptor();
+  Status errno_status(int error) const;
   Status past_end_status(const Output& region) const;
 
   const std::shared_ptr<State> network_;
   const uint64_t id_;
-  tcp::socket socket_;
+  int fd_;  // -1 once closed
   boost::asio::steady_timer drain_timer_;
   const std::string local_address_;
   const std::string remote_address_;
@@ -190,14 +209,19 @@ class Stream : public std::enable_shared_from_this<Stream> {
   std::shared_ptr<const Handlers> handlers_;
   std::optional<Status> close_reason_;  // why it broke, until reported
   std::deque<Output> output_;
+  // The pread fallback's chunk: bytes [copy_sent_, size) are still to write.
   std::vector<uint8_t> copy_buffer_;
+  size_t copy_sent_ = 0;
   uint64_t pending_output_bytes_ = 0;
+  // Set while a write waits for room: the socket set holds only the id, and
+  // a closed stream must live until its output drains.
+  std::shared_ptr<Stream> self_while_writing_;
+  EpollSocketSet::Interest watched_ = EpollSocketSet::kNone;  // what the socket set watches
   bool open_ = true;         // neither closed by the owner nor broken
   bool silenced_ = false;    // closed by the owner, or on_close ran
-  bool socket_open_ = true;  // false once the socket is closed
   bool closing_ = false;     // closed by the owner, output still draining
-  bool in_read_set_ = false;  // in the network's read set: open, with handlers
-  bool writing_ = false;     // an async write or writability wait is in flight
+  bool reading_ = false;     // open, with handlers: input is wanted
+  bool writing_ = false;     // a write waits for room in the socket
   bool pump_posted_ = false;  // a pump() task is queued on the io_context
   bool corked_ = false;      // TCP_CORK set while a response's pieces are queued
 };
@@ -241,12 +265,13 @@ void Stream::close() {
   handlers_.reset();
   if (!open_) return;  // already broken: the socket is closed
   stop_reading();  // a draining stream reads no more
+  if (!socket_open()) return;  // stop_reading could not change the watch: broken
   open_ = false;
   if (output_.empty()) {
     close_socket(/*graceful=*/true);
     return;
   }
-  // Output is queued, so a pump is coming: posted, or behind the write in flight.
+  // Output is queued, so a pump is coming: posted, or behind the write waiting.
   MQ_ASSERT(pump_posted_ || writing_);
   closing_ = true;  // pump() closes the socket once the queue drains
   drain_timer_.expires_after(kCloseDrainTimeout);
@@ -264,55 +289,69 @@ void Stream::abort() {
   close_socket(/*graceful=*/false);
 }
 
-// Joins the network's read set, which reports this socket whenever it is
+// Joins the network's socket set, which reports this socket whenever it is
 // readable; on_readable then reads what is there into the network's one
 // shared buffer: an idle connection holds no read buffer of its own, so
 // thousands of them cost kilobytes, not 64 KiB each.
 void Stream::start_reading() {
-  if (in_read_set_ || !open_ || !handlers_) return;
-  Result<EpollReadSet*> read_set = network_->open_read_set();
-  const Status added = read_set.ok() ? (*read_set)->add(socket_.native_handle(), id_) : read_set.status();
-  if (!added.ok()) {
-    fail(added.with_context(remote_address_));
-    return;
-  }
-  in_read_set_ = true;
-  network_->wait_for_input();
+  if (reading_ || !open_ || !handlers_) return;
+  reading_ = true;
+  if (update_watch()) network_->wait_for_readiness();
 }
 
-// Leaves the read set while the socket is still open (see EpollReadSet::remove).
 void Stream::stop_reading() {
-  if (!in_read_set_) return;
-  MQ_ASSERT(socket_open_);
-  MQ_ASSERT(network_->read_set != nullptr);
-  network_->read_set->remove(socket_.native_handle());
-  in_read_set_ = false;
+  if (!reading_) return;
+  reading_ = false;
+  update_watch();
+}
+
+bool Stream::update_watch() {
+  MQ_ASSERT(socket_open());
+  const EpollSocketSet::Interest wanted = static_cast<EpollSocketSet::Interest>(
+      (reading_ ? EpollSocketSet::kInput : 0) | (writing_ ? EpollSocketSet::kOutput : 0));
+  if (wanted == watched_) return true;
+  Result<EpollSocketSet*> socket_set = network_->open_socket_set();
+  const Status changed =
+      socket_set.ok() ? (*socket_set)->watch(fd_, id_, watched_, wanted) : socket_set.status();
+  if (!changed.ok()) {
+    fail(changed.with_context(remote_address_));
+    return false;
+  }
+  watched_ = wanted;
+  return true;
+}
+
+void Stream::on_ready(const EpollSocketSet::Ready& ready) {
+  // Output first: a broken socket (reported both ways) then fails through
+  // the write, and a stale input report below finds the stream closed.
+  if (ready.output && writing_) on_writable();
+  if (ready.input) on_readable();
 }
 
 void Stream::on_readable() {
   // Closed by an earlier callback of the same batch: its readiness is stale.
-  if (!in_read_set_ || !network_->alive) return;
+  if (!reading_ || !network_->alive) return;
   MQ_ASSERT(open_);
-  MQ_ASSERT(socket_open_);
-  MQ_ASSERT(handlers_ != nullptr);  // in the read set only with handlers; close() leaves it
+  MQ_ASSERT(socket_open());
+  MQ_ASSERT(handlers_ != nullptr);  // reads only with handlers; close() stops reading
   std::vector<uint8_t>& buffer = network_->read_buffer;
   MQ_ASSERT(buffer.size() == kReadChunkBytes);
-  const ssize_t size = ::recv(socket_.native_handle(), buffer.data(), buffer.size(), MSG_DONTWAIT);
+  const ssize_t size = ::recv(fd_, buffer.data(), buffer.size(), MSG_DONTWAIT);
   if (size < 0) {
-    // A spurious wakeup: the read set is level-triggered, so it reports the
+    // A spurious wakeup: the set is level-triggered, so it reports the
     // socket again once it really is readable.
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
-    fail(socket_status(ErrorCode(errno, boost::system::system_category())));
+    fail(errno_status(errno));
     return;
   }
   if (size == 0) {
-    fail(socket_status(boost::asio::error::eof));
+    fail(Status::Unavailable("connection closed by peer: " + remote_address_));
     return;
   }
   MQ_ASSERT(static_cast<size_t>(size) <= buffer.size());
   // The span lives in the shared buffer only during on_bytes: nothing reads
   // into it before the callback returns (every read runs on this thread, from
-  // the read set's batch, never inside a callback).
+  // the socket set's batch, never inside a callback).
   MQ_ASSERT_MSG(!network_->read_buffer_in_use, "a nested read into the shared buffer");
   network_->read_buffer_in_use = true;
   const std::shared_ptr<const Handlers> handlers = handlers_;
@@ -320,13 +359,25 @@ void Stream::on_readable() {
   network_->read_buffer_in_use = false;
 }
 
+// Room to write (or an error the write will meet): write on, and stop
+// watching for output unless the write had to wait again.
+void Stream::on_writable() {
+  MQ_ASSERT(writing_);
+  MQ_ASSERT(socket_open());
+  const std::shared_ptr<Stream> self = std::move(self_while_writing_);
+  writing_ = false;
+  if (!network_->alive) return;
+  pump();
+  if (socket_open() && !writing_) update_watch();
+}
+
 // Output goes out one task later, not inside send(): the replies that one
 // group commit acknowledges to one connection (or a burst of sends on it)
 // then leave in one gathered write, where writing at once sent the first
-// alone and gathered only those queued behind it. A write in flight pumps
-// again when it completes.
+// alone and gathered only those queued behind it. A write waiting for room
+// pumps again when the socket set reports the room.
 void Stream::pump_soon() {
-  if (pump_posted_ || writing_ || !socket_open_) return;
+  if (pump_posted_ || writing_ || !socket_open()) return;
   pump_posted_ = true;
   boost::asio::post(network_->io, [self = shared_from_this()] {
     MQ_ASSERT(self->pump_posted_);
@@ -335,14 +386,14 @@ void Stream::pump_soon() {
   });
 }
 
-// Starts the next write unless one is in flight; closes the socket when a
-// closing stream has drained.
+// Writes what the socket takes unless a write waits for room; closes the
+// socket when a closing stream has drained.
 void Stream::pump() {
   // A response of a header and many small file regions would otherwise go
   // out as one TCP segment per region (TCP_NODELAY): cork while more than one
   // piece is queued, uncork when the queue drains, which flushes the tail.
-  if (!corked_ && socket_open_ && output_.size() > 1 && has_file_region()) set_cork(true);
-  while (!writing_ && socket_open_ && !output_.empty()) {
+  if (!corked_ && socket_open() && output_.size() > 1 && has_file_region()) set_cork(true);
+  while (!writing_ && socket_open() && !output_.empty()) {
     Output& front = output_.front();
     if (!front.file) {
       // Pops the chunks it wrote whole; a file region may follow.
@@ -354,8 +405,8 @@ void Stream::pump() {
     MQ_ASSERT(front.remaining == 0);
     output_.pop_front();
   }
-  if (corked_ && socket_open_ && output_.empty()) set_cork(false);
-  if (closing_ && socket_open_ && output_.empty()) close_socket(/*graceful=*/true);
+  if (corked_ && socket_open() && output_.empty()) set_cork(false);
+  if (closing_ && socket_open() && output_.empty()) close_socket(/*graceful=*/true);
 }
 
 bool Stream::has_file_region() const {
@@ -365,20 +416,18 @@ bool Stream::has_file_region() const {
 void Stream::set_cork(bool cork) {
   const int value = cork ? 1 : 0;
   // A failure only costs packets; the stream stays correct either way.
-  ::setsockopt(socket_.native_handle(), IPPROTO_TCP, TCP_CORK, &value, sizeof(value));
+  ::setsockopt(fd_, IPPROTO_TCP, TCP_CORK, &value, sizeof(value));
   corked_ = cork;
 }
 
 // One gathered sendmsg(2) of the byte chunks at the head of the queue,
 // straight from this turn: no write operation, buffer vector or completion
-// handler per reply (Asio's async_write allocated all three and ran the
-// completion one scheduler turn later, for the same single sendmsg). kDone
-// when every chunk written went out whole (a file region, or nothing, is
-// next); kWaiting when the socket is full: what is left waits for
-// writability; kFailed when the stream broke.
+// handler per reply. kDone when every chunk written went out whole (a file
+// region, or nothing, is next); kWaiting when the socket is full: what is
+// left waits for room; kFailed when the stream broke.
 Stream::Progress Stream::write_chunks() {
   MQ_ASSERT(!writing_);
-  while (socket_open_ && !output_.empty() && !output_.front().file) {
+  while (socket_open() && !output_.empty() && !output_.front().file) {
     std::array<iovec, kMaxGatheredChunks> iov;
     size_t count = 0;
     size_t size = 0;
@@ -395,15 +444,15 @@ Stream::Progress Stream::write_chunks() {
     msghdr message{};
     message.msg_iov = iov.data();
     message.msg_iovlen = count;
-    const ssize_t written = ::sendmsg(socket_.native_handle(), &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+    const ssize_t written = ::sendmsg(fd_, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (written < 0) {
       const int error = errno;
       if (error == EINTR) continue;
       if (error == EAGAIN || error == EWOULDBLOCK) {
         wait_writable();
-        return Progress::kWaiting;
+        return socket_open() ? Progress::kWaiting : Progress::kFailed;
       }
-      fail(socket_status(ErrorCode(error, boost::system::system_category())));
+      fail(errno_status(error));
       return Progress::kFailed;
     }
     MQ_ASSERT(static_cast<size_t>(written) <= size);
@@ -427,10 +476,10 @@ Stream::Progress Stream::write_chunks() {
     // again at once for an EAGAIN.
     if (static_cast<size_t>(written) < size) {
       wait_writable();
-      return Progress::kWaiting;
+      return socket_open() ? Progress::kWaiting : Progress::kFailed;
     }
   }
-  return socket_open_ ? Progress::kDone : Progress::kFailed;
+  return socket_open() ? Progress::kDone : Progress::kFailed;
 }
 
 // sendfile(2) from the page cache into the non-blocking socket, until the
@@ -443,7 +492,7 @@ Stream::Progress Stream::sendfile_region(Output& region) {
   }
   while (region.remaining > 0) {
     off_t offset = static_cast<off_t>(region.offset);
-    const ssize_t sent = ::sendfile(socket_.native_handle(), posix_file->fd(), &offset, region.remaining);
+    const ssize_t sent = ::sendfile(fd_, posix_file->fd(), &offset, region.remaining);
     if (sent > 0) {
       advance(region, static_cast<uint64_t>(sent));
       continue;
@@ -456,14 +505,14 @@ Stream::Progress Stream::sendfile_region(Output& region) {
     if (error == EINTR) continue;
     if (error == EAGAIN || error == EWOULDBLOCK) {
       wait_writable();
-      return Progress::kWaiting;
+      return socket_open() ? Progress::kWaiting : Progress::kFailed;
     }
     if (error == EINVAL || error == ENOSYS || error == EOPNOTSUPP) {
       region.copy = true;  // a file system that cannot splice: copy the rest
       return copy_region(region);
     }
     if (error == EPIPE || error == ECONNRESET) {
-      fail(socket_status(ErrorCode(error, boost::system::system_category())));
+      fail(errno_status(error));
     } else {
       fail(Status::IoError(region.file->path() + ": sendfile at " + std::to_string(region.offset) + " to " +
                            remote_address_ + ": " + std::generic_category().message(error)));
@@ -473,57 +522,57 @@ Stream::Progress Stream::sendfile_region(Output& region) {
   return Progress::kDone;
 }
 
-// The fallback: one chunk read with pread and written; the completion takes
-// the next.
+// The fallback: chunks read with pread and written, until the region is
+// sent (kDone) or the socket is full (kWaiting, the chunk's rest kept for the
+// next pump).
 Stream::Progress Stream::copy_region(Output& region) {
   MQ_ASSERT(region.copy);
-  MQ_ASSERT(region.remaining > 0);
-  const size_t want = static_cast<size_t>(std::min<uint64_t>(region.remaining, kCopyChunkBytes));
-  copy_buffer_.resize(want);
-  const Result<size_t> read = region.file->pread(region.offset, copy_buffer_);
-  if (!read.ok()) {
-    fail(read.status().with_context("sending a file region to " + remote_address_));
-    return Progress::kFailed;
+  while (region.remaining > 0) {
+    if (copy_sent_ == copy_buffer_.size()) {
+      const size_t want = static_cast<size_t>(std::min<uint64_t>(region.remaining, kCopyChunkBytes));
+      copy_buffer_.resize(want);
+      copy_sent_ = 0;
+      const Result<size_t> read = region.file->pread(region.offset, copy_buffer_);
+      if (!read.ok()) {
+        fail(read.status().with_context("sending a file region to " + remote_address_));
+        return Progress::kFailed;
+      }
+      if (*read < want) {
+        fail(past_end_status(region));
+        return Progress::kFailed;
+      }
+    }
+    // The buffered rest is exactly the region's next bytes: advance() moves
+    // the region's offset by what is written, never by what is read.
+    MQ_ASSERT(copy_buffer_.size() - copy_sent_ <= region.remaining);
+    const ssize_t written =
+        ::send(fd_, copy_buffer_.data() + copy_sent_, copy_buffer_.size() - copy_sent_, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (written < 0) {
+      const int error = errno;
+      if (error == EINTR) continue;
+      if (error == EAGAIN || error == EWOULDBLOCK) {
+        wait_writable();
+        return socket_open() ? Progress::kWaiting : Progress::kFailed;
+      }
+      fail(errno_status(error));
+      return Progress::kFailed;
+    }
+    copy_sent_ += static_cast<size_t>(written);
+    advance(region, static_cast<uint64_t>(written));
   }
-  if (*read < want) {
-    fail(past_end_status(region));
-    return Progress::kFailed;
-  }
-  writing_ = true;
-  boost::asio::async_write(
-      socket_, boost::asio::buffer(copy_buffer_.data(), want),
-      [self = shared_from_this()](const ErrorCode& error, size_t written) { self->on_region_copied(error, written); });
-  return Progress::kWaiting;
+  copy_buffer_.clear();
+  copy_sent_ = 0;
+  return Progress::kDone;
 }
 
-void Stream::on_region_copied(const ErrorCode& error, size_t size) {
-  MQ_ASSERT(writing_);
-  writing_ = false;
-  if (!network_->alive || !socket_open_) return;
-  if (error) {
-    fail(socket_status(error));
-    return;
-  }
-  Output& region = output_.front();
-  MQ_ASSERT(region.file != nullptr && region.copy);
-  advance(region, size);
-  if (region.remaining == 0) output_.pop_front();
-  pump();
-}
-
+// The socket is full: the socket set reports when it has room (or broke).
 void Stream::wait_writable() {
   MQ_ASSERT(!writing_);
+  MQ_ASSERT(socket_open());
   writing_ = true;
-  socket_.async_wait(tcp::socket::wait_write, [self = shared_from_this()](const ErrorCode& error) {
-    MQ_ASSERT(self->writing_);
-    self->writing_ = false;
-    if (!self->network_->alive || !self->socket_open_) return;
-    if (error) {
-      self->fail(self->socket_status(error));
-      return;
-    }
-    self->pump();
-  });
+  if (!update_watch()) return;  // broken: close_socket() ended the wait
+  self_while_writing_ = shared_from_this();
+  network_->wait_for_readiness();
 }
 
 void Stream::advance(Output& region, uint64_t size) {
@@ -538,7 +587,7 @@ void Stream::advance(Output& region, uint64_t size) {
 // already said goodbye.
 void Stream::fail(Status reason) {
   MQ_ASSERT(!reason.ok());
-  if (!socket_open_) return;  // a second symptom of the same break
+  if (!socket_open()) return;  // a second symptom of the same break
   open_ = false;
   close_socket(/*graceful=*/false);
   if (silenced_) return;
@@ -559,36 +608,50 @@ void Stream::report_close() {
   handlers->on_close(*close_reason_);
 }
 
-// Closing the socket cancels the operations in flight before they touch their
-// buffers again, so the output queue can go at once.
+// Ends every wait, so the output queue can go at once.
 void Stream::close_socket(bool graceful) {
-  if (!socket_open_) return;
-  stop_reading();
-  socket_open_ = false;
-  ErrorCode ignored;
+  if (!socket_open()) return;
+  // Dropped last: it may be what keeps this stream alive.
+  const std::shared_ptr<Stream> keep = std::move(self_while_writing_);
+  reading_ = false;
+  writing_ = false;
   if (graceful) {
-    socket_.shutdown(tcp::socket::shutdown_send, ignored);  // FIN behind the data
+    ::shutdown(fd_, SHUT_WR);  // FIN behind the data
   } else {
     // Linger 0 makes close() send a reset: the peer must not mistake a stream
     // cut short (a failed file region, a stuck drain) for a clean end.
-    socket_.set_option(boost::asio::socket_base::linger(true, 0), ignored);
+    const linger abort{1, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_LINGER, &abort, sizeof(abort));
   }
-  socket_.close(ignored);
+  close_descriptor();
   cancel_quietly(drain_timer_);
   output_.clear();
+  copy_buffer_.clear();
+  copy_sent_ = 0;
   pending_output_bytes_ = 0;
   network_->streams.erase(id_);
 }
 
-Status Stream::socket_status(const ErrorCode& error) const {
-  MQ_ASSERT(error);
-  namespace errors = boost::asio::error;
-  if (error == errors::eof) return Status::Unavailable("connection closed by peer: " + remote_address_);
-  if (error == errors::connection_reset || error == errors::broken_pipe || error == errors::connection_aborted) {
+void Stream::close_descriptor() {
+  if (!socket_open()) return;
+  if (watched_ != EpollSocketSet::kNone) {
+    MQ_ASSERT(network_->socket_set != nullptr);
+    // Removing never fails (epoll_socket_set.h): the status is always Ok.
+    const Status removed = network_->socket_set->watch(fd_, id_, watched_, EpollSocketSet::kNone);
+    MQ_ASSERT(removed.ok());
+    watched_ = EpollSocketSet::kNone;
+  }
+  ::close(fd_);
+  fd_ = -1;
+}
+
+Status Stream::errno_status(int error) const {
+  MQ_ASSERT(error != 0);
+  if (error == ECONNRESET || error == EPIPE || error == ECONNABORTED) {
     return Status::IoError("connection reset by peer: " + remote_address_);
   }
-  if (error == errors::timed_out) return Status::Timeout("connection timed out: " + remote_address_);
-  return Status::IoError(remote_address_ + ": " + error.message());
+  if (error == ETIMEDOUT) return Status::Timeout("connection timed out: " + remote_address_);
+  return Status::IoError(remote_address_ + ": " + std::generic_category().message(error));
 }
 
 Status Stream::past_end_status(const Output& region) const {
@@ -598,41 +661,41 @@ Status Stream::past_end_status(const Output& region) const {
                          std::to_string(region.remaining) + " bytes left) ends past the end of the file");
 }
 
-// One wakeup of the read set: one recv and one on_bytes for each readable
-// stream, then the wait is armed again. A callback may close any stream or
-// destroy the network; each id is looked up afresh, and the shared State
-// outlives the batch.
-void read_ready_streams(const std::shared_ptr<State>& network, const ErrorCode& error) {
+// One wakeup of the socket set: for each ready stream, its waiting write
+// goes on and/or one recv and one on_bytes, then the wait is armed again. A
+// callback may close any stream or destroy the network; each id is looked
+// up afresh, and the shared State outlives the batch.
+void serve_ready_streams(const std::shared_ptr<State>& network, const ErrorCode& error) {
   if (!network->alive) return;
   if (error) {
     MQ_ASSERT(error != boost::asio::error::operation_aborted);  // only closing the set aborts, and State owns it
     // The epoll descriptor itself failed: no stream can hear its peer any
     // more. Break them all, so their owners reconnect, rather than spin.
-    MQ_LOG(kWarn, "network", "waiting for input on the connections: " << error.message());
+    MQ_LOG(kWarn, "network", "waiting for readiness of the connections: " << error.message());
     std::vector<std::shared_ptr<Stream>> streams;
     for (const auto& [id, weak] : network->streams) {
       if (std::shared_ptr<Stream> stream = weak.lock()) streams.push_back(std::move(stream));
     }
-    for (const auto& stream : streams) stream->break_off(Status::IoError("waiting for input: " + error.message()));
+    for (const auto& stream : streams) stream->break_off(Status::IoError("waiting for readiness: " + error.message()));
     return;
   }
-  MQ_ASSERT(network->read_set != nullptr);
-  std::array<uint64_t, kReadyBatch> ids;
-  const size_t count = network->read_set->take_ready(ids);
+  MQ_ASSERT(network->socket_set != nullptr);
+  std::array<EpollSocketSet::Ready, kReadyBatch> ready;
+  const size_t count = network->socket_set->take_ready(ready);
   for (size_t i = 0; i < count && network->alive; ++i) {
-    const auto found = network->streams.find(ids[i]);
+    const auto found = network->streams.find(ready[i].id);
     if (found == network->streams.end()) continue;  // closed earlier in this batch
-    if (const std::shared_ptr<Stream> stream = found->second.lock()) stream->on_readable();
+    if (const std::shared_ptr<Stream> stream = found->second.lock()) stream->on_ready(ready[i]);
   }
-  network->wait_for_input();
+  network->wait_for_readiness();
 }
 
 }  // namespace
 
-void AsioNetwork::State::wait_for_input() {
-  if (!alive || !read_set || read_set->waiting() || read_set->size() == 0) return;
-  read_set->async_wait([weak = weak_from_this()](const ErrorCode& error) {
-    if (const std::shared_ptr<State> self = weak.lock()) read_ready_streams(self, error);
+void AsioNetwork::State::wait_for_readiness() {
+  if (!alive || !socket_set || socket_set->waiting() || socket_set->size() == 0) return;
+  socket_set->async_wait([weak = weak_from_this()](const ErrorCode& error) {
+    if (const std::shared_ptr<State> self = weak.lock()) serve_ready_streams(self, error);
   });
 }
 
@@ -664,7 +727,9 @@ class AsioConnection final : public Connection {
 };
 
 // Wraps a connected socket: TCP_NODELAY, non-blocking (sendfile must never
-// block the core's thread), addresses, registration for the destructor.
+// block the core's thread), addresses, registration for the destructor; and
+// takes it out of Asio's reactor (epoll_socket_set.h says why), keeping the
+// bare descriptor.
 Result<std::shared_ptr<Connection>> make_connection(const std::shared_ptr<State>& network, tcp::socket socket) {
   ErrorCode error;
   const tcp::endpoint local = socket.local_endpoint(error);
@@ -672,10 +737,13 @@ Result<std::shared_ptr<Connection>> make_connection(const std::shared_ptr<State>
     const tcp::endpoint remote = socket.remote_endpoint(error);
     if (!error) socket.set_option(tcp::no_delay(true), error);
     if (!error) socket.native_non_blocking(true, error);
+    // Non-blocking stays set on the descriptor: Asio sets it with ioctl(FIONBIO).
+    int fd = -1;
+    if (!error) fd = socket.release(error);
     if (!error) {
+      MQ_ASSERT(fd >= 0);
       const uint64_t id = network->take_id();
-      auto stream =
-          std::make_shared<Stream>(network, id, std::move(socket), format_endpoint(local), format_endpoint(remote));
+      auto stream = std::make_shared<Stream>(network, id, fd, format_endpoint(local), format_endpoint(remote));
       network->streams.emplace(id, stream);
       return std::shared_ptr<Connection>(std::make_shared<AsioConnection>(std::move(stream)));
     }

@@ -3,18 +3,22 @@
 // thread.
 //
 // How the contract of network.h is kept:
-//   - Reading: the first set_handlers() puts the socket in the network's one
-//     level-triggered epoll set (epoll_read_set.h: no epoll_ctl per read, as
-//     one Asio async_wait per read cost); each report is one recv into a
-//     64 KiB buffer that all sockets share (an idle connection costs no
-//     buffer) and one on_bytes. close() and breaks take it out of the set.
+//   - Sockets: once connected, a socket leaves Asio's reactor (released
+//     from its tcp::socket) and is watched by the network's one
+//     level-triggered epoll set instead (epoll_socket_set.h: no epoll_ctl per
+//     read or write, and no wakeup of Asio's reactor per arriving segment).
+//   - Reading: the first set_handlers() has the set watch the socket for
+//     input; each report is one recv into a 64 KiB buffer that all sockets
+//     share (an idle connection costs no buffer) and one on_bytes. close()
+//     and breaks stop the watch.
 //   - Writing: one queue per connection of byte chunks and file regions,
 //     written strictly in order. Consecutive chunks go out in one gathered
 //     write. A file region of a PosixFile goes out with sendfile(2) straight
 //     from the page cache (zero copy, as RocketMQ's pull path does with
-//     FileChannel.transferTo); on EAGAIN the queue waits for writability; where
-//     sendfile says EINVAL (a file system without splice support) or the File
-//     is not a PosixFile, the region is copied with pread and written.
+//     FileChannel.transferTo); where sendfile says EINVAL (a file system
+//     without splice support) or the File is not a PosixFile, the region is
+//     copied with pread and written. On a full socket the queue waits for the
+//     set to report room (it watches the socket for output only meanwhile).
 //   - pending_output_bytes() counts queued bytes not yet accepted by the
 //     kernel.
 //   - close(): queued output is flushed, then the socket is shut down and

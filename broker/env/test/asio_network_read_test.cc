@@ -1,4 +1,4 @@
-// AsioNetwork's read path (the EpollReadSet every reading socket sits in),
+// AsioNetwork's read path (the EpollSocketSet every connected socket sits in),
 // driven by raw POSIX sockets on 127.0.0.1 so the test decides how bytes are
 // split, when the peer stops, and how it hangs up: frames split across
 // writes, a backlog larger than the shared read buffer, a peer gone mid-frame,
@@ -14,13 +14,16 @@
 #include <algorithm>
 #include <array>
 #include <deque>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <optional>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
-#include "broker/env/epoll_read_set.h"
+#include "broker/env/epoll_socket_set.h"
 #include "broker/env/posix_env.h"
 #include "broker/env/test/network_test_bytes.h"
 
@@ -284,27 +287,88 @@ TEST_F(AsioNetworkReadTest, ANetworkDestroyedFromOnBytesReadsAndCallsNobodyElse)
   EXPECT_EQ(calls, 1);
 }
 
-// The set itself: level-triggered (unread input is reported again), ids come
-// back as given, a removed socket is never reported.
-TEST(EpollReadSet, ReportsUnreadSocketsAgainAndRemovedOnesNever) {
+// For every epoll instance of this process, the descriptors it watches
+// (Linux lists them as "tfd:" lines in /proc/self/fdinfo).
+std::map<int, std::vector<int>> epoll_watch_lists() {
+  std::map<int, std::vector<int>> lists;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code error;
+    const std::string target = std::filesystem::read_symlink(entry.path(), error).string();
+    if (error || target != "anon_inode:[eventpoll]") continue;
+    const int epoll_fd = std::stoi(entry.path().filename().string());
+    std::ifstream info("/proc/self/fdinfo/" + std::to_string(epoll_fd));
+    std::vector<int>& watched = lists[epoll_fd];
+    for (std::string word; info >> word;) {
+      if (word == "tfd:") {
+        int fd = -1;
+        info >> fd;
+        watched.push_back(fd);
+      }
+    }
+  }
+  return lists;
+}
+
+bool is_connected_socket(int fd) {
+  int listening = 0;
+  socklen_t size = sizeof(listening);
+  return ::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &size) == 0 && listening == 0;
+}
+
+// Each connected socket is watched by the network's socket set alone, not
+// also by Asio's reactor (which registers a socket edge-triggered for input
+// as soon as it exists, so every arriving segment woke it for nothing):
+// however many connections, and whether they only read or also wait to
+// write, no socket is in two epoll instances.
+TEST_F(AsioNetworkReadTest, EachConnectedSocketIsWatchedByOneEpollInstanceOnly) {
+  serve();
+  auto reader = accept_peer();
+  auto stuck = accept_peer();  // never reads: its stream waits for room
+  auto idle = accept_peer();
+  reader->write(pattern(100, 1));
+  ASSERT_TRUE(run_until([&] { return received_[0].bytes.size() == 100; }));
+  accepted_[1]->send(pattern(8 << 20, 2));
+  env_.run_for(milliseconds(100));
+  ASSERT_GT(accepted_[1]->pending_output_bytes(), 0u) << "8 MiB unread cannot all sit in socket buffers";
+
+  std::map<int, int> instances_watching;  // connected socket -> epoll instances watching it
+  for (const auto& [epoll_fd, watched] : epoll_watch_lists()) {
+    for (const int fd : watched) {
+      if (is_connected_socket(fd)) ++instances_watching[fd];
+    }
+  }
+  EXPECT_EQ(instances_watching.size(), 3u) << "the three accepted sockets, watched (the peers' own are not)";
+  for (const auto& [fd, instances] : instances_watching) {
+    EXPECT_EQ(instances, 1) << "socket " << fd << " is watched by " << instances << " epoll instances";
+  }
+  stuck->close();
+}
+
+// The set itself: level-triggered (unread input and unused room are
+// reported again), ids come back as given, what a socket is watched for can
+// change, a socket taken out is never reported.
+TEST(EpollSocketSet, ReportsWhatEachSocketIsWatchedForUntilItIsTakenOut) {
   boost::asio::io_context io;
-  Result<std::unique_ptr<EpollReadSet>> opened = EpollReadSet::open(io);
+  Result<std::unique_ptr<EpollSocketSet>> opened = EpollSocketSet::open(io);
   ASSERT_TRUE(opened.ok()) << opened.status().to_string();
-  EpollReadSet& set = **opened;
+  EpollSocketSet& set = **opened;
+  using Set = EpollSocketSet;
   std::array<int, 2> a{};
   std::array<int, 2> b{};
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, a.data()), 0);
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, b.data()), 0);
-  ASSERT_TRUE(set.add(a[0], 11).ok());
-  ASSERT_TRUE(set.add(b[0], 22).ok());
+  ASSERT_TRUE(set.watch(a[0], 11, Set::kNone, Set::kInput).ok());
+  ASSERT_TRUE(set.watch(b[0], 22, Set::kNone, Set::kInput).ok());
   EXPECT_EQ(set.size(), 2u);
-  std::array<uint64_t, 8> ids{};
-  EXPECT_EQ(set.take_ready(ids), 0u) << "nothing written yet";
+  std::array<Set::Ready, 8> ready{};
+  EXPECT_EQ(set.take_ready(ready), 0u) << "nothing written yet, and room to write is not asked for";
   ASSERT_EQ(::write(a[1], "x", 1), 1);
-  ASSERT_EQ(set.take_ready(ids), 1u);
-  EXPECT_EQ(ids[0], 11u);
-  ASSERT_EQ(set.take_ready(ids), 1u) << "unread: reported again";
-  EXPECT_EQ(ids[0], 11u);
+  ASSERT_EQ(set.take_ready(ready), 1u);
+  EXPECT_EQ(ready[0].id, 11u);
+  EXPECT_TRUE(ready[0].input);
+  EXPECT_FALSE(ready[0].output);
+  ASSERT_EQ(set.take_ready(ready), 1u) << "unread: reported again";
+  EXPECT_EQ(ready[0].id, 11u);
 
   bool woke = false;
   set.async_wait([&](const boost::system::error_code& error) {
@@ -316,14 +380,37 @@ TEST(EpollReadSet, ReportsUnreadSocketsAgainAndRemovedOnesNever) {
   EXPECT_TRUE(woke);
   EXPECT_FALSE(set.waiting());
 
-  set.remove(a[0]);
-  ASSERT_EQ(::write(b[1], "y", 1), 1);
-  ASSERT_EQ(set.take_ready(ids), 1u);
-  EXPECT_EQ(ids[0], 22u);
+  // b watched for output too: it has room, reported until no longer asked.
+  ASSERT_TRUE(set.watch(b[0], 22, Set::kInput, Set::kInput | Set::kOutput).ok());
+  EXPECT_EQ(set.size(), 2u);
+  ASSERT_TRUE(set.watch(a[0], 11, Set::kInput, Set::kNone).ok());
   EXPECT_EQ(set.size(), 1u);
-  set.remove(b[0]);
-  EXPECT_EQ(set.take_ready(ids), 0u);
-  for (const int fd : {a[0], a[1], b[0], b[1]}) ::close(fd);
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_EQ(set.take_ready(ready), 1u);
+    EXPECT_EQ(ready[0].id, 22u);
+    EXPECT_FALSE(ready[0].input);
+    EXPECT_TRUE(ready[0].output);
+  }
+  ASSERT_TRUE(set.watch(b[0], 22, Set::kInput | Set::kOutput, Set::kOutput).ok());
+  ASSERT_EQ(::write(b[1], "y", 1), 1);
+  ASSERT_EQ(set.take_ready(ready), 1u);
+  EXPECT_FALSE(ready[0].input) << "input is no longer asked for";
+  EXPECT_TRUE(ready[0].output);
+  ASSERT_TRUE(set.watch(b[0], 22, Set::kOutput, Set::kInput).ok());
+  ASSERT_EQ(set.take_ready(ready), 1u);
+  EXPECT_TRUE(ready[0].input);
+  EXPECT_FALSE(ready[0].output);
+
+  // A hang-up is reported both ways, whatever is asked for.
+  ::close(b[1]);
+  ASSERT_TRUE(set.watch(b[0], 22, Set::kInput, Set::kOutput).ok());
+  ASSERT_EQ(set.take_ready(ready), 1u);
+  EXPECT_TRUE(ready[0].input);
+  EXPECT_TRUE(ready[0].output);
+  ASSERT_TRUE(set.watch(b[0], 22, Set::kOutput, Set::kNone).ok());
+  EXPECT_EQ(set.size(), 0u);
+  EXPECT_EQ(set.take_ready(ready), 0u);
+  for (const int fd : {a[0], a[1], b[0]}) ::close(fd);
 }
 
 }  // namespace

@@ -367,6 +367,60 @@ TEST_F(AsioNetworkTest, ManySmallChunksAndAFileRegionResumeMidChunkInOrder) {
   EXPECT_FALSE(server.closed.has_value());
 }
 
+// A region of a File that sendfile cannot serve (not a PosixFile) is copied
+// in 256 KiB chunks; against a peer that does not read yet the socket fills
+// part-way through a chunk, and the rest of that chunk must go out first
+// once the peer reads, then the next chunks and the bytes queued behind.
+TEST_F(AsioNetworkTest, ACopiedFileRegionResumesMidChunkWhenThePeerReads) {
+  auto listener = serve(/*watch_accepted=*/false);
+  Inbox client_inbox;
+  auto client = connect_pair(listener, client_inbox);
+  ASSERT_NE(client, nullptr);
+  const std::vector<uint8_t> data = pattern(5 << 20, 31);
+  auto memory_file = std::make_shared<BytesFile>(data);
+  call([&] {
+    client->send(bytes_of("head"));
+    client->send_file_region(memory_file, 0, static_cast<uint32_t>(data.size()));
+    client->send(bytes_of("tail"));
+  });
+  env_.run_for(milliseconds(100));
+  const uint64_t stuck = client->pending_output_bytes();
+  EXPECT_GT(stuck, 0u) << "5 MiB unread cannot all sit in socket buffers";
+  EXPECT_LT(stuck, data.size()) << "nothing was written while the peer's buffer had room";
+  Inbox& server = server_inboxes_[0];
+  watch(accepted_[0], server);
+  const size_t total = data.size() + 8;
+  ASSERT_TRUE(run_until([&] { return server.bytes.size() >= total; }));
+  ASSERT_EQ(server.bytes.size(), total);
+  EXPECT_EQ(std::string(server.bytes.begin(), server.bytes.begin() + 4), "head");
+  EXPECT_TRUE(std::equal(data.begin(), data.end(), server.bytes.begin() + 4));
+  EXPECT_EQ(std::string(server.bytes.end() - 4, server.bytes.end()), "tail");
+  EXPECT_TRUE(run_until([&] { return client->pending_output_bytes() == 0; }));
+}
+
+// The owner closes a connection and lets go of it while its output waits
+// for a peer that does not read: the output still drains, whole, once the
+// peer reads, and then the peer sees a clean end (FIN, not a reset).
+TEST_F(AsioNetworkTest, AClosedAndDroppedConnectionStillDrainsWhatWaitsForRoom) {
+  auto listener = serve(/*watch_accepted=*/false);
+  Inbox client_inbox;
+  auto client = connect_pair(listener, client_inbox);
+  ASSERT_NE(client, nullptr);
+  const std::vector<uint8_t> big = pattern(8 << 20, 17);
+  call([&] { client->send(big); });
+  env_.run_for(milliseconds(100));
+  EXPECT_GT(client->pending_output_bytes(), 0u) << "8 MiB unread cannot all sit in socket buffers";
+  call([&] { client->close(); });
+  client.reset();
+  env_.run_for(milliseconds(50));
+  Inbox& server = server_inboxes_[0];
+  watch(accepted_[0], server);
+  ASSERT_TRUE(run_until([&] { return server.closed.has_value(); }));
+  EXPECT_EQ(server.bytes.size(), big.size());
+  EXPECT_TRUE(server.bytes == big);
+  EXPECT_EQ(server.closed->code(), StatusCode::kUnavailable) << server.closed->to_string();
+}
+
 TEST_F(AsioNetworkTest, ListenerRejectsBadAndBusyAddresses) {
   auto listener = serve();
   auto busy = network_.listen(listener->local_address(), [](std::shared_ptr<Connection>) {});
