@@ -267,7 +267,7 @@ RemotingServer::~RemotingServer() { shutdown(); }
 
 void RemotingServer::register_processor(int32_t request_code, RequestProcessor processor) {
   MQ_ASSERT(processor != nullptr);
-  processors_.insert_or_assign(request_code, std::move(processor));
+  processors_.insert_or_assign(request_code, std::make_shared<const RequestProcessor>(std::move(processor)));
 }
 
 Status RemotingServer::start(const std::string& listen_address) {
@@ -347,9 +347,9 @@ void RemotingServer::dispatch(const std::shared_ptr<ServerConnection>& connectio
                   "request type " + std::to_string(request.code) + " not supported");
     return;
   }
-  // A copy: the processor may register another one for this code meanwhile.
-  const RequestProcessor processor = found->second;
-  processor(request, std::move(channel));
+  // Held: the processor may register another one for this code meanwhile.
+  const std::shared_ptr<const RequestProcessor> processor = found->second;
+  (*processor)(request, std::move(channel));
 }
 
 void RemotingServer::on_closed(ServerConnection* connection, const Status& reason) {

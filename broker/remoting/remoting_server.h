@@ -80,7 +80,10 @@ class ResponseChannel {
 };
 
 // A processor handles one request; it answers through the channel, now or later.
-using RequestProcessor = std::function<void(const RemotingCommand& request, ResponseChannel channel)>;
+// The request is the server's own, dropped when the processor returns: a
+// processor may take parts of it (the send path moves the body into the
+// stored message rather than copying a kilobyte per send).
+using RequestProcessor = std::function<void(RemotingCommand& request, ResponseChannel channel)>;
 
 struct RemotingServerOptions {
   size_t max_frame_bytes = kDefaultMaxFrameBytes;
@@ -142,7 +145,10 @@ class RemotingServer {
   env::Env& env_;
   std::string name_;
   RemotingServerOptions options_;
-  std::map<int32_t, RequestProcessor> processors_;
+  // Shared, so that dispatch keeps the one it runs alive (a processor may
+  // register another for its code meanwhile) without copying the
+  // std::function, a heap allocation per request for most processors.
+  std::map<int32_t, std::shared_ptr<const RequestProcessor>> processors_;
   std::shared_ptr<env::Listener> listener_;
   std::string address_;
   std::map<uint64_t, std::shared_ptr<ServerConnection>> connections_;  // by accept order
