@@ -89,13 +89,13 @@ void BrokerController::register_processors() {
   // Each handler refuses work while the broker is not running: the store
   // and tables are only consistent between start and shutdown.
   auto route = [this](int32_t code, auto handler) {
-    server_.register_processor(code, [this, handler](const RemotingCommand& request, ResponseChannel channel) {
+    server_.register_processor(code, [this, handler](RemotingCommand& request, ResponseChannel channel) {
       if (!running_) return channel.reply(remoting::ResponseCode::SERVICE_NOT_AVAILABLE, "broker is not running");
       handler(request, std::move(channel));
     });
   };
   auto bind = [](auto* processor, auto method) {
-    return [processor, method](const RemotingCommand& request, ResponseChannel channel) {
+    return [processor, method](RemotingCommand& request, ResponseChannel channel) {
       (processor->*method)(request, std::move(channel));
     };
   };

@@ -66,12 +66,24 @@ SendField send_field_of(std::string_view name, bool v2) {
   return kSendFieldCount;
 }
 
-bool is_transaction_prepared(const store::MessageProperties& properties) {
-  auto it = properties.find(std::string(kPropertyTransactionPrepared));
-  if (it == properties.end()) return false;
-  std::string value = it->second;
-  std::transform(value.begin(), value.end(), value.begin(), [](unsigned char c) { return std::tolower(c); });
-  return value == "true";  // Boolean.parseBoolean
+// A required text field, as a view into the request (see
+// SendMessageRequestHeader); the error is read_ext_string's.
+Result<std::string_view> read_ext_view(std::string_view name, const std::string* value) {
+  if (value == nullptr) return remoting::missing_ext_field(name);
+  return std::string_view(*value);
+}
+
+// Boolean.parseBoolean of the TRAN_MSG property, read from the properties
+// text as the stored message will have it (the CLUSTER property the broker
+// adds is another name), without building a map or a lowered copy.
+bool is_transaction_prepared(std::string_view properties) {
+  const std::optional<std::string_view> value = store::find_property(properties, kPropertyTransactionPrepared);
+  if (!value || value->size() != 4) return false;
+  constexpr std::string_view kTrue = "true";
+  for (size_t i = 0; i < kTrue.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>((*value)[i])) != kTrue[i]) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -87,16 +99,16 @@ Result<SendMessageRequestHeader> parse_send_message_header(const RemotingCommand
   }
   const auto name = [v2](SendField field) { return send_field_name(field, v2); };
   SendMessageRequestHeader header;
-  MQ_ASSIGN_OR_RETURN(header.producerGroup, remoting::read_ext_string(name(kProducerGroup), values[kProducerGroup]));
-  MQ_ASSIGN_OR_RETURN(header.topic, remoting::read_ext_string(name(kTopic), values[kTopic]));
-  MQ_ASSIGN_OR_RETURN(header.defaultTopic, remoting::read_ext_string(name(kDefaultTopic), values[kDefaultTopic]));
+  MQ_ASSIGN_OR_RETURN(header.producerGroup, read_ext_view(name(kProducerGroup), values[kProducerGroup]));
+  MQ_ASSIGN_OR_RETURN(header.topic, read_ext_view(name(kTopic), values[kTopic]));
+  MQ_ASSIGN_OR_RETURN(header.defaultTopic, read_ext_view(name(kDefaultTopic), values[kDefaultTopic]));
   MQ_ASSIGN_OR_RETURN(header.defaultTopicQueueNums,
                       remoting::read_ext_int32(name(kDefaultTopicQueueNums), values[kDefaultTopicQueueNums]));
   MQ_ASSIGN_OR_RETURN(header.queueId, remoting::read_ext_int32(name(kQueueId), values[kQueueId]));
   MQ_ASSIGN_OR_RETURN(header.sysFlag, remoting::read_ext_int32(name(kSysFlag), values[kSysFlag]));
   MQ_ASSIGN_OR_RETURN(header.bornTimestamp, remoting::read_ext_int(name(kBornTimestamp), values[kBornTimestamp]));
   MQ_ASSIGN_OR_RETURN(header.flag, remoting::read_ext_int32(name(kFlag), values[kFlag]));
-  if (values[kProperties] != nullptr) header.properties = *values[kProperties];
+  if (values[kProperties] != nullptr) header.properties = std::string_view(*values[kProperties]);
   MQ_ASSIGN_OR_RETURN(std::optional<int32_t> reconsume,
                       remoting::read_optional_ext_int32(name(kReconsumeTimes), values[kReconsumeTimes]));
   header.reconsumeTimes = reconsume.value_or(0);
@@ -159,11 +171,12 @@ int32_t effective_max_reconsume_times(const RemotingCommand& request, std::optio
   return group_retry_max_times;
 }
 
-void SendMessageProcessor::process(const RemotingCommand& request, remoting::ResponseChannel channel) {
+void SendMessageProcessor::process(RemotingCommand& request, remoting::ResponseChannel channel) {
   Result<SendMessageRequestHeader> parsed = parse_send_message_header(request);
   if (!parsed.ok()) return channel.reply(ResponseCode::SYSTEM_ERROR, parsed.status().message());
   const SendMessageRequestHeader& header = *parsed;
-  const std::string remote_address = channel.remote_address();
+  // Read only before the channel moves into the put's completion.
+  const std::string& remote_address = channel.remote_address();
   auto refuse = [&](const Refusal& refusal) {
     ++controller_.stats().msg_put_failed;
     RemotingCommand response = request.make_response(refusal.code, refusal.remark);
@@ -174,18 +187,18 @@ void SendMessageProcessor::process(const RemotingCommand& request, remoting::Res
   if (std::optional<Refusal> refusal = check_message(header, remote_address)) return refuse(*refusal);
   const meta::TopicConfig* topic = controller_.topic_config_manager().find(header.topic);
   MQ_ASSERT(topic != nullptr);  // check_message found or created it
-  Destination destination{header.topic, header.queueId};
+  Destination destination{std::string(header.topic), header.queueId};
   if (destination.queue_id < 0) {
     if (topic->writeQueueNums <= 0) {
-      return refuse({ResponseCode::NO_PERMISSION, "topic[" + header.topic + "] has no write queue"});
+      return refuse({ResponseCode::NO_PERMISSION, "topic[" + std::string(header.topic) + "] has no write queue"});
     }
     destination.queue_id = static_cast<int32_t>(controller_.env().random().uniform(topic->writeQueueNums));
   }
   if (std::optional<Refusal> refusal = route_retry_and_dlq(request, header, destination)) return refuse(*refusal);
   store::MessageToStore message = build_message(request, header, destination, remote_address);
   const bool redelivery =
-      message.reconsume_times > 0 && message.properties.contains(std::string(store::kPropertyDelayLevel));
-  if (is_transaction_prepared(message.properties) && !redelivery) {
+      message.reconsume_times > 0 && store::find_property(header.properties, store::kPropertyDelayLevel).has_value();
+  if (is_transaction_prepared(header.properties) && !redelivery) {
     return refuse({ResponseCode::NO_PERMISSION,
                    "the broker[" + controller_.config().brokerIP1 + "] sending transaction message is forbidden"});
   }
@@ -197,7 +210,8 @@ void SendMessageProcessor::process(const RemotingCommand& request, remoting::Res
   // (three copies of them per put, through the guard and std::function).
   RemotingCommand response = request.make_response(ResponseCode::SUCCESS, "");
   controller_.message_store().put_message(
-      std::move(message), lifetime_.guard([this, response = std::move(response), channel, destination,
+      std::move(message), lifetime_.guard([this, response = std::move(response), channel = std::move(channel),
+                                           destination = std::move(destination),
                                            put_started_ns](store::PutMessageResult result) mutable {
         controller_.stats().put_latency.record(controller_.env().clock().now_ns() - put_started_ns);
         reply_put(std::move(response), std::move(channel), result, destination);
@@ -216,7 +230,8 @@ std::optional<SendMessageProcessor::Refusal> SendMessageProcessor::check_message
     return Refusal{ResponseCode::SYSTEM_ERROR, valid.message()};
   }
   if (is_not_allowed_send_topic(header.topic)) {
-    return Refusal{ResponseCode::NO_PERMISSION, "Sending message to topic[" + header.topic + "] is forbidden."};
+    return Refusal{ResponseCode::NO_PERMISSION,
+                   "Sending message to topic[" + std::string(header.topic) + "] is forbidden."};
   }
   const meta::TopicConfig* topic = existing;
   if (topic == nullptr) {
@@ -233,8 +248,9 @@ std::optional<SendMessageProcessor::Refusal> SendMessageProcessor::check_message
       MQ_LOG(
           kWarn, kLog,
           "send to unknown topic " << header.topic << " from " << remote_address << ": " << created.status().message());
-      return Refusal{ResponseCode::TOPIC_NOT_EXIST,
-                     "topic[" + header.topic + "] not exist, apply first please! (" + created.status().message() + ")"};
+      return Refusal{ResponseCode::TOPIC_NOT_EXIST, "topic[" + std::string(header.topic) +
+                                                        "] not exist, apply first please! (" +
+                                                        created.status().message() + ")"};
     }
     controller_.register_broker_all_soon();
     topic = topics.find(header.topic);
@@ -243,7 +259,7 @@ std::optional<SendMessageProcessor::Refusal> SendMessageProcessor::check_message
   const int32_t id_valid = std::max(topic->writeQueueNums, topic->readQueueNums);
   if (header.queueId >= id_valid) {
     return Refusal{ResponseCode::SYSTEM_ERROR, "request queueId[" + std::to_string(header.queueId) +
-                                                   "] is illegal, topic " + header.topic + " has " +
+                                                   "] is illegal, topic " + std::string(header.topic) + " has " +
                                                    std::to_string(id_valid) + " queues. Producer: " + remote_address};
   }
   return std::nullopt;
@@ -252,7 +268,7 @@ std::optional<SendMessageProcessor::Refusal> SendMessageProcessor::check_message
 std::optional<SendMessageProcessor::Refusal> SendMessageProcessor::route_retry_and_dlq(
     const RemotingCommand& request, const SendMessageRequestHeader& header, Destination& destination) {
   if (!header.topic.starts_with(meta::kRetryGroupTopicPrefix)) return std::nullopt;
-  const std::string group = header.topic.substr(meta::kRetryGroupTopicPrefix.size());
+  const std::string group(header.topic.substr(meta::kRetryGroupTopicPrefix.size()));
   Result<meta::SubscriptionGroupConfig> group_config = controller_.subscription_group_manager().find_or_create(group);
   if (!group_config.ok()) {
     return Refusal{ResponseCode::SUBSCRIPTION_GROUP_NOT_EXIST, "subscription group not exist, " + group};
@@ -271,7 +287,7 @@ std::optional<SendMessageProcessor::Refusal> SendMessageProcessor::route_retry_a
   return std::nullopt;
 }
 
-store::MessageToStore SendMessageProcessor::build_message(const RemotingCommand& request,
+store::MessageToStore SendMessageProcessor::build_message(RemotingCommand& request,
                                                           const SendMessageRequestHeader& header,
                                                           const Destination& destination,
                                                           const std::string& remote_address) {
@@ -279,7 +295,7 @@ store::MessageToStore SendMessageProcessor::build_message(const RemotingCommand&
   message.topic = destination.topic;
   message.queue_id = destination.queue_id;
   message.flag = header.flag;
-  message.body = request.body;
+  message.body = std::move(request.body);
   message.properties = store::decode_properties(header.properties);
   message.properties[std::string(store::kPropertyCluster)] = controller_.config().brokerClusterName;
   // The host v6 bits are derived from the hosts by the encoder; the client's

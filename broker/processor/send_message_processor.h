@@ -41,6 +41,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "broker/common/lifetime.h"
 #include "broker/common/status.h"
@@ -53,16 +54,18 @@ namespace mqlab::broker {
 
 class BrokerController;
 
+// The text fields are views into the request's ext_fields, not copies (four
+// string copies per send): valid while the request lives and is not changed.
 struct SendMessageRequestHeader {
-  std::string producerGroup;
-  std::string topic;
-  std::string defaultTopic;
+  std::string_view producerGroup;
+  std::string_view topic;
+  std::string_view defaultTopic;
   int32_t defaultTopicQueueNums = 0;
   int32_t queueId = 0;
   int32_t sysFlag = 0;
   int64_t bornTimestamp = 0;
   int32_t flag = 0;
-  std::string properties;
+  std::string_view properties;
   int32_t reconsumeTimes = 0;
   bool unitMode = false;
   std::optional<int32_t> maxReconsumeTimes;
@@ -91,7 +94,8 @@ class SendMessageProcessor {
  public:
   explicit SendMessageProcessor(BrokerController& controller) : controller_(controller) {}
 
-  void process(const remoting::RemotingCommand& request, remoting::ResponseChannel channel);
+  // Takes the request's body: it moves into the stored message.
+  void process(remoting::RemotingCommand& request, remoting::ResponseChannel channel);
 
  private:
   struct Refusal {
@@ -105,7 +109,8 @@ class SendMessageProcessor {
   std::optional<Refusal> check_message(const SendMessageRequestHeader& header, const std::string& remote_address);
   std::optional<Refusal> route_retry_and_dlq(const remoting::RemotingCommand& request,
                                              const SendMessageRequestHeader& header, Destination& destination);
-  store::MessageToStore build_message(const remoting::RemotingCommand& request, const SendMessageRequestHeader& header,
+  // Moves request.body into the message.
+  store::MessageToStore build_message(remoting::RemotingCommand& request, const SendMessageRequestHeader& header,
                                       const Destination& destination, const std::string& remote_address);
   // response: request.make_response()'s skeleton; the put's outcome fills it.
   void reply_put(remoting::RemotingCommand response, remoting::ResponseChannel channel,

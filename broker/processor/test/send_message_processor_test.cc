@@ -205,6 +205,22 @@ TEST(SendMessageProcessor, TransactionalHalfMessagesAreRefused) {
   RemotingCommand response = world.must_call(send_v2("TopicT", "half", 0, {{"TRAN_MSG", "true"}}));
   EXPECT_EQ(response.code, ResponseCode::NO_PERMISSION);
   EXPECT_NE(response.remark.find("transaction"), std::string::npos);
+  // Boolean.parseBoolean: "true" in any case is a half message, anything
+  // else (longer, shorter, other words) is an ordinary one and is stored.
+  for (const char* value : {"TRUE", "True", "tRuE"}) {
+    EXPECT_EQ(world.must_call(send_v2("TopicT", "half", 0, {{"TRAN_MSG", value}})).code, ResponseCode::NO_PERMISSION)
+        << value;
+  }
+  for (const char* value : {"", "tru", "truee", "yes", "1", "false"}) {
+    RemotingCommand stored = world.must_call(send_v2("TopicT", "plain", 0, {{"TRAN_MSG", value}}));
+    EXPECT_EQ(stored.code, ResponseCode::SUCCESS) << value << ": " << stored.remark;
+  }
+  // A redelivery (reconsumed, with a delay level) of a half message is not
+  // refused: the transaction was committed before it was first consumed.
+  RemotingCommand redelivered = world.must_call(send_v2("TopicT", "again", 0, {{"TRAN_MSG", "true"}, {"DELAY", "3"}}, 1));
+  EXPECT_EQ(redelivered.code, ResponseCode::SUCCESS) << redelivered.remark;
+  RemotingCommand reconsumed_no_delay = world.must_call(send_v2("TopicT", "again", 0, {{"TRAN_MSG", "true"}}, 1));
+  EXPECT_EQ(reconsumed_no_delay.code, ResponseCode::NO_PERMISSION);
 }
 
 TEST(SendMessageProcessor, AFullDiskAnswersServiceNotAvailableUntilSpaceReturns) {
