@@ -1,5 +1,6 @@
 #include "broker/client/message.h"
 
+#include <memory>
 #include <utility>
 
 #include "broker/client/compression.h"
@@ -189,31 +190,51 @@ PulledMessages decode_pulled_messages(std::span<const uint8_t> body) {
   return decode_pulled_messages(body, hosts);
 }
 
-PulledMessages decode_pulled_messages(std::span<const uint8_t> body, HostTextCache& hosts,
-                                      std::string_view appended_properties) {
+namespace {
+
+// The loop of both decoders: fills the MessageExt that add() gives for each
+// record, in order; stops at the first bad record, with the reason. add()
+// gives a default-constructed MessageExt it keeps; drop() forgets the last
+// one (its record did not decode).
+template <typename Add, typename Drop>
+Status decode_records_into(std::span<const uint8_t> body, HostTextCache& hosts, std::string_view appended_properties,
+                           Add&& add, Drop&& drop) {
   MQ_ASSERT(appended_properties.empty() || appended_properties.back() == '\x02');
-  PulledMessages out;
   size_t position = 0;
   while (position < body.size()) {
     Result<store::DecodedRecord> record = store::decode_record(body.subspan(position));
-    if (!record.ok()) {
-      out.error = record.status().with_context("pulled record at byte " + std::to_string(position));
-      return out;
-    }
+    if (!record.ok()) return record.status().with_context("pulled record at byte " + std::to_string(position));
     if (record->kind != store::RecordKind::kMessage) {
-      out.error = Status::Corruption("pulled record at byte " + std::to_string(position) + " is a blank record");
-      return out;
+      return Status::Corruption("pulled record at byte " + std::to_string(position) + " is a blank record");
     }
-    MessageExt& message = out.messages.emplace_back();
-    if (Status status = fill_message_ext(record->message, hosts, appended_properties, message); !status.ok()) {
-      out.messages.pop_back();
-      out.error = status.with_context("pulled record at byte " + std::to_string(position));
-      return out;
+    if (Status status = fill_message_ext(record->message, hosts, appended_properties, add()); !status.ok()) {
+      drop();
+      return status.with_context("pulled record at byte " + std::to_string(position));
     }
     MQ_ASSERT(record->total_size > 0);  // decode_record refuses sizes below the minimum
     position += static_cast<size_t>(record->total_size);
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+PulledMessages decode_pulled_messages(std::span<const uint8_t> body, HostTextCache& hosts,
+                                      std::string_view appended_properties) {
+  PulledMessages out;
+  out.error = decode_records_into(
+      body, hosts, appended_properties, [&out]() -> MessageExt& { return out.messages.emplace_back(); },
+      [&out] { out.messages.pop_back(); });
   return out;
+}
+
+Status decode_pulled_messages(std::span<const uint8_t> body, HostTextCache& hosts, std::string_view appended_properties,
+                              std::vector<std::shared_ptr<MessageExt>>& messages) {
+  MQ_ASSERT(messages.empty());
+  return decode_records_into(
+      body, hosts, appended_properties,
+      [&messages]() -> MessageExt& { return *messages.emplace_back(std::make_shared<MessageExt>()); },
+      [&messages] { messages.pop_back(); });
 }
 
 }  // namespace mqlab::client

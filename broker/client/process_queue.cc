@@ -21,12 +21,13 @@ ProcessQueue::Entries::iterator ProcessQueue::find(int64_t offset) {
   return it != entries_.end() && it->offset == offset ? it : entries_.end();
 }
 
-void ProcessQueue::insert(MessageExt message) {
-  const int64_t offset = message.queueOffset;
+void ProcessQueue::insert(std::shared_ptr<const MessageExt> message) {
+  MQ_ASSERT(message != nullptr);
+  const int64_t offset = message->queueOffset;
   const auto at = lower_bound(offset);
   if (at != entries_.end() && at->offset == offset) return;  // a re-pulled duplicate
-  cached_bytes_ += message.body.size();
-  Entry entry{offset, std::make_shared<const MessageExt>(std::move(message)), State::kWaiting};
+  cached_bytes_ += message->body.size();
+  Entry entry{offset, std::move(message), State::kWaiting};
   // A pull's messages follow everything tracked; only a reset to a lower
   // offset, with in-flight messages kept, makes one land in the middle.
   if (at == entries_.end()) {
@@ -39,7 +40,13 @@ void ProcessQueue::insert(MessageExt message) {
 }
 
 void ProcessQueue::put_messages(std::vector<MessageExt> messages, int64_t next_begin_offset) {
-  for (MessageExt& message : messages) insert(std::move(message));
+  for (MessageExt& message : messages) insert(std::make_shared<const MessageExt>(std::move(message)));
+  frontier_ = next_begin_offset;
+  check_invariants();
+}
+
+void ProcessQueue::put_messages(std::vector<std::shared_ptr<MessageExt>> messages, int64_t next_begin_offset) {
+  for (std::shared_ptr<MessageExt>& message : messages) insert(std::move(message));
   frontier_ = next_begin_offset;
   check_invariants();
 }

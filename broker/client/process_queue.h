@@ -43,6 +43,9 @@ class ProcessQueue {
   // FOUND: the messages that passed the tag filter, and nextBeginOffset. An
   // offset already tracked is ignored (a re-pulled duplicate).
   void put_messages(std::vector<MessageExt> messages, int64_t next_begin_offset);
+  // The same for messages already shared (decoded in place by the consumer).
+  // Requires: no null message.
+  void put_messages(std::vector<std::shared_ptr<MessageExt>> messages, int64_t next_begin_offset);
   // NO_NEW_MSG / NO_MATCHED_MSG: nothing for us below next_begin_offset.
   void advance(int64_t next_begin_offset) { frontier_ = next_begin_offset; }
   // OFFSET_ILLEGAL: start over at next_begin_offset (which may be lower).
@@ -82,7 +85,7 @@ class ProcessQueue {
   Entries::iterator find(int64_t offset);
   // The first entry at or above offset.
   Entries::iterator lower_bound(int64_t offset);
-  void insert(MessageExt message);
+  void insert(std::shared_ptr<const MessageExt> message);
   void check_invariants() const;
 
   Entries entries_;  // by queue offset, strictly increasing

@@ -156,27 +156,27 @@ void QueueConsumer::on_found(std::vector<uint8_t> body, int64_t next_begin_offse
                              int64_t max_offset) {
   // Encoded once per pull, added to each message's properties as it is decoded.
   const std::string offset_properties = encode_offset_properties(min_offset, max_offset);
-  PulledMessages pulled = decode_pulled_messages(body, host_texts_, offset_properties);
-  if (!pulled.error.ok()) {
+  // Each decoded into the shared MessageExt the ProcessQueue keeps.
+  std::vector<std::shared_ptr<MessageExt>> messages;
+  if (Status status = decode_pulled_messages(body, host_texts_, offset_properties, messages); !status.ok()) {
     // Java's decoder stops at a bad record too; the offset still moves on.
-    MQ_LOG(kError, kLog, "pull " << queue_.to_string() << ": kept " << pulled.messages.size()
-                                 << " messages; " << pulled.error.to_string());
+    MQ_LOG(kError, kLog, "pull " << queue_.to_string() << ": kept " << messages.size() << " messages; "
+                                 << status.to_string());
   }
   const remoting::SubscriptionData& subscription = context_.subscriptions.at(queue_.topic);
-  // Filtered in place: a MessageExt is a dozen members, and moving each into
-  // a second vector cost as much as the filter.
-  std::erase_if(pulled.messages, [&subscription](const MessageExt& message) {
-    const std::optional<std::string_view> tags = store::find_property(message.properties_text, store::kPropertyTags);
+  std::erase_if(messages, [&subscription](const std::shared_ptr<MessageExt>& message) {
+    const std::optional<std::string_view> tags = store::find_property(message->properties_text, store::kPropertyTags);
     return !tags_match(subscription, tags.value_or(std::string_view()));
   });
-  for (MessageExt& message : pulled.messages) {
-    message.brokerName = queue_.brokerName;
+  const bool retry = is_retry_topic(queue_.topic);
+  for (const std::shared_ptr<MessageExt>& message : messages) {
+    message->brokerName = queue_.brokerName;
     // A message from %RETRY%<group> is handed out under its original topic.
-    if (is_retry_topic(queue_.topic)) {
-      if (auto original = message.property(store::kPropertyRetryTopic)) message.topic = *original;
+    if (retry) {
+      if (auto original = message->property(store::kPropertyRetryTopic)) message->topic = *original;
     }
   }
-  process_queue_->put_messages(std::move(pulled.messages), next_begin_offset);
+  process_queue_->put_messages(std::move(messages), next_begin_offset);
   commit_consumed_offset();  // everything may have been filtered out
   dispatch();
 }

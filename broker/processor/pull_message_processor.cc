@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -67,6 +68,23 @@ PullField pull_field_of(std::string_view name) {
 
 bool has_flag(int32_t sys_flag, int32_t flag) { return (sys_flag & flag) != 0; }
 
+// Reads region's record into out (region.length bytes), as
+// MessageStore::read_region does into a vector of its own. IoError for a
+// short read, Corruption for a record too short to hold its queue offset.
+Status read_record(const store::FileRegion& region, std::span<uint8_t> out) {
+  MQ_ASSERT(region.file != nullptr);
+  MQ_ASSERT(out.size() == region.length);
+  if (out.size() < store::kQueueOffsetPosition + 8) {
+    return Status::Corruption("a record of " + std::to_string(out.size()) + " bytes is shorter than its header");
+  }
+  MQ_ASSIGN_OR_RETURN(size_t got, region.file->pread(region.position, out));
+  if (got != out.size()) {
+    return Status::IoError(region.file->path() + ": short read of a message region at " +
+                           std::to_string(region.position));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<PullMessageRequestHeader> parse_pull_message_header(const RemotingCommand& request) {
@@ -102,21 +120,23 @@ void PullMessageProcessor::process_request(const RemotingCommand& request, remot
                                            bool broker_allow_suspend) {
   Result<PullMessageRequestHeader> parsed = parse_pull_message_header(request);
   if (!parsed.ok()) return channel.reply(ResponseCode::SYSTEM_ERROR, parsed.status().message());
-  process_parsed(request, *parsed, std::move(channel), broker_allow_suspend);
+  process_parsed(std::move(parsed).value(), std::move(channel), broker_allow_suspend);
 }
 
 void PullMessageProcessor::process_woken(PullRequest& pull) {
   MQ_ASSERT(pull.pull_from_offset == QueueOffset(pull.header.queueOffset));
-  // The same header parse_pull_message_header gave at the first run: the
-  // request is a copy of the parked one, unchanged.
-  process_parsed(pull.request, pull.header, std::move(pull.channel), /*broker_allow_suspend=*/false);
+  // The header parse_pull_message_header gave at the first run: the
+  // request has not changed since.
+  process_parsed(std::move(pull.header), std::move(pull.channel), /*broker_allow_suspend=*/false);
 }
 
-void PullMessageProcessor::process_parsed(const RemotingCommand& request, const PullMessageRequestHeader& header,
-                                          remoting::ResponseChannel channel, bool broker_allow_suspend) {
-  if (std::optional<Refusal> refusal = check_access(header)) return channel.reply(refusal->code, refusal->remark);
+void PullMessageProcessor::process_parsed(PullMessageRequestHeader header, remoting::ResponseChannel channel,
+                                          bool broker_allow_suspend) {
+  const meta::SubscriptionGroupConfig* group = nullptr;
+  if (std::optional<Refusal> refusal = check_access(header, group)) return channel.reply(refusal->code, refusal->remark);
+  MQ_ASSERT(group != nullptr);  // check_access found or created it
   SubscriptionFilter filter;
-  if (std::optional<Refusal> refusal = resolve_filter(header, filter)) {
+  if (std::optional<Refusal> refusal = resolve_filter(header, *group, filter)) {
     return channel.reply(refusal->code, refusal->remark);
   }
   const store::GetMessageResult result = controller_.message_store().get_message(
@@ -129,13 +149,20 @@ void PullMessageProcessor::process_parsed(const RemotingCommand& request, const 
     code = ResponseCode::PULL_RETRY_IMMEDIATELY;  // a slave does not correct offsets
     next_begin = QueueOffset(header.queueOffset);
   }
-  const meta::SubscriptionGroupConfig* group = controller_.subscription_group_manager().find(header.consumerGroup);
-  MQ_ASSERT(group != nullptr);  // check_access found or created it
+  // Still the group's node: nothing since check_access (the store's
+  // get_message included) adds or removes subscription groups.
+  MQ_ASSERT(group->groupName == header.consumerGroup);
   int64_t suggest = kMasterId;
   if (controller_.config().slaveReadEnable) {
     suggest = result.suggest_pulling_from_slave ? group->whichBrokerWhenConsumeSlowly : group->brokerId;
   }
-  RemotingCommand response = request.make_response(code, store::get_message_status_name(result.status));
+  // What request.make_response would give: the channel sets the request's
+  // opaque, the response flag and the serialize type when it replies, so a
+  // parked pull need not keep its request (copying its ext fields was most
+  // of parking one).
+  RemotingCommand response;
+  response.code = code;
+  response.remark = store::get_message_status_name(result.status);
   // In name order: appends to ExtFields (one response per pull).
   response.set_ext_int("maxOffset", result.max_offset.value());
   response.set_ext_int("minOffset", result.min_offset.value());
@@ -152,7 +179,7 @@ void PullMessageProcessor::process_parsed(const RemotingCommand& request, const 
     if (hold > 0) {
       ++controller_.stats().pulls_suspended;
       const QueueOffset pull_from(header.queueOffset);
-      PullRequest pull{request, std::move(channel), pull_from, std::move(filter), 0, header};
+      PullRequest pull{std::move(channel), pull_from, std::move(filter), 0, std::move(header)};
       controller_.pull_request_hold_service().suspend_pull_request(std::move(pull), hold);
       return;
     }
@@ -161,17 +188,25 @@ void PullMessageProcessor::process_parsed(const RemotingCommand& request, const 
 }
 
 std::optional<PullMessageProcessor::Refusal> PullMessageProcessor::check_access(
-    const PullMessageRequestHeader& header) {
+    const PullMessageRequestHeader& header, const meta::SubscriptionGroupConfig*& group) {
   const BrokerConfig& config = controller_.config();
   if (!meta::PermName::is_readable(config.brokerPermission)) {
     return Refusal{ResponseCode::NO_PERMISSION, "the broker[" + config.brokerIP1 + "] pulling message is forbidden"};
   }
-  Result<meta::SubscriptionGroupConfig> group =
-      controller_.subscription_group_manager().find_or_create(header.consumerGroup);
-  if (!group.ok()) {
-    return Refusal{ResponseCode::SUBSCRIPTION_GROUP_NOT_EXIST,
-                   "subscription group [" + header.consumerGroup + "] does not exist, " + group.status().message()};
+  meta::SubscriptionGroupManager& groups = controller_.subscription_group_manager();
+  // The group's own node, found once per run: find_or_create returns a copy
+  // (and the processor looked the group up twice more after it).
+  group = groups.find(header.consumerGroup);
+  if (group == nullptr) {
+    Result<meta::SubscriptionGroupConfig> created = groups.find_or_create(header.consumerGroup);
+    if (!created.ok()) {
+      return Refusal{ResponseCode::SUBSCRIPTION_GROUP_NOT_EXIST,
+                     "subscription group [" + header.consumerGroup + "] does not exist, " + created.status().message()};
+    }
+    group = groups.find(header.consumerGroup);
   }
+  MQ_ASSERT(group != nullptr);
+  MQ_ASSERT(group->groupName == header.consumerGroup);
   if (!group->consumeEnable) {
     return Refusal{ResponseCode::NO_PERMISSION, "subscription group no permission, " + header.consumerGroup};
   }
@@ -191,7 +226,7 @@ std::optional<PullMessageProcessor::Refusal> PullMessageProcessor::check_access(
 }
 
 std::optional<PullMessageProcessor::Refusal> PullMessageProcessor::resolve_filter(
-    const PullMessageRequestHeader& header, SubscriptionFilter& filter) {
+    const PullMessageRequestHeader& header, const meta::SubscriptionGroupConfig& group, SubscriptionFilter& filter) {
   std::string expression_type = header.expressionType;
   if (has_flag(header.sysFlag, kPullFlagSubscription)) {
     Result<SubscriptionFilter> built = build_subscription_filter(header.subscription.value_or(""));
@@ -203,8 +238,7 @@ std::optional<PullMessageProcessor::Refusal> PullMessageProcessor::resolve_filte
   } else {
     const ConsumerGroupInfo* info = controller_.consumer_manager().find(header.consumerGroup);
     if (info == nullptr) return Refusal{ResponseCode::SUBSCRIPTION_NOT_EXIST, "the consumer's group info not exist"};
-    const meta::SubscriptionGroupConfig* group = controller_.subscription_group_manager().find(header.consumerGroup);
-    if (group != nullptr && !group->consumeBroadcastEnable && info->message_model == "BROADCASTING") {
+    if (!group.consumeBroadcastEnable && info->message_model == "BROADCASTING") {
       return Refusal{ResponseCode::NO_PERMISSION,
                      "the consumer group[" + header.consumerGroup + "] can not consume by broadcast way"};
     }
@@ -300,15 +334,20 @@ bool PullMessageProcessor::copy_body(const store::GetMessageResult& result, Remo
   size_t records = 0;
   int64_t last_queue_offset = -1;
   for (const store::FileRegion& region : result.messages) {
-    Result<std::vector<uint8_t>> bytes = store::MessageStore::read_region(region);
-    if (!bytes.ok() || bytes->size() < store::kQueueOffsetPosition + 8) {
+    // Read where the record goes in the body: a buffer per record
+    // (MessageStore::read_region) was an allocation and a copy more per
+    // message pulled.
+    const size_t start = body.size();
+    body.resize(start + region.length);
+    Status status = read_record(region, std::span<uint8_t>(body).subspan(start));
+    if (!status.ok()) {
+      body.resize(start);
       MQ_LOG(kWarn, kLog,
              "pull: reading the record at commitlog offset " << region.phy_offset.value()
-                                                             << " failed: " << bytes.status().to_string());
+                                                             << " failed: " << status.to_string());
       break;
     }
-    last_queue_offset = get_i64_be(bytes->data() + store::kQueueOffsetPosition);
-    body.insert(body.end(), bytes->begin(), bytes->end());
+    last_queue_offset = get_i64_be(body.data() + start + store::kQueueOffsetPosition);
     ++records;
   }
   if (records == 0) {

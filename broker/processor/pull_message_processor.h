@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "broker/common/status.h"
+#include "broker/meta/subscription_group.h"
 #include "broker/processor/pull_message_request_header.h"
 #include "broker/processor/pull_request_hold_service.h"
 #include "broker/processor/subscription_filter.h"
@@ -88,10 +89,14 @@ class PullMessageProcessor {
     int32_t code;
     std::string remark;
   };
-  void process_parsed(const remoting::RemotingCommand& request, const PullMessageRequestHeader& header,
-                      remoting::ResponseChannel channel, bool broker_allow_suspend);
-  std::optional<Refusal> check_access(const PullMessageRequestHeader& header);
-  std::optional<Refusal> resolve_filter(const PullMessageRequestHeader& header, SubscriptionFilter& filter);
+  // header is moved into the PullRequest when the pull is parked.
+  void process_parsed(PullMessageRequestHeader header, remoting::ResponseChannel channel, bool broker_allow_suspend);
+  // Sets group to the pull's subscription group (found or auto-created)
+  // unless it refuses.
+  std::optional<Refusal> check_access(const PullMessageRequestHeader& header,
+                                      const meta::SubscriptionGroupConfig*& group);
+  std::optional<Refusal> resolve_filter(const PullMessageRequestHeader& header,
+                                        const meta::SubscriptionGroupConfig& group, SubscriptionFilter& filter);
   // The response code for a store result, before suspension and slave rules.
   static int32_t code_for(store::GetMessageStatus status, int64_t requested_offset);
   // The body of a FOUND answer: file regions to send after the response

@@ -47,10 +47,11 @@ void PullRequestHoldService::suspend_pull_request(PullRequest pull, Nanos hold) 
   MQ_ASSERT(!pull.channel.answered());
   MQ_ASSERT(pull.pull_from_offset == QueueOffset(pull.header.queueOffset));
   if (!running_) return;  // shutting down: the connection is closing anyway
-  const Key key{pull.header.topic, pull.header.queueId};
   const uint64_t id = next_id_++;
   pull.deadline_ns = env_.clock().now_ns() + hold;
-  auto [it, inserted] = table_[key].emplace(id, Parked{std::move(pull), env::kNoTimer});
+  auto queue = table_.try_emplace(Key{pull.header.topic, pull.header.queueId}).first;
+  const Key* key = &queue->first;  // the timer's capture: a pointer keeps the task inline
+  auto [it, inserted] = queue->second.emplace(id, Parked{std::make_unique<PullRequest>(std::move(pull)), env::kNoTimer});
   MQ_ASSERT(inserted);
   it->second.timer = env_.executor().run_after(hold, lifetime_.guard([this, key, id] { on_deadline(key, id); }));
   MQ_ASSERT(it->second.timer != env::kNoTimer);
@@ -62,7 +63,7 @@ void PullRequestHoldService::notify_message_arriving(const std::string& topic, i
   if (it == table_.end()) return;
   std::vector<uint64_t> ready;
   for (const auto& [id, parked] : it->second) {
-    if (max_offset > parked.pull.pull_from_offset && parked.pull.filter.matches(tags_code)) ready.push_back(id);
+    if (max_offset > parked.pull->pull_from_offset && parked.pull->filter.matches(tags_code)) ready.push_back(id);
   }
   const Key key = it->first;  // wake() may erase the table entry
   for (uint64_t id : ready) wake(key, id);
@@ -73,7 +74,7 @@ void PullRequestHoldService::check_hold_requests() {
   for (const auto& [key, parked] : table_) {
     const QueueOffset max_offset = max_offset_(key.first, key.second);
     for (const auto& [id, entry] : parked) {
-      if (max_offset > entry.pull.pull_from_offset || !entry.pull.channel.connection_open()) {
+      if (max_offset > entry.pull->pull_from_offset || !entry.pull->channel.connection_open()) {
         ready.emplace_back(key, id);
       }
     }
@@ -81,11 +82,15 @@ void PullRequestHoldService::check_hold_requests() {
   for (const auto& [key, id] : ready) wake(key, id);
 }
 
-void PullRequestHoldService::on_deadline(const Key& key, uint64_t id) {
-  auto it = table_.find(key);
-  if (it == table_.end() || !it->second.contains(id)) return;
-  it->second.at(id).timer = env::kNoTimer;  // it is running now
-  wake(key, id);
+void PullRequestHoldService::on_deadline(const Key* key, uint64_t id) {
+  MQ_ASSERT(key != nullptr);
+  auto it = table_.find(*key);
+  MQ_ASSERT(it != table_.end() && &it->first == key);  // the pull is still parked (its timer was not cancelled)
+  auto entry = it->second.find(id);
+  MQ_ASSERT(entry != it->second.end());
+  entry->second.timer = env::kNoTimer;  // it is running now
+  const Key copy = *key;  // wake() may erase the table entry key points into
+  wake(copy, id);
 }
 
 void PullRequestHoldService::wake(const Key& key, uint64_t id) {
@@ -97,13 +102,13 @@ void PullRequestHoldService::wake(const Key& key, uint64_t id) {
   queue->second.erase(entry);
   if (queue->second.empty()) table_.erase(queue);
   if (parked.timer != env::kNoTimer) env_.executor().cancel(parked.timer);
-  if (!parked.pull.channel.connection_open()) {
+  MQ_ASSERT(parked.pull != nullptr);
+  if (!parked.pull->channel.connection_open()) {
     MQ_LOG(kDebug, "broker",
            "dropped a parked pull of " << key.first << ":" << key.second << ": its connection closed");
     return;
   }
-  env_.executor().post(lifetime_.guard(
-      [this, pull = std::move(parked.pull)]() mutable { wakeup_(pull); }));
+  env_.executor().post(lifetime_.guard([this, pull = std::move(parked.pull)] { wakeup_(*pull); }));
 }
 
 size_t PullRequestHoldService::parked_count() const {

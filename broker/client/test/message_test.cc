@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -276,6 +277,62 @@ TEST(PulledMessages, ABadRecordEndsTheBatchAndIsReported) {
   EXPECT_TRUE(bogus.messages.empty());
   EXPECT_FALSE(bogus.error.ok());
   EXPECT_TRUE(decode_pulled_messages({}).messages.empty());
+}
+
+void expect_same_message(const MessageExt& a, const MessageExt& b, size_t i) {
+  EXPECT_EQ(a.topic, b.topic) << "message " << i;
+  EXPECT_EQ(a.queueId, b.queueId) << "message " << i;
+  EXPECT_EQ(a.queueOffset, b.queueOffset) << "message " << i;
+  EXPECT_EQ(a.commitLogOffset, b.commitLogOffset) << "message " << i;
+  EXPECT_EQ(a.sysFlag, b.sysFlag) << "message " << i;
+  EXPECT_EQ(a.flag, b.flag) << "message " << i;
+  EXPECT_EQ(a.bodyCRC, b.bodyCRC) << "message " << i;
+  EXPECT_EQ(a.reconsumeTimes, b.reconsumeTimes) << "message " << i;
+  EXPECT_EQ(a.bornTimestamp, b.bornTimestamp) << "message " << i;
+  EXPECT_EQ(a.storeTimestamp, b.storeTimestamp) << "message " << i;
+  EXPECT_EQ(a.bornHost, b.bornHost) << "message " << i;
+  EXPECT_EQ(a.storeHost, b.storeHost) << "message " << i;
+  EXPECT_EQ(a.msgId, b.msgId) << "message " << i;
+  EXPECT_EQ(a.offsetMsgId, b.offsetMsgId) << "message " << i;
+  EXPECT_EQ(a.body, b.body) << "message " << i;
+  EXPECT_EQ(a.properties_text, b.properties_text) << "message " << i;
+}
+
+// The consumer decodes into shared messages (what its ProcessQueue keeps):
+// the same messages, with the added properties, as the vector decoder; and
+// a bad record ends the batch there too, reported.
+TEST(PulledMessages, DecodingIntoSharedMessagesEqualsTheVectorDecode) {
+  std::vector<uint8_t> body = record("T", "one", 4, 0, {{"TAGS", "TagA"}, {"UNIQ_KEY", "U1"}});
+  const std::vector<uint8_t> second = record("T", "two", 5, body.size(), {{"KEYS", "k"}});
+  body.insert(body.end(), second.begin(), second.end());
+  const size_t good_size = body.size();
+  const std::vector<uint8_t> third = record("T", "three", 6, good_size);
+  body.insert(body.end(), third.begin(), third.end());
+  const std::string added = encode_offset_properties(0, 7);
+  HostTextCache vector_hosts;
+  const PulledMessages expected = decode_pulled_messages(body, vector_hosts, added);
+  ASSERT_TRUE(expected.error.ok()) << expected.error.to_string();
+  ASSERT_EQ(expected.messages.size(), 3u);
+  HostTextCache shared_hosts;
+  std::vector<std::shared_ptr<MessageExt>> shared;
+  ASSERT_TRUE(decode_pulled_messages(body, shared_hosts, added, shared).ok());
+  ASSERT_EQ(shared.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    ASSERT_NE(shared[i], nullptr);
+    expect_same_message(*shared[i], expected.messages[i], i);
+  }
+  EXPECT_EQ(shared[0]->msgId, "U1");
+  EXPECT_EQ(shared[2]->body_text(), "three");
+
+  body[good_size + 4] ^= 0xFF;  // the third record's magic code
+  const PulledMessages cut = decode_pulled_messages(body);
+  std::vector<std::shared_ptr<MessageExt>> cut_shared;
+  HostTextCache hosts;
+  const Status status = decode_pulled_messages(body, hosts, {}, cut_shared);
+  EXPECT_EQ(status.code(), StatusCode::kCorruption);
+  EXPECT_EQ(status.to_string(), cut.error.to_string());
+  ASSERT_EQ(cut_shared.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) expect_same_message(*cut_shared[i], cut.messages[i], i);
 }
 
 TEST(Compression, RoundTripsAndRefusesTruncationAndBombs) {

@@ -178,6 +178,46 @@ TEST_F(PullMessageTest, ALongPollIsAnsweredNotFoundWhenItsHoldTimeIsUp) {
   EXPECT_LT(held, millis(7'100));
 }
 
+// Each parked pull's hold timer finds its queue's entry in the hold table:
+// two on one queue expire one after the other, and a pull parked after the
+// queue's entry was emptied (by a wake) and made again still expires.
+TEST_F(PullMessageTest, HoldTimesExpireThroughTheQueuesEntriesComingAndGoing) {
+  send("TopicE", 0, "first");
+  settle();
+  PullOptions short_hold;
+  short_hold.suspend_timeout_ms = 2'000;
+  PullOptions long_hold;
+  long_hold.suspend_timeout_ms = 4'000;
+  const Nanos parked_at = world_.now();
+  PendingCall early = world_.call_async(pull("G", "TopicE", 0, 1, short_hold), seconds(30));
+  PendingCall late = world_.call_async(pull("G", "TopicE", 0, 1, long_hold), seconds(30));
+  world_.run_until([&] { return early->has_value(); }, seconds(3));
+  ASSERT_TRUE(early->has_value() && (*early)->ok());
+  EXPECT_EQ((*early)->value().code, ResponseCode::PULL_NOT_FOUND);
+  EXPECT_FALSE(late->has_value());
+  EXPECT_EQ(world_.broker().pull_request_hold_service().parked_count(), 1u);
+  world_.run_until([&] { return late->has_value(); }, seconds(3));
+  ASSERT_TRUE(late->has_value() && (*late)->ok());
+  EXPECT_EQ((*late)->value().code, ResponseCode::PULL_NOT_FOUND);
+  EXPECT_GE(world_.now() - parked_at, millis(4'000));
+  EXPECT_EQ(world_.broker().pull_request_hold_service().parked_count(), 0u);
+
+  // Parked, woken by a message (the queue's entry goes), parked again.
+  PendingCall woken = world_.call_async(pull("G", "TopicE", 0, 1, long_hold), seconds(30));
+  world_.run_for(millis(500));
+  send("TopicE", 0, "second");
+  world_.run_until([&] { return woken->has_value(); }, seconds(3));
+  ASSERT_TRUE(woken->has_value() && (*woken)->ok());
+  EXPECT_EQ((*woken)->value().code, ResponseCode::SUCCESS);
+  const Nanos reparked_at = world_.now();
+  PendingCall again = world_.call_async(pull("G", "TopicE", 0, 2, short_hold), seconds(30));
+  world_.run_until([&] { return again->has_value(); }, seconds(3));
+  ASSERT_TRUE(again->has_value() && (*again)->ok());
+  EXPECT_EQ((*again)->value().code, ResponseCode::PULL_NOT_FOUND);
+  EXPECT_GE(world_.now() - reparked_at, millis(2'000));
+  EXPECT_EQ(world_.broker().pull_request_hold_service().parked_count(), 0u);
+}
+
 TEST_F(PullMessageTest, ALongPollOnANewQueueIsWokenByItsFirstMessage) {
   send("TopicN", 0, "elsewhere");  // creates the topic; queue 2 stays empty
   PendingCall parked = world_.call_async(pull("G", "TopicN", 2, 0), seconds(30));
@@ -207,6 +247,32 @@ TEST_F(PullMessageTest, ALongPollIgnoresMessagesItsTagsDoNotMatch) {
   const RemotingCommand& response = (*parked)->value();
   ASSERT_EQ(response.code, ResponseCode::SUCCESS);
   EXPECT_EQ(decode_records(response.body).at(0).body, "for us");
+}
+
+// A parked pull keeps its channel, not its request: its answer must still
+// carry the request's opaque (the client matches answers by it, so a wrong
+// one is never seen) and come in the request's serialize type.
+TEST_F(PullMessageTest, WokenLongPollsAreAnsweredWithTheirRequestsOpaqueAndSerializeType) {
+  send("TopicW", 0, "first");
+  settle();
+  RemotingCommand binary = pull("G", "TopicW", 0, 1);
+  binary.serialize_type = remoting::SerializeType::ROCKETMQ;
+  PendingCall parked_binary = world_.call_async(std::move(binary), seconds(30));
+  PendingCall parked_json = world_.call_async(pull("G", "TopicW", 0, 1), seconds(30));
+  world_.run_for(seconds(1));
+  ASSERT_EQ(world_.broker().pull_request_hold_service().parked_count(), 2u);
+  send("TopicW", 0, "second");
+  world_.run_until([&] { return parked_binary->has_value() && parked_json->has_value(); }, seconds(3));
+  ASSERT_TRUE(parked_binary->has_value() && (*parked_binary)->ok());
+  ASSERT_TRUE(parked_json->has_value() && (*parked_json)->ok());
+  for (const RemotingCommand* response : {&(*parked_binary)->value(), &(*parked_json)->value()}) {
+    ASSERT_EQ(response->code, ResponseCode::SUCCESS) << response->remark;
+    EXPECT_EQ(response->remark, "FOUND");
+    EXPECT_TRUE(response->is_response());
+    EXPECT_EQ(decode_records(response->body).at(0).body, "second");
+  }
+  EXPECT_EQ((*parked_binary)->value().serialize_type, remoting::SerializeType::ROCKETMQ);
+  EXPECT_EQ((*parked_json)->value().serialize_type, remoting::SerializeType::JSON);
 }
 
 TEST_F(PullMessageTest, WithoutLongPollingAPullIsHeldForShortPollingTimeMills) {
