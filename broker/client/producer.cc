@@ -246,9 +246,12 @@ void Producer::attempt(std::shared_ptr<SendContext> context) {
   // per attempt was four string copies.
   context->header.queueId = queue.queueId;
   context->header.brokerName = queue.brokerName;
+  // The body is framed from the context, which keeps it for the next
+  // attempt: a request carrying a copy of it cost an allocation and a copy.
+  RemotingCommand request = api::build_send_message_v2_header(context->header);
   const Nanos attempt_start = instance_.env().clock().now_ns();
   instance_.remoting().invoke(
-      *address, api::build_send_message_v2(context->header, context->body), timeout - elapsed,
+      *address, request, context->body, timeout - elapsed,
       lifetime_.guard([this, context, queue, attempt_start](Result<RemotingCommand> response) mutable {
         on_response(std::move(context), std::move(queue), attempt_start, std::move(response));
       }));

@@ -306,13 +306,19 @@ RemotingClient::~RemotingClient() { shutdown(); }
 
 void RemotingClient::invoke(const std::string& address, RemotingCommand request, Nanos timeout,
                             ResponseCallback done) {
+  invoke(address, request, {}, timeout, std::move(done));
+}
+
+void RemotingClient::invoke(const std::string& address, RemotingCommand& request, std::span<const uint8_t> body,
+                            Nanos timeout, ResponseCallback done) {
   MQ_ASSERT(done != nullptr);
   MQ_ASSERT(timeout > 0);
   MQ_ASSERT(!request.is_response());
   MQ_ASSERT_MSG(!request.is_oneway(), "a oneway request gets no response: use invoke_oneway");
+  MQ_ASSERT(body.empty() || request.body.empty());  // one body or the other
   request.opaque = take_opaque(next_opaque_);
   if (options_.serialize_type) request.serialize_type = *options_.serialize_type;
-  std::vector<uint8_t> frame = encode_frame(request);
+  std::vector<uint8_t> frame = body.empty() ? encode_frame(request) : encode_frame_with_body(request, body);
   connection_to(address)->send_request(request.opaque, request.code, std::move(frame), timeout, std::move(done));
 }
 

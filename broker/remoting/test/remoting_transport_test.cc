@@ -303,6 +303,30 @@ TEST_F(RemotingTransportTest, AnAnsweredRequestsDeadlineDoesNotTimeOutTheNext) {
   expect_echo_works("after the timeout");
 }
 
+// invoke's body argument frames the caller's bytes as the request's body
+// and leaves the caller's request for the next send.
+TEST_F(RemotingTransportTest, ABodyFromOutsideTheRequestIsSentAsItsBody) {
+  RemotingCommand request = RemotingCommand::make_request(kEcho, {{"tag", "kept"}});
+  const Bytes body = to_bytes("a body kept by the caller");
+  std::vector<std::shared_ptr<Outcome>> outcomes;
+  for (int i = 0; i < 2; ++i) {
+    auto outcome = std::make_shared<Outcome>();
+    client_->invoke(kServerAddress, request, body, seconds(3),
+                    [outcome](Result<RemotingCommand> result) { outcome->result = std::move(result); });
+    EXPECT_GT(request.opaque, 0);  // the opaque it went out with
+    EXPECT_TRUE(request.body.empty());
+    outcomes.push_back(outcome);
+  }
+  ASSERT_TRUE(run_until([&] { return outcomes[0]->done() && outcomes[1]->done(); }));
+  ASSERT_EQ(seen_.size(), 2u);
+  EXPECT_NE(seen_[0].opaque, seen_[1].opaque);
+  for (const std::shared_ptr<Outcome>& outcome : outcomes) {
+    ASSERT_TRUE(outcome->result->ok()) << outcome->result->status().to_string();
+    EXPECT_EQ(outcome->response().body, body);
+    EXPECT_EQ(*outcome->response().find_ext("tag"), "kept");
+  }
+}
+
 TEST_F(RemotingTransportTest, KilledServerFailsPendingRequestsWithUnavailable) {
   const std::shared_ptr<Outcome> first = call(RemotingCommand::make_request(kPark), seconds(30));
   const std::shared_ptr<Outcome> second = call(RemotingCommand::make_request(kPark), seconds(30));
