@@ -70,6 +70,12 @@ Status read_cluster_info(const Json& root, ClusterInfo* out) {
   return Status::Ok();
 }
 
+// Sets name to a copy of value, the field's string built once in place
+// (set_ext_string's by-value string is a copy, then a move).
+void set_text(RemotingCommand& request, std::string_view name, std::string_view value) {
+  request.ext_fields.insert_or_assign(name, value);
+}
+
 }  // namespace
 
 Status response_status(const RemotingCommand& response, std::string_view what) {
@@ -129,22 +135,28 @@ Result<ClusterInfo> parse_broker_cluster_info(const RemotingCommand& response) {
 // --- producing ----------------------------------------------------------------------
 
 RemotingCommand build_send_message_v2(const SendMessageRequestHeader& header, std::vector<uint8_t> body) {
+  RemotingCommand request = build_send_message_v2_header(header);
+  request.body = std::move(body);
+  return request;
+}
+
+RemotingCommand build_send_message_v2_header(const SendMessageRequestHeader& header) {
   RemotingCommand request = RemotingCommand::make_request(RequestCode::SEND_MESSAGE_V2);
-  request.set_ext_string("a", header.producerGroup);
-  request.set_ext_string("b", header.topic);
-  request.set_ext_string("c", header.defaultTopic);
+  // In name order: each field is an append, its string built once in place.
+  set_text(request, "a", header.producerGroup);
+  set_text(request, "b", header.topic);
+  set_text(request, "c", header.defaultTopic);
   request.set_ext_int("d", header.defaultTopicQueueNums);
   request.set_ext_int("e", header.queueId);
   request.set_ext_int("f", header.sysFlag);
   request.set_ext_int("g", header.bornTimestamp);
   request.set_ext_int("h", header.flag);
-  request.set_ext_string("i", header.properties);
+  set_text(request, "i", header.properties);
   request.set_ext_int("j", header.reconsumeTimes);
   request.set_ext_bool("k", header.unitMode);
   if (header.maxReconsumeTimes) request.set_ext_int("l", *header.maxReconsumeTimes);
   request.set_ext_bool("m", header.batch);
-  if (!header.brokerName.empty()) request.set_ext_string("n", header.brokerName);
-  request.body = std::move(body);
+  if (!header.brokerName.empty()) set_text(request, "n", header.brokerName);
   return request;
 }
 

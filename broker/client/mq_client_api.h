@@ -68,6 +68,9 @@ struct SendMessageRequestHeader {
   std::string brokerName;                                       // n
 };
 RemotingCommand build_send_message_v2(const SendMessageRequestHeader& header, std::vector<uint8_t> body);
+// The same request without its body, for RemotingClient::invoke's body
+// argument: a producer keeps the body for its retries and frames it from there.
+RemotingCommand build_send_message_v2_header(const SendMessageRequestHeader& header);
 
 struct SendMessageResponseHeader {
   std::string msgId;  // the offset msgId

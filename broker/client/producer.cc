@@ -213,7 +213,10 @@ TopicPublishInfo* Producer::publish_info(const std::string& topic) {
 
 void Producer::attempt(std::shared_ptr<SendContext> context) {
   MQ_ASSERT(context->attempts <= context->times_total);
-  const Nanos elapsed = instance_.env().clock().now_ns() - context->begin_ns;
+  // One clock read serves the whole attempt (deadline, queue choice, its
+  // start): a send's clock reads were a tenth of its instructions.
+  const Nanos now_ns = instance_.env().clock().now_ns();
+  const Nanos elapsed = now_ns - context->begin_ns;
   const Nanos timeout = millis(config_.sendMsgTimeout);
   if (context->attempts >= context->times_total) return finish(context);
   if (elapsed >= timeout) {
@@ -230,7 +233,7 @@ void Producer::attempt(std::shared_ptr<SendContext> context) {
       return finish(context);
     }
     queue = info->select_one_message_queue(context->last_broker, config_.sendLatencyFaultEnable ? &faults_ : nullptr,
-                                           now_ms());
+                                           now_ns / kNanosPerMilli);
   }
   ++context->attempts;
   context->last_broker = queue.brokerName;
@@ -246,28 +249,38 @@ void Producer::attempt(std::shared_ptr<SendContext> context) {
   // per attempt was four string copies.
   context->header.queueId = queue.queueId;
   context->header.brokerName = queue.brokerName;
-  const Nanos attempt_start = instance_.env().clock().now_ns();
+  // The body is framed from the context, which keeps it for the next
+  // attempt: a request carrying a copy of it cost an allocation and a copy.
+  RemotingCommand request = api::build_send_message_v2_header(context->header);
+  const Nanos attempt_start = now_ns;
   instance_.remoting().invoke(
-      *address, api::build_send_message_v2(context->header, context->body), timeout - elapsed,
-      lifetime_.guard([this, context, queue, attempt_start](Result<RemotingCommand> response) mutable {
-        on_response(std::move(context), std::move(queue), attempt_start, std::move(response));
+      *address, request, context->body, timeout - elapsed,
+      lifetime_.guard([this, context, attempt_start](Result<RemotingCommand> response) mutable {
+        on_response(std::move(context), attempt_start, std::move(response));
       }));
 }
 
-void Producer::on_response(std::shared_ptr<SendContext> context, MessageQueue queue, Nanos attempt_start,
+void Producer::on_response(std::shared_ptr<SendContext> context, Nanos attempt_start,
                            Result<RemotingCommand> response) {
-  const int64_t latency_ms = (instance_.env().clock().now_ns() - attempt_start) / kNanosPerMilli;
+  // The attempt's queue: one attempt is in flight per send, so last_queue
+  // is still the one this response answers (read before the next attempt).
+  const MessageQueue& queue = context->last_queue;
+  const Nanos now_ns = instance_.env().clock().now_ns();
+  const int64_t latency_ms = (now_ns - attempt_start) / kNanosPerMilli;
   const AttemptOutcome outcome = classify_send_response(response);
   if (config_.sendLatencyFaultEnable) {
-    faults_.update_fault_item(queue.brokerName, latency_ms, outcome.verdict != AttemptVerdict::kStored, now_ms());
+    faults_.update_fault_item(queue.brokerName, latency_ms, outcome.verdict != AttemptVerdict::kStored,
+                              now_ns / kNanosPerMilli);
   }
   switch (outcome.verdict) {
     case AttemptVerdict::kStored: {
-      SendResult result = stored_result(*context, queue, outcome, *response);
+      SendResult result = stored_result(*context, outcome, *response);
       if (result.status != SendStatus::SEND_OK && config_.retryAnotherBrokerWhenNotStoreOK) {
+        result.msgId = context->uniq_key;
         context->stored = std::move(result);
         return attempt(std::move(context));
       }
+      result.msgId = std::move(context->uniq_key);  // the send ends here: nothing reads it again
       return deliver(std::move(context), std::move(result));
     }
     case AttemptVerdict::kRetry:
@@ -280,15 +293,14 @@ void Producer::on_response(std::shared_ptr<SendContext> context, MessageQueue qu
   }
 }
 
-SendResult Producer::stored_result(const SendContext& context, const MessageQueue& queue,
-                                   const AttemptOutcome& outcome, const RemotingCommand& response) const {
+SendResult Producer::stored_result(const SendContext& context, const AttemptOutcome& outcome,
+                                   const RemotingCommand& response) const {
   MQ_ASSERT(outcome.verdict == AttemptVerdict::kStored);
-  const api::SendMessageResponseHeader header = api::read_send_message_response(response);
+  api::SendMessageResponseHeader header = api::read_send_message_response(response);
   SendResult result;
   result.status = outcome.stored_status;
-  result.msgId = context.uniq_key;
-  result.offsetMsgId = header.msgId;
-  result.messageQueue = queue;
+  result.offsetMsgId = std::move(header.msgId);
+  result.messageQueue = context.last_queue;
   if (header.queueId >= 0) result.messageQueue.queueId = header.queueId;  // the broker may pick another
   result.queueOffset = header.queueOffset;
   result.attempts = context.attempts;

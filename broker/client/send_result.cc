@@ -39,6 +39,13 @@ AttemptOutcome classify_send_response(const Result<remoting::RemotingCommand>& r
     return outcome;
   }
   outcome.code = response->code;
+  if (response->code == ResponseCode::SUCCESS && response->remark.empty()) {
+    // SEND_OK needs no why: the one outcome of nearly every send, whose
+    // remark nothing reads, is not worth formatting.
+    outcome.verdict = AttemptVerdict::kStored;
+    outcome.stored_status = SendStatus::SEND_OK;
+    return outcome;
+  }
   outcome.remark = remoting::describe_response_code(response->code);
   if (!response->remark.empty()) outcome.remark += ": " + response->remark;
   switch (response->code) {

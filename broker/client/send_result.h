@@ -64,7 +64,7 @@ struct AttemptOutcome {
   SendStatus stored_status = SendStatus::SEND_OK;  // when kStored
   bool may_be_stored = false;  // for kRetry/kStop: the broker might have the message
   int32_t code = -1;           // the response code; -1 for a transport failure
-  std::string remark;
+  std::string remark;          // why; empty for SUCCESS without a remark (SEND_OK needs none)
 };
 
 // Classifies one SEND_MESSAGE_V2 attempt by its response (or the transport's

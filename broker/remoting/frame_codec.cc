@@ -92,16 +92,15 @@ size_t estimated_header_bytes(const RemotingCommand& command) {
   return bytes;
 }
 
-}  // namespace
-
-std::vector<uint8_t> encode_frame(const RemotingCommand& command) { return encode_frame_prefix(command, 0); }
-
-std::vector<uint8_t> encode_frame_prefix(const RemotingCommand& command, uint64_t trailing_body_bytes) {
+// The frame of command's header, then body, then trailing_body_bytes the
+// caller sends itself: what the three encode functions below share.
+std::vector<uint8_t> encode_frame_parts(const RemotingCommand& command, std::span<const uint8_t> body,
+                                        uint64_t trailing_body_bytes) {
   MQ_ASSERT(command.serialize_type == SerializeType::JSON || command.serialize_type == SerializeType::ROCKETMQ);
   // Reserved before anything goes in, so the frame is allocated once (a
   // vector made with its 8 bytes first would allocate them, then again).
   std::vector<uint8_t> frame;
-  frame.reserve(kFramePrefixBytes + estimated_header_bytes(command) + command.body.size());
+  frame.reserve(kFramePrefixBytes + estimated_header_bytes(command) + body.size());
   frame.resize(kFramePrefixBytes, 0);  // the two lengths, patched below
   if (command.serialize_type == SerializeType::ROCKETMQ) {
     append_rocketmq_header(command, frame);
@@ -110,7 +109,7 @@ std::vector<uint8_t> encode_frame_prefix(const RemotingCommand& command, uint64_
   }
   const size_t header_length = frame.size() - kFramePrefixBytes;
   MQ_ASSERT(header_length <= kMaxHeaderLength);
-  frame.insert(frame.end(), command.body.begin(), command.body.end());
+  frame.insert(frame.end(), body.begin(), body.end());
   const uint64_t total_length = frame.size() - 4 + trailing_body_bytes;
   MQ_ASSERT(trailing_body_bytes <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max()));
   MQ_ASSERT(total_length <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max()));
@@ -118,6 +117,19 @@ std::vector<uint8_t> encode_frame_prefix(const RemotingCommand& command, uint64_
   put_u32_be(frame.data() + 4,
              (static_cast<uint32_t>(command.serialize_type) << 24) | static_cast<uint32_t>(header_length));
   return frame;
+}
+
+}  // namespace
+
+std::vector<uint8_t> encode_frame(const RemotingCommand& command) { return encode_frame_parts(command, command.body, 0); }
+
+std::vector<uint8_t> encode_frame_prefix(const RemotingCommand& command, uint64_t trailing_body_bytes) {
+  return encode_frame_parts(command, command.body, trailing_body_bytes);
+}
+
+std::vector<uint8_t> encode_frame_with_body(const RemotingCommand& command, std::span<const uint8_t> body) {
+  MQ_ASSERT(command.body.empty());  // one body: the caller's
+  return encode_frame_parts(command, body, 0);
 }
 
 Result<RemotingCommand> decode_frame(std::span<const uint8_t> frame, size_t max_frame_bytes) {

@@ -53,6 +53,13 @@ std::vector<uint8_t> encode_frame(const RemotingCommand& command);
 // Requires: as encode_frame, and the whole frame's length fits an int.
 std::vector<uint8_t> encode_frame_prefix(const RemotingCommand& command, uint64_t trailing_body_bytes);
 
+// The frame of command's header with body as its body: for a sender whose
+// body lives elsewhere (a producer keeps a message's body for its retries),
+// so the body is copied once, into the frame, not first into the command.
+// encode_frame_with_body(c, b) == encode_frame(c with body b).
+// Requires: command.body is empty; as encode_frame.
+std::vector<uint8_t> encode_frame_with_body(const RemotingCommand& command, std::span<const uint8_t> body);
+
 // Decodes exactly one whole frame, length field included; trailing or
 // missing bytes are errors. The decoded command's serialize_type says which
 // header it had, so make_response answers in kind.

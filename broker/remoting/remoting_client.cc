@@ -65,16 +65,14 @@ class RemotingClient::ClientConnection : public std::enable_shared_from_this<Cli
   void send_request(int32_t opaque, int32_t code, std::vector<uint8_t> frame, Nanos timeout, ResponseCallback done) {
     MQ_ASSERT(state_ != State::kClosed);  // closed connections leave connections_
     MQ_ASSERT(opaque != 0);
-    // `this`, not a weak_ptr: every timer belongs to an entry of pending_,
-    // and close() (which comes before our destruction) cancels them all, so
-    // a timer that runs finds us alive. Two words also fit std::function's
-    // inline buffer, where a weak_ptr (not trivially copyable) made every
-    // request allocate its timer.
-    const env::TimerId timer = client_.env_.executor().run_after(timeout, [this, opaque] { on_timeout(opaque); });
+    MQ_ASSERT(timeout > 0);
+    const Nanos deadline = client_.env_.clock().now_ns() + timeout;
     const auto at = pending_lower_bound(opaque);
     MQ_ASSERT_MSG(at == pending_.end() || at->first != opaque,
                   "opaque " + std::to_string(opaque) + " is already waiting on " + address_);
-    pending_.emplace(at, opaque, Pending{std::move(done), timer, code, timeout});
+    pending_.emplace(at, opaque, Pending{std::move(done), deadline, code, timeout});
+    // One timer per connection, not per request (see deadline_timer_).
+    if (deadline_timer_ == env::kNoTimer || deadline < deadline_timer_at_) arm_deadline_timer(deadline);
     write(Outgoing{std::move(frame), {}});
   }
 
@@ -91,11 +89,10 @@ class RemotingClient::ClientConnection : public std::enable_shared_from_this<Cli
     const std::shared_ptr<ClientConnection> self = shared_from_this();  // forget() drops the client's reference
     state_ = State::kClosed;
     if (connection_ != nullptr) connection_->close();
+    if (deadline_timer_ != env::kNoTimer) client_.env_.executor().cancel(deadline_timer_);
+    deadline_timer_ = env::kNoTimer;
     // In opaque order, which is issue order: deterministic.
-    for (auto& [opaque, pending] : pending_) {
-      client_.env_.executor().cancel(pending.timer);
-      complete(std::move(pending.done), failure);
-    }
+    for (auto& [opaque, pending] : pending_) complete(std::move(pending.done), failure);
     pending_.clear();
     for (Outgoing& outgoing : unsent_) {
       if (outgoing.written) complete_written(std::move(outgoing.written), failure);
@@ -110,10 +107,12 @@ class RemotingClient::ClientConnection : public std::enable_shared_from_this<Cli
   enum class State { kConnecting, kOpen, kClosed };
   struct Pending {
     ResponseCallback done;
-    env::TimerId timer = env::kNoTimer;
-    int32_t code = 0;  // the request's, for messages
+    Nanos deadline = 0;  // on the env's clock: no response by then is a timeout
+    int32_t code = 0;    // the request's, for messages
     Nanos timeout = 0;
   };
+  using PendingEntry = std::pair<int32_t, Pending>;
+  using PendingQueue = std::deque<PendingEntry>;
   // A frame waiting for the connect; written (oneway only) hears how it went.
   struct Outgoing {
     std::vector<uint8_t> frame;
@@ -199,8 +198,8 @@ class RemotingClient::ClientConnection : public std::enable_shared_from_this<Cli
     }
     Pending pending = std::move(found->second);
     pending_.erase(found);
-    const bool cancelled = client_.env_.executor().cancel(pending.timer);
-    MQ_ASSERT(cancelled);  // its timer would have removed it from pending_
+    // Its deadline stays behind in the deadline timer, if it armed it: a
+    // firing that finds nothing due re-arms for what still waits.
     // A response runs its callback here, inside the network's callback, which
     // itself runs on the executor: never inside invoke(), and the callback may
     // call back into the client (on_bytes holds us and stops once we close).
@@ -209,11 +208,39 @@ class RemotingClient::ClientConnection : public std::enable_shared_from_this<Cli
     pending.done(std::move(command));
   }
 
-  void on_timeout(int32_t opaque) {
-    MQ_ASSERT(state_ != State::kClosed);  // close() cancelled every timer
+  // Points the deadline timer at deadline, the earliest of every waiting
+  // request's (or earlier). `this`, not a weak_ptr: close() (which comes
+  // before our destruction) cancels the timer, so a timer that runs finds us
+  // alive, and one word fits every callable's inline room.
+  void arm_deadline_timer(Nanos deadline) {
+    MQ_ASSERT(state_ != State::kClosed);
+    if (deadline_timer_ != env::kNoTimer) client_.env_.executor().cancel(deadline_timer_);
+    const Nanos delay = deadline - client_.env_.clock().now_ns();
+    MQ_ASSERT(delay > 0);  // due requests time out before any re-arming
+    deadline_timer_at_ = deadline;
+    deadline_timer_ = client_.env_.executor().run_after(delay, [this] { on_deadline_timer(); });
+  }
+
+  // The request with the earliest deadline times out if that has passed
+  // (the first issued, of equal ones: the order per-request timers fired
+  // in); otherwise the timer waits for that deadline.
+  void on_deadline_timer() {
+    MQ_ASSERT(state_ != State::kClosed);  // close() cancelled the timer
+    deadline_timer_ = env::kNoTimer;
+    auto earliest = pending_.end();
+    for (auto it = pending_.begin(); it != pending_.end(); ++it) {
+      if (earliest == pending_.end() || it->second.deadline < earliest->second.deadline) earliest = it;
+    }
+    if (earliest == pending_.end()) return;  // nothing waits: the next request arms it
+    if (earliest->second.deadline > client_.env_.clock().now_ns()) return arm_deadline_timer(earliest->second.deadline);
+    on_timeout(earliest);
+  }
+
+  void on_timeout(PendingQueue::iterator found) {
+    MQ_ASSERT(state_ != State::kClosed);
+    MQ_ASSERT(found != pending_.end());
     const std::shared_ptr<ClientConnection> self = shared_from_this();  // close() below drops the client's reference
-    const auto found = find_pending(opaque);
-    MQ_ASSERT(found != pending_.end());  // answered or failed requests cancel their timer
+    const int32_t opaque = found->first;
     Pending pending = std::move(found->second);
     pending_.erase(found);
     const std::string what = describe_request_code(pending.code) + " opaque=" + std::to_string(opaque) + " to " +
@@ -242,13 +269,20 @@ class RemotingClient::ClientConnection : public std::enable_shared_from_this<Cli
   std::shared_ptr<env::Connection> connection_;  // set once connected
   FrameDecoder decoder_;
   std::deque<Outgoing> unsent_;          // while connecting, in call order
+  // Timeouts take one timer per connection, armed at the earliest deadline
+  // of the requests waiting (or at an earlier one whose request has been
+  // answered since: answers leave it be, and a firing with nothing due
+  // re-arms for the earliest). A timer per request cost a scheduling and a
+  // cancel per request, both in the executor's ordered maps: over a tenth
+  // of a producer client's instructions per message. Requests time out at
+  // their own deadlines still; only the firings that find nothing due are new.
+  env::TimerId deadline_timer_ = env::kNoTimer;
+  Nanos deadline_timer_at_ = 0;  // when deadline_timer_ fires, if armed
   // By opaque, ascending. A sorted deque, not a map: a map node cost an
   // allocation per request. Opaques grow, so a new one goes at the end (but
   // for the wrap past INT32_MAX), and answers come mostly oldest first, which
   // a deque erases in O(1) where a vector moved every later entry: one
   // shared producer client may have hundreds of requests in flight.
-  using PendingEntry = std::pair<int32_t, Pending>;
-  using PendingQueue = std::deque<PendingEntry>;
   PendingQueue pending_;
   PendingQueue::iterator pending_lower_bound(int32_t opaque) {
     if (pending_.empty() || pending_.back().first < opaque) return pending_.end();
@@ -272,13 +306,19 @@ RemotingClient::~RemotingClient() { shutdown(); }
 
 void RemotingClient::invoke(const std::string& address, RemotingCommand request, Nanos timeout,
                             ResponseCallback done) {
+  invoke(address, request, {}, timeout, std::move(done));
+}
+
+void RemotingClient::invoke(const std::string& address, RemotingCommand& request, std::span<const uint8_t> body,
+                            Nanos timeout, ResponseCallback done) {
   MQ_ASSERT(done != nullptr);
   MQ_ASSERT(timeout > 0);
   MQ_ASSERT(!request.is_response());
   MQ_ASSERT_MSG(!request.is_oneway(), "a oneway request gets no response: use invoke_oneway");
+  MQ_ASSERT(body.empty() || request.body.empty());  // one body or the other
   request.opaque = take_opaque(next_opaque_);
   if (options_.serialize_type) request.serialize_type = *options_.serialize_type;
-  std::vector<uint8_t> frame = encode_frame(request);
+  std::vector<uint8_t> frame = body.empty() ? encode_frame(request) : encode_frame_with_body(request, body);
   connection_to(address)->send_request(request.opaque, request.code, std::move(frame), timeout, std::move(done));
 }
 

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "broker/common/lifetime.h"
@@ -49,6 +50,13 @@ class RemotingClient {
   // Unavailable (connect refused, connection broke), Timeout (no response in
   // time) or Corruption (the server sent bytes that do not decode).
   void invoke(const std::string& address, RemotingCommand request, Nanos timeout, ResponseCallback done);
+  // The same for a request the caller keeps and reuses (a producer sends
+  // one per attempt): request is encoded where it is, its opaque and
+  // serialize type set to those it went out with, and body, when not empty,
+  // is its body: both are copied into the frame before this returns, so the
+  // caller may change them at once. Requires: body or request.body is empty.
+  void invoke(const std::string& address, RemotingCommand& request, std::span<const uint8_t> body, Nanos timeout,
+              ResponseCallback done);
   // Sends without waiting for a response; done (optional) hears whether it was written.
   void invoke_oneway(const std::string& address, RemotingCommand request, std::function<void(Status)> done = {});
 

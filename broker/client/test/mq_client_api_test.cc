@@ -46,6 +46,26 @@ TEST(MQClientAPI, SendMessageV2UsesShortFieldNames) {
   EXPECT_FALSE(build_send_message_v2(header, {1}).ext_fields.contains("l"));
 }
 
+// The producer frames its body from outside the request: the header-only
+// build must be the full one without the body, field for field.
+TEST(MQClientAPI, SendMessageV2HeaderIsTheRequestWithoutItsBody) {
+  SendMessageRequestHeader header;
+  header.producerGroup = "a_producer_group_longer_than_sso";
+  header.topic = "%RETRY%a_consumer_group_longer_than_sso";
+  header.defaultTopic = "TBW102";
+  header.properties = "UNIQ_KEY\00101020304050607080910111213141516\002WAIT\001true\002";
+  header.maxReconsumeTimes = 16;
+  header.reconsumeTimes = 2;
+  header.brokerName = "broker-a";
+  EXPECT_EQ(build_send_message_v2_header(header), build_send_message_v2(header, {}));
+  EXPECT_EQ(build_send_message_v2_header(header).ext_fields.size(), 14u);
+  header.maxReconsumeTimes.reset();
+  header.brokerName.clear();
+  EXPECT_EQ(build_send_message_v2_header(header), build_send_message_v2(header, {}));
+  EXPECT_EQ(build_send_message_v2_header(header).ext_fields.size(), 12u);
+  EXPECT_TRUE(build_send_message_v2_header(header).body.empty());
+}
+
 TEST(MQClientAPI, PullAnswersMapToPullStatus) {
   const std::pair<int32_t, PullStatus> cases[] = {{ResponseCode::SUCCESS, PullStatus::FOUND},
                                                   {ResponseCode::PULL_NOT_FOUND, PullStatus::NO_NEW_MSG},

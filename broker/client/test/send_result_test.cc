@@ -37,6 +37,21 @@ TEST(SendResult, StoredCodesMapToTheirStatus) {
   EXPECT_FALSE(is_stored(SendStatus::UNKNOWN));
 }
 
+// A plain SUCCESS (nearly every send) gets no remark formatted; one the
+// broker gave a remark keeps it, as the other codes do.
+TEST(SendResult, PlainSuccessIsStoredWithoutARemark) {
+  const AttemptOutcome plain = classify_code(ResponseCode::SUCCESS);
+  EXPECT_EQ(plain.verdict, AttemptVerdict::kStored);
+  EXPECT_EQ(plain.stored_status, SendStatus::SEND_OK);
+  EXPECT_EQ(plain.code, ResponseCode::SUCCESS);
+  EXPECT_FALSE(plain.may_be_stored);
+  EXPECT_EQ(plain.remark, "");
+  const AttemptOutcome remarked = classify_code(ResponseCode::SUCCESS, "why");
+  EXPECT_EQ(remarked.verdict, AttemptVerdict::kStored);
+  EXPECT_EQ(remarked.stored_status, SendStatus::SEND_OK);
+  EXPECT_EQ(remarked.remark, "SUCCESS(0): why");
+}
+
 TEST(SendResult, JavasRetryCodesTryAnotherBrokerAndWereNotStored) {
   for (int32_t code : {ResponseCode::SYSTEM_ERROR, ResponseCode::SERVICE_NOT_AVAILABLE, ResponseCode::NO_PERMISSION,
                        ResponseCode::TOPIC_NOT_EXIST, ResponseCode::NO_BUYER_ID, ResponseCode::NOT_IN_CURRENT_UNIT}) {

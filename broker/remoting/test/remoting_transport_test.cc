@@ -270,6 +270,63 @@ TEST_F(RemotingTransportTest, TimeoutClosesTheConnectionAndTheNextCallReconnects
   EXPECT_EQ(server_->stats().connections_accepted, 2u);
 }
 
+// One timer serves a connection's timeouts: a request issued later with a
+// shorter timeout still times out first, at its own deadline, and the first
+// one's timeout was not lost meanwhile (it closed the connection instead).
+TEST_F(RemotingTransportTest, ALaterRequestWithAShorterTimeoutTimesOutFirst) {
+  const std::shared_ptr<Outcome> long_wait = call(RemotingCommand::make_request(kPark), seconds(10));
+  scheduler_.run_for(seconds(1));
+  const std::shared_ptr<Outcome> short_wait = call(RemotingCommand::make_request(kPark), seconds(2));
+  ASSERT_TRUE(run_until([&] { return long_wait->done() && short_wait->done(); }));
+  EXPECT_EQ(short_wait->code(), StatusCode::kTimeout);
+  EXPECT_EQ(short_wait->at, seconds(3));
+  EXPECT_EQ(long_wait->code(), StatusCode::kUnavailable);
+  EXPECT_EQ(long_wait->at, seconds(3));
+}
+
+// An answer leaves the timer armed at its request's deadline; firing then
+// with nothing due must wait on for the next deadline, neither timing a
+// request out early nor forgetting it.
+TEST_F(RemotingTransportTest, AnAnsweredRequestsDeadlineDoesNotTimeOutTheNext) {
+  const std::shared_ptr<Outcome> answered = call(RemotingCommand::make_request(kPark), seconds(2));
+  scheduler_.run_for(seconds(1));
+  const std::shared_ptr<Outcome> slow = call(RemotingCommand::make_request(kPark), seconds(5));
+  ASSERT_TRUE(run_until([&] { return parked_.size() == 2; }));
+  parked_[0].channel.reply(ResponseCode::SUCCESS);
+  ASSERT_TRUE(run_until([&] { return answered->done(); }));
+  ASSERT_TRUE(answered->result->ok());
+  scheduler_.run_for(seconds(4));  // past the answered one's deadline (2 s), before the slow one's (6 s)
+  EXPECT_FALSE(slow->done());
+  ASSERT_TRUE(run_until([&] { return slow->done(); }));
+  EXPECT_EQ(slow->code(), StatusCode::kTimeout);
+  EXPECT_EQ(slow->at, seconds(6));
+  expect_echo_works("after the timeout");
+}
+
+// invoke's body argument frames the caller's bytes as the request's body
+// and leaves the caller's request for the next send.
+TEST_F(RemotingTransportTest, ABodyFromOutsideTheRequestIsSentAsItsBody) {
+  RemotingCommand request = RemotingCommand::make_request(kEcho, {{"tag", "kept"}});
+  const Bytes body = to_bytes("a body kept by the caller");
+  std::vector<std::shared_ptr<Outcome>> outcomes;
+  for (int i = 0; i < 2; ++i) {
+    auto outcome = std::make_shared<Outcome>();
+    client_->invoke(kServerAddress, request, body, seconds(3),
+                    [outcome](Result<RemotingCommand> result) { outcome->result = std::move(result); });
+    EXPECT_GT(request.opaque, 0);  // the opaque it went out with
+    EXPECT_TRUE(request.body.empty());
+    outcomes.push_back(outcome);
+  }
+  ASSERT_TRUE(run_until([&] { return outcomes[0]->done() && outcomes[1]->done(); }));
+  ASSERT_EQ(seen_.size(), 2u);
+  EXPECT_NE(seen_[0].opaque, seen_[1].opaque);
+  for (const std::shared_ptr<Outcome>& outcome : outcomes) {
+    ASSERT_TRUE(outcome->result->ok()) << outcome->result->status().to_string();
+    EXPECT_EQ(outcome->response().body, body);
+    EXPECT_EQ(*outcome->response().find_ext("tag"), "kept");
+  }
+}
+
 TEST_F(RemotingTransportTest, KilledServerFailsPendingRequestsWithUnavailable) {
   const std::shared_ptr<Outcome> first = call(RemotingCommand::make_request(kPark), seconds(30));
   const std::shared_ptr<Outcome> second = call(RemotingCommand::make_request(kPark), seconds(30));
