@@ -48,20 +48,24 @@ CommitLog::CommitLog(env::Env& env, const MessageStoreConfig& config)
 
 int64_t CommitLog::uncommitted_pages() const {
   constexpr int64_t kPageSize = 4096;
-  const std::shared_ptr<MappedFile> last = queue_.last_file();
+  const MappedFile* last = last_segment();
   if (!last || !last->has_pending()) return 0;
   const int64_t pages = last->wrote_position() / kPageSize - last->committed_position() / kPageSize;
   MQ_ASSERT(pages >= 0);
   return pages;
 }
 
-PhyOffset CommitLog::committed_offset() const {
-  // By reference, not last_file()'s copy: this runs several times per put,
-  // and each shared_ptr copy is two locked atomic operations.
+MappedFile* CommitLog::last_segment() const {
+  // Not last_file()'s copy: this runs several times per put, and each
+  // shared_ptr copy is two locked atomic operations.
   const std::vector<std::shared_ptr<MappedFile>>& files = queue_.files();
-  if (files.empty()) return max_offset();
-  const MappedFile& last = *files.back();
-  const PhyOffset committed(last.file_from_offset() + last.committed_position());
+  return files.empty() ? nullptr : files.back().get();
+}
+
+PhyOffset CommitLog::committed_offset() const {
+  const MappedFile* last = last_segment();
+  if (last == nullptr) return max_offset();
+  const PhyOffset committed(last->file_from_offset() + last->committed_position());
   MQ_ASSERT(committed <= max_offset());
   return committed;
 }
@@ -82,7 +86,7 @@ Status CommitLog::drop_uncommitted(Status status) {
     return status;
   }
   forget_committed();
-  const std::shared_ptr<MappedFile> last = queue_.last_file();
+  MappedFile* last = last_segment();
   if (uncommitted_.empty()) {
     if (last) MQ_ASSERT(!last->has_pending());  // every buffered byte belongs to a tracked record
     return status;
@@ -107,7 +111,7 @@ Status CommitLog::drop_uncommitted(Status status) {
 }
 
 Status CommitLog::commit() {
-  const std::shared_ptr<MappedFile> last = queue_.last_file();
+  MappedFile* last = last_segment();
   if (!last || !last->has_pending()) {
     uncommitted_.clear();  // a flush or a full buffer committed them already
     return Status::Ok();
@@ -145,7 +149,7 @@ Result<AppendMessageResult> CommitLog::append(const MessageToStore& message, con
   const int32_t size = plan.total_size;
   MQ_ASSERT(size >= kMessageFixedSizeIpv4);
   MQ_ASSERT(size + kEndFileMinBlankLength <= config_.mappedFileSizeCommitLog);
-  MQ_ASSIGN_OR_RETURN(std::shared_ptr<MappedFile> file, queue_.last_file_or_create(0));
+  MQ_ASSIGN_OR_RETURN(MappedFile* file, queue_.last_file_or_create(0));
   if (size + kEndFileMinBlankLength > file->free_bytes()) {
     MQ_RETURN_IF_ERROR(write_blank(*file));
     MQ_ASSERT(uncommitted_.empty());

@@ -158,6 +158,9 @@ class CommitLog {
   Status drop_uncommitted(Status status);
   // Forgets the bookkeeping of records the file now holds.
   void forget_committed();
+  // The segment appends go to; nullptr when there is none. Valid until the
+  // list of segments changes.
+  MappedFile* last_segment() const;
 
   // A buffered record's claims, undone if its commit fails. Pointers into
   // topic_queue_table_ stay valid: std::map never moves its nodes, and the

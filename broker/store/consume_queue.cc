@@ -197,7 +197,7 @@ Status ConsumeQueue::append_entry(const DispatchRequest& request) {
   MQ_ASSERT(request.consume_queue_offset == max_offset());
   MQ_ASSERT(request.end_offset() > max_physical_end_);
   const EntryBytes bytes = encode_entry(request.commit_log_offset, request.msg_size, request.tags_code);
-  MQ_ASSIGN_OR_RETURN(std::shared_ptr<MappedFile> file, files_.last_file_or_create(0));
+  MQ_ASSIGN_OR_RETURN(MappedFile* file, files_.last_file_or_create(0));
   MQ_ASSERT(file->free_bytes() >= kConsumeQueueEntrySize);
   MQ_RETURN_IF_ERROR(file->append(bytes));
   max_physical_end_ = request.end_offset();
@@ -213,7 +213,7 @@ Status ConsumeQueue::create_first_file_at(QueueOffset offset) {
   MQ_ASSERT(offset > QueueOffset(0));
   const int64_t byte = offset.value() * kConsumeQueueEntrySize;
   const int64_t start = byte / files_.file_size() * files_.file_size();
-  MQ_ASSIGN_OR_RETURN(std::shared_ptr<MappedFile> file, files_.last_file_or_create(start));
+  MQ_ASSIGN_OR_RETURN(MappedFile* file, files_.last_file_or_create(start));
   MQ_ASSERT(file->file_from_offset() == start && file->wrote_position() == 0);
   std::vector<uint8_t> placeholders;
   placeholders.reserve(static_cast<size_t>(byte - start));

@@ -115,7 +115,7 @@ void MappedFileQueue::enable_preallocation(bool warm) {
   allocator_ = std::make_unique<AllocateMappedFileService>(env_, warm);
 }
 
-Result<std::shared_ptr<MappedFile>> MappedFileQueue::last_file_or_create(int64_t start_offset) {
+Result<MappedFile*> MappedFileQueue::last_file_or_create(int64_t start_offset) {
   if (!files_.empty() && !files_.back()->is_full()) {
     // One integer compare per put; a request once per segment.
     const int64_t next = files_.back()->file_from_offset() + file_size_;
@@ -123,15 +123,15 @@ Result<std::shared_ptr<MappedFile>> MappedFileQueue::last_file_or_create(int64_t
       requested_next_ = next;
       allocator_->request(env::join_path(dir_, MappedFile::file_name(next)), file_size_);
     }
-    return files_.back();
+    return files_.back().get();
   }
   // The full file's buffered tail goes first, so only the last file buffers.
   if (!files_.empty()) MQ_RETURN_IF_ERROR(files_.back()->commit());
   const int64_t next = files_.empty() ? start_offset : files_.back()->file_from_offset() + file_size_;
   if (files_.empty()) flushed_where_ = next;
   MQ_ASSIGN_OR_RETURN(std::shared_ptr<MappedFile> created, create_file(next));
-  files_.push_back(created);
-  return created;
+  files_.push_back(std::move(created));
+  return files_.back().get();
 }
 
 std::shared_ptr<MappedFile> MappedFileQueue::find_file(int64_t offset) const {

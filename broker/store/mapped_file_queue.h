@@ -47,8 +47,11 @@ class MappedFileQueue {
   // ends (or at start_offset when there are none). start_offset must be a
   // multiple of file_size. With pre-allocation, the new file is the one
   // prepared in the background when it is ready, and the file after the last
-  // is requested whenever it has not been yet.
-  Result<std::shared_ptr<MappedFile>> last_file_or_create(int64_t start_offset);
+  // is requested whenever it has not been yet. The pointer is valid until
+  // the list of files next changes (a create, a delete, a truncation): not
+  // a shared_ptr, whose copy costs two locked atomic operations, on the
+  // path of every put and every ConsumeQueue entry.
+  Result<MappedFile*> last_file_or_create(int64_t start_offset);
 
   // Segments are from now on created ahead by an AllocateMappedFileService
   // (warm: pre-touched too). Call before the first last_file_or_create.

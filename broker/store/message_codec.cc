@@ -393,6 +393,15 @@ MessageProperties decode_properties(std::string_view text) {
   return properties;
 }
 
+bool properties_round_trip(const MessageProperties& properties) {
+  for (const auto& [name, value] : properties) {
+    if (name.empty() || name.find(kNameValueSeparator) != std::string::npos) return false;
+    if (name.find(kPropertySeparator) != std::string::npos) return false;
+    if (value.find(kPropertySeparator) != std::string::npos) return false;
+  }
+  return true;
+}
+
 std::optional<std::string_view> find_property(std::string_view text, std::string_view name) {
   MQ_ASSERT(!name.empty());
   std::optional<std::string_view> found;
@@ -491,15 +500,20 @@ RecordPlan plan_record(const MessageToStore& message, int32_t max_body_bytes) {
   return plan;
 }
 
+int32_t stored_sysflag(const MessageToStore& message) {
+  int32_t sysflag = message.sysflag & ~(kSysFlagBornHostV6 | kSysFlagStoreHostV6);
+  if (message.born_host.ipv6) sysflag |= kSysFlagBornHostV6;
+  if (message.store_host.ipv6) sysflag |= kSysFlagStoreHostV6;
+  return sysflag;
+}
+
 void write_record(const MessageToStore& message, const RecordPlan& plan, const AppendFields& fields,
                   std::span<uint8_t> out) {
   MQ_ASSERT(plan.error == EncodeError::kNone);
   MQ_ASSERT(out.size() == static_cast<size_t>(plan.total_size));
   MQ_ASSERT(fields.queue_offset.value() >= 0);
   MQ_ASSERT(fields.physical_offset.value() >= 0);
-  int32_t sysflag = message.sysflag & ~(kSysFlagBornHostV6 | kSysFlagStoreHostV6);
-  if (message.born_host.ipv6) sysflag |= kSysFlagBornHostV6;
-  if (message.store_host.ipv6) sysflag |= kSysFlagStoreHostV6;
+  const int32_t sysflag = stored_sysflag(message);
   RecordWriter writer(out);
   writer.i32(plan.total_size);
   writer.u32(kMessageMagicCode);

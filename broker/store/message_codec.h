@@ -105,6 +105,10 @@ std::string encode_properties(const MessageProperties& properties);
 // Splits on 0x02 then on the first 0x01; tolerates a missing trailing 0x02
 // and skips empty items. Never fails: properties are opaque to validation.
 MessageProperties decode_properties(std::string_view text);
+// Whether decode_properties(encode_properties(properties)) == properties:
+// no name empty or holding 0x01 or 0x02, no value holding 0x02. Properties
+// decoded from the wire always are; what a test or a tool builds may not be.
+bool properties_round_trip(const MessageProperties& properties);
 // One property's value as decode_properties would give it (the last of a
 // repeated name), without building the map: the dispatcher's per-record
 // lookups. nullopt when absent.
@@ -136,6 +140,10 @@ struct EncodedMessage {
   int32_t size() const { return static_cast<int32_t>(bytes.size()); }
   void patch(QueueOffset queue_offset, PhyOffset physical_offset, int64_t store_timestamp_ms);
 };
+
+// The SYSFLAG a record of message stores: message.sysflag with the host
+// bits set from the hosts, whatever the caller put there.
+int32_t stored_sysflag(const MessageToStore& message);
 
 // Checks the limits RocketMQ enforces at put time. InvalidArgument names the
 // limit: topic empty or longer than 127 bytes or with characters outside

@@ -155,8 +155,22 @@ void MessageStore::put_message(MessageToStore message, std::function<void(PutMes
       config_.flushDiskType == FlushDiskType::SYNC_FLUSH && wait_store_ok && !config_.testOnlyAckBeforeSync;
   const bool wait_slave = config_.brokerRole == BrokerRole::SYNC_MASTER && wait_store_ok;
   MQ_ASSERT(puts_awaiting_commit_.empty() || puts_awaiting_commit_.back().appended.end_offset() <= appended->wrote_offset);
+  hand_over_dispatch_request(message, *appended);
   puts_awaiting_commit_.push_back(PutAwaitingCommit{std::move(appended).value(), wait_flush, wait_slave, std::move(done)});
   commit_soon();
+}
+
+void MessageStore::hand_over_dispatch_request(const MessageToStore& message, const AppendMessageResult& appended) {
+  // Full: the dispatcher is stuck or far behind, and reads these records
+  // when it catches up. Properties that would not read back as written:
+  // only the record's bytes say what a rebuild will see.
+  if (handed_over_.full() || !properties_round_trip(message.properties)) return;
+  DispatchRequest& request = handed_over_.next_slot();
+  dispatch_request_of_put(message, appended, request);
+  if (request.topic == kScheduleTopic) {
+    request.tags_code = schedule_->deliver_timestamp_of(message.properties, request.store_timestamp_ms);
+  }
+  handed_over_.push();
 }
 
 void MessageStore::commit_soon() {
@@ -246,6 +260,8 @@ void MessageStore::on_commit_log_committed() {
 void MessageStore::fail_dropped_puts(const Status& status) {
   MQ_ASSERT(!status.ok());
   const PhyOffset committed = commit_log_.committed_offset();
+  // Before another record takes their offsets.
+  handed_over_.drop_from(committed);
   // In offset order: the dropped ones are a suffix.
   auto first_dropped = std::find_if(puts_awaiting_commit_.begin(), puts_awaiting_commit_.end(),
                                     [&](const PutAwaitingCommit& put) { return put.appended.end_offset() > committed; });

@@ -53,6 +53,7 @@
 #include "broker/store/consume_queue.h"
 #include "broker/store/dispatch_request.h"
 #include "broker/store/group_commit_service.h"
+#include "broker/store/handed_over_dispatch_requests.h"
 #include "broker/store/index_service.h"
 #include "broker/store/message_codec.h"
 #include "broker/store/message_store_config.h"
@@ -196,6 +197,16 @@ class MessageStore {
   // returns; while serving, entries stay buffered (store_services.cc).
   Status reput();
   Status reput_batch();
+  // The request for the record at reput_from_: the one the put path handed
+  // over, else the record read back and decoded into `decoded` (then the
+  // scanner is moved there when it is elsewhere). nullptr at the end, or
+  // at a record the scanner could not read (its stop reason says why);
+  // `end` is where the record ends (past a BLANK the scanner hopped).
+  const DispatchRequest* next_dispatch_request(PhyOffset limit, std::optional<CommitLogScanner>& scanner,
+                                               DispatchRequest& decoded, PhyOffset& end);
+  // Put path: hands the request for the record just appended to the
+  // dispatcher, unless it must read the record (dispatch_request.h).
+  void hand_over_dispatch_request(const MessageToStore& message, const AppendMessageResult& appended);
   Status dispatch(const DispatchRequest& request);
   // Hands the entries buffered by this dispatch task to the files.
   Status commit_dispatched_queues();
@@ -270,6 +281,9 @@ class MessageStore {
   // began, in first-write order, committed together at the task's end.
   std::vector<ConsumeQueue*> dispatched_queues_;
   std::vector<uint8_t> reput_buffer_;  // the dispatcher's read buffer, reused
+  // What the put path appended, described for the dispatcher; at most one
+  // dispatch task's worth (kDispatchBatch, store_services.cc).
+  HandedOverDispatchRequests handed_over_{1024};
   bool reput_scheduled_ = false;
   // Appended, in offset order, not yet committed and acknowledged.
   std::vector<PutAwaitingCommit> puts_awaiting_commit_;

@@ -287,6 +287,7 @@ Status MessageStore::recover_commit_log(bool last_exit_ok) {
                                    << "; truncating the log there");
   }
   recovery_.truncated_bytes = limit - recovery_.recovered_end;
+  MQ_ASSERT(handed_over_.empty());  // no put before recovery
   MQ_RETURN_IF_ERROR(commit_log_.truncate(recovery_.recovered_end).with_context("truncating the commitlog"));
   for (auto& [topic, by_id] : consume_queues_) {
     for (auto& [queue_id, queue] : by_id) MQ_RETURN_IF_ERROR(queue->truncate_dirty(recovery_.recovered_end));

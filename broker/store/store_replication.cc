@@ -127,7 +127,7 @@ Status MessageStore::append_replica(PhyOffset at, std::span<const uint8_t> bytes
                                    commit_log_.max_offset().to_string());
   }
   if (!replica_partial_tail_) replica_complete_end_ = commit_log_.max_offset();
-  MQ_ASSIGN_OR_RETURN(std::shared_ptr<MappedFile> file, commit_log_.file_queue().last_file_or_create(at.value()));
+  MQ_ASSIGN_OR_RETURN(MappedFile* file, commit_log_.file_queue().last_file_or_create(at.value()));
   MQ_ASSERT(file->file_from_offset() + file->wrote_position() == at.value());
   if (static_cast<int64_t>(bytes.size()) > file->free_bytes()) {
     return Status::InvalidArgument("chunk of " + std::to_string(bytes.size()) + " bytes at " + at.to_string() +
@@ -146,6 +146,7 @@ Status MessageStore::append_replica(PhyOffset at, std::span<const uint8_t> bytes
     MQ_LOG(kError, "ha", "slave drops " << dropped << " replicated bytes from offset "
                                         << replica_complete_end_.to_string() << ": " << walked.to_string());
     stats_.replica_bytes_dropped += static_cast<uint64_t>(dropped);
+    MQ_ASSERT(handed_over_.empty());  // a slave takes no puts
     MQ_RETURN_IF_ERROR(commit_log_.truncate(replica_complete_end_));
     replica_partial_tail_ = false;
     reput_soon();

@@ -156,64 +156,79 @@ Status MessageStore::commit_dispatched_queues() {
 }
 
 Status MessageStore::reput_batch() {
-  // One pread brings every record committed since the last pass (up to the
-  // scanner's chunk), into a buffer kept across passes.
-  CommitLogScanner scanner(commit_log_, reput_from_, dispatch_limit(), /*check_crc=*/false, &reput_buffer_);
-  // One request for the whole batch: its strings keep their capacity from
-  // record to record, so a topic or key longer than the small-string buffer
-  // (every UNIQ_KEY is 32 characters) costs no allocation per record.
-  DispatchRequest request;
+  const PhyOffset limit = dispatch_limit();
+  // Made only for records the put path did not describe. One pread brings
+  // every record committed since the last pass (up to its chunk), into a
+  // buffer kept across passes.
+  std::optional<CommitLogScanner> scanner;
+  // One request for every decoded record of the batch: its strings keep
+  // their capacity from record to record.
+  DispatchRequest decoded;
   for (int i = 0; i < kDispatchBatch; ++i) {
-    std::optional<ScannedRecord> scanned = scanner.next();
-    if (!scanned) break;
-    const DecodedMessage& message = scanned->record.message;
-    if (message.queue_id < 0 || message.queue_offset.value() < 0) {
+    PhyOffset end;
+    const DispatchRequest* request = next_dispatch_request(limit, scanner, decoded, end);
+    if (request == nullptr) break;
+    if (request->queue_id < 0 || request->consume_queue_offset.value() < 0) {
       // The store never writes these: a record that decodes but names no
       // queue is damage (found by the commitlog_recovery fuzzer). Stop here
       // with a clear error instead of building a ConsumeQueue for it.
-      const std::string what = "record at commitlog offset " + std::to_string(scanned->offset.value()) +
-                               " has queue id " + std::to_string(message.queue_id) + " and queue offset " +
-                               std::to_string(message.queue_offset.value());
+      const std::string what = "record at commitlog offset " + request->commit_log_offset.to_string() +
+                               " has queue id " + std::to_string(request->queue_id) + " and queue offset " +
+                               request->consume_queue_offset.to_string();
       MQ_LOG(kError, "store", "dispatch stopped: " << what);
       return Status::Corruption("dispatch stopped: " + what);
     }
-    request.topic.assign(message.topic);
-    request.queue_id = message.queue_id;
-    request.commit_log_offset = scanned->offset;
-    request.msg_size = scanned->record.total_size;
-    request.store_timestamp_ms = message.store_timestamp_ms;
-    request.consume_queue_offset = message.queue_offset;
-    request.sysflag = message.sysflag;
-    request.prepared_transaction_offset = message.prepared_transaction_offset;
-    // Three lookups in place: decoding every property into a map cost more
-    // than the rest of the dispatch.
-    const std::string_view properties = message.properties_text;
-    const std::optional<std::string_view> tags = find_property(properties, kPropertyTags);
-    request.tags_code = tags ? tags_code(*tags) : 0;
-    if (request.topic == kScheduleTopic) {
-      request.tags_code = schedule_->deliver_timestamp_of(message.properties(), request.store_timestamp_ms);
-    }
-    request.keys.assign(find_property(properties, kPropertyKeys).value_or(std::string_view()));
-    request.uniq_key.assign(find_property(properties, kPropertyUniqKey).value_or(std::string_view()));
     // The record stays undispatched (reput_from_ does not pass it) and is
     // retried: skipping it would leave a gap in its ConsumeQueue that every
     // later entry of that queue trips over.
-    MQ_RETURN_IF_ERROR(dispatch(request));
-    reput_from_ = scanner.position();
+    MQ_RETURN_IF_ERROR(dispatch(*request));
+    reput_from_ = end;
+    if (request != &decoded) {
+      handed_over_.pop_front();
+      ++stats_.records_dispatched_unread;
+    }
   }
+  MQ_ASSERT(reput_from_ <= commit_log_.max_offset());
+  if (scanner && scanner->stopped_on_corruption()) {
+    // Data the store itself wrote does not decode: a device returning
+    // garbage (bit rot) or a bug. Stop dispatching rather than skip.
+    MQ_LOG(kError, "store", "dispatch stopped: " << scanner->stop_reason());
+    return Status::Corruption("dispatch stopped: " + scanner->stop_reason());
+  }
+  return Status::Ok();
+}
+
+const DispatchRequest* MessageStore::next_dispatch_request(PhyOffset limit, std::optional<CommitLogScanner>& scanner,
+                                                           DispatchRequest& decoded, PhyOffset& end) {
+  if (reput_from_ >= limit) return nullptr;
+  // Requests of records a read dispatched already (after a BLANK, say).
+  handed_over_.drop_before(reput_from_);
+  if (const DispatchRequest* handed = handed_over_.front(); handed && handed->commit_log_offset == reput_from_) {
+    // Limits are where commits (and so flushes) ended, and commits end at
+    // record boundaries: a record is below the limit whole or not at all.
+    MQ_ASSERT(handed->end_offset() <= limit);
+    end = handed->end_offset();
+    return handed;
+  }
+  if (!scanner || scanner->position() != reput_from_) {
+    scanner.emplace(commit_log_, reput_from_, limit, /*check_crc=*/false, &reput_buffer_);
+  }
+  std::optional<ScannedRecord> scanned = scanner->next();
   // The scanner also hops a BLANK at a segment's end. When no record follows
   // yet (the next segment could not be created: disk full) the dispatch
   // position must still pass it, or start-up would wait for a record that is
   // not there.
-  reput_from_ = scanner.position();
-  MQ_ASSERT(reput_from_ <= commit_log_.max_offset());
-  if (scanner.stopped_on_corruption()) {
-    // Data the store itself wrote does not decode: a device returning
-    // garbage (bit rot) or a bug. Stop dispatching rather than skip.
-    MQ_LOG(kError, "store", "dispatch stopped: " << scanner.stop_reason());
-    return Status::Corruption("dispatch stopped: " + scanner.stop_reason());
+  if (!scanned) {
+    reput_from_ = scanner->position();
+    return nullptr;
   }
-  return Status::Ok();
+  dispatch_request_of_record(scanned->record.message, scanned->offset, decoded);
+  if (decoded.topic == kScheduleTopic) {
+    decoded.tags_code = schedule_->deliver_timestamp_of(scanned->record.message.properties(), decoded.store_timestamp_ms);
+  }
+  end = scanner->position();
+  MQ_ASSERT(end == decoded.end_offset());
+  return &decoded;
 }
 
 Status MessageStore::dispatch(const DispatchRequest& request) {

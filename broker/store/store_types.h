@@ -84,6 +84,9 @@ struct StoreStats {
   uint64_t flush_timeouts = 0;
   uint64_t bytes_appended = 0;
   uint64_t commit_log_flushes = 0;
+  // Records the dispatcher took as the put path described them, without
+  // reading them back from the CommitLog (dispatch_request.h).
+  uint64_t records_dispatched_unread = 0;
   uint64_t segments_deleted = 0;
   // The retention rule that deleted the last segments, in broker.conf terms
   // (CleanCommitLogService), so an audit can tell expiry from loss.

@@ -301,6 +301,38 @@ TEST(StoreHostileDisk, DiskFullInTheMiddleOfASegmentRefusesPutsAndRecoversWhenSp
   }
 }
 
+// The refused put's record was described to the dispatcher before its
+// commit failed; the record that takes its offset next must be dispatched
+// as itself, not as the refused one.
+TEST(StoreHostileDisk, ARecordAtARefusedPutsOffsetIsDispatchedAsItself) {
+  for (const FlushDiskType flush : {FlushDiskType::SYNC_FLUSH, FlushDiskType::ASYNC_FLUSH}) {
+    SCOPED_TRACE(flush == FlushDiskType::SYNC_FLUSH ? "SYNC_FLUSH" : "ASYNC_FLUSH");
+    SharedDiskWorld world(small_store_config(flush));
+    ASSERT_TRUE(world.start(0).ok());
+    ASSERT_EQ(world.put(0, message(0)).status, PutMessageStatus::PUT_OK);
+    const PhyOffset end = world.store(0).max_phy_offset();
+
+    world.plan().commit_log_full = true;
+    ASSERT_EQ(world.put(0, make_message("Refused", 5, "refused", "kr", "TagR")).status,
+              PutMessageStatus::SERVICE_NOT_AVAILABLE);
+    world.plan().commit_log_full = false;
+    const PutMessageResult taken = world.put(0, make_message("Taken", 2, "taken, longer", "kt", "TagT"));
+    ASSERT_EQ(taken.status, PutMessageStatus::PUT_OK) << taken.remark;
+    ASSERT_EQ(taken.append.wrote_offset, end);
+    world.run_until_dispatched(0);
+
+    EXPECT_EQ(world.store(0).find_consume_queue("Refused", 5), nullptr);
+    ConsumeQueue* queue = world.store(0).find_consume_queue("Taken", 2);
+    ASSERT_NE(queue, nullptr);
+    Result<std::optional<ConsumeQueueEntry>> entry = queue->get(QueueOffset(0));
+    ASSERT_TRUE(entry.ok() && entry->has_value());
+    EXPECT_EQ((*entry)->offset, end);
+    EXPECT_EQ((*entry)->size, taken.append.wrote_bytes);
+    EXPECT_EQ((*entry)->tags_code, tags_code("TagT"));
+    expect_log_holds(world, 2);
+  }
+}
+
 // transientStorePoolEnable: the puts were acknowledged from the write
 // buffer, so a commit the full disk refuses must keep them all, retry on
 // CommitRealTimeService's schedule, and lose none while the process lives;
