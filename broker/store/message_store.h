@@ -130,6 +130,10 @@ class MessageStore {
     message_arriving_ = std::move(listener);
   }
 
+  // Forgets the requests the put path handed to the dispatcher, as a restart
+  // does: the dispatcher then reads those records back and decodes them
+  // (tests of that path: a record damaged on the device before dispatch).
+  void forget_handed_over_dispatch_requests() { handed_over_.clear(); }
   // Retention: one run of the clean services now (tests and TRIGGER_DELETE_FILES).
   void run_clean_now();
 

@@ -78,7 +78,7 @@ TEST_F(HandedOverDispatchTest, EveryLiveRequestEqualsTheOneARebuildReadsFromTheL
       world.run_until([&] { return answered == 10; });
     }
     world.run_until([&] { return world.store().dispatched_phy_offset() == world.store().max_phy_offset(); });
-    ASSERT_GT(world.store().commit_log().file_queue().files().size(), 3u) << "the puts rolled several segments";
+    ASSERT_GE(world.store().commit_log().file_queue().files().size(), 3u) << "the puts rolled segments twice or more";
 
     uint64_t records = 0;
     const std::vector<DispatchRequest> rebuilt = requests_read_from_log(world.store(), &records);

@@ -871,6 +871,10 @@ TEST_F(MessageStoreTest, DispatchStopsAtARecordThatDoesNotDecodeAndRetriesLater)
   // dispatcher reads the device's garbage.
   std::shared_ptr<MappedFile> last = world.store().commit_log().file_queue().last_file();
   last->set_wrote_position(last->wrote_position());
+  // And the put path handed the dispatcher its request for the record
+  // (dispatch_request.h): forget it too, as a restart would, so the
+  // dispatcher reads the record back.
+  world.store().forget_handed_over_dispatch_requests();
 
   // Bounded stepping: a dispatcher spinning at one instant would never let virtual time pass.
   const Nanos until = world.scheduler().now() + millis(3'500);
