@@ -189,6 +189,9 @@ class Stream : public std::enable_shared_from_this<Stream> {
   Progress sendfile_region(Output& region);
   Progress copy_region(Output& region);
   void wait_writable();
+  // A non-blocking write failed with `error` (not EINTR): a full socket
+  // waits for room (kWaiting), anything else breaks the stream (kFailed).
+  Progress write_refused(int error);
   void advance(Output& region, uint64_t size);
   void fail(Status reason);
   void post_report();
@@ -448,12 +451,7 @@ Stream::Progress Stream::write_chunks() {
     if (written < 0) {
       const int error = errno;
       if (error == EINTR) continue;
-      if (error == EAGAIN || error == EWOULDBLOCK) {
-        wait_writable();
-        return socket_open() ? Progress::kWaiting : Progress::kFailed;
-      }
-      fail(errno_status(error));
-      return Progress::kFailed;
+      return write_refused(error);
     }
     MQ_ASSERT(static_cast<size_t>(written) <= size);
     MQ_ASSERT(static_cast<uint64_t>(written) <= pending_output_bytes_);
@@ -550,12 +548,7 @@ Stream::Progress Stream::copy_region(Output& region) {
     if (written < 0) {
       const int error = errno;
       if (error == EINTR) continue;
-      if (error == EAGAIN || error == EWOULDBLOCK) {
-        wait_writable();
-        return socket_open() ? Progress::kWaiting : Progress::kFailed;
-      }
-      fail(errno_status(error));
-      return Progress::kFailed;
+      return write_refused(error);
     }
     copy_sent_ += static_cast<size_t>(written);
     advance(region, static_cast<uint64_t>(written));
@@ -566,6 +559,16 @@ Stream::Progress Stream::copy_region(Output& region) {
 }
 
 // The socket is full: the socket set reports when it has room (or broke).
+Stream::Progress Stream::write_refused(int error) {
+  MQ_ASSERT(error != EINTR);  // the caller retries those
+  if (error == EAGAIN || error == EWOULDBLOCK) {
+    wait_writable();
+    return socket_open() ? Progress::kWaiting : Progress::kFailed;
+  }
+  fail(errno_status(error));
+  return Progress::kFailed;
+}
+
 void Stream::wait_writable() {
   MQ_ASSERT(!writing_);
   MQ_ASSERT(socket_open());
