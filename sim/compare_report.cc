@@ -14,8 +14,6 @@ namespace {
 
 constexpr size_t kMaxListedMissing = 100;
 
-double seconds_of(Nanos ns) { return static_cast<double>(ns) / kNanosPerSecond; }
-
 // The machines a fault list hits: "*" for all of them. A partition hits its
 // smaller side (isolating one machine is one failure).
 std::set<std::string> machines_hit(const faults::FaultSchedule& schedule) {

@@ -21,8 +21,6 @@ std::map<std::string, std::string> broker_groups(const Scenario& scenario) {
   return group_of;
 }
 
-double seconds_of(Nanos ns) { return static_cast<double>(ns) / kNanosPerSecond; }
-
 // "producer-0 seq 17" for a History seq.
 std::string message_name(const LoadedHistory& loaded, uint64_t seq) {
   const std::optional<SendRecord> send = loaded.history.send(seq);

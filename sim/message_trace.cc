@@ -126,9 +126,9 @@ std::optional<TimedLine> MessageLines::next() {
   } else {
     return std::nullopt;
   }
-  std::optional<TimedLine> line = std::move(*from);
+  TimedLine line = std::move(**from);
   from->reset();
-  for (unsigned char c : line->text) {
+  for (unsigned char c : line.text) {
     digest_ ^= c;
     digest_ *= 0x100000001b3ull;  // FNV-1a 64 prime
   }

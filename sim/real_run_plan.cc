@@ -9,8 +9,6 @@
 namespace mqlab::sim {
 namespace {
 
-double seconds_of(Nanos ns) { return static_cast<double>(ns) / kNanosPerSecond; }
-
 const char* role_name(MachineRole role) {
   switch (role) {
     case MachineRole::kBroker: return "broker";

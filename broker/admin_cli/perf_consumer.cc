@@ -10,7 +10,7 @@
 namespace mqlab::admin_cli {
 namespace {
 
-constexpr Nanos kStatsInterval = seconds(1);
+constexpr Nanos kConsumerStatsInterval = seconds(1);
 
 client::PushConsumerConfig consumer_config(const PerfConsumeOptions& options) {
   client::PushConsumerConfig config;
@@ -69,7 +69,7 @@ void PerfConsumer::start(std::function<void(Status)> done) {
     out_ << "Consumer Started.\n";
     start_ = instance_.env().clock().now_ns();
     last_tick_ = start_;
-    tick_timer_ = instance_.env().executor().run_after(kStatsInterval, lifetime_.guard([this] { tick(); }));
+    tick_timer_ = instance_.env().executor().run_after(kConsumerStatsInterval, lifetime_.guard([this] { tick(); }));
   }));
 }
 
@@ -143,7 +143,7 @@ void PerfConsumer::tick() {
   if (!history_error_.ok()) return stop();
   const bool out_of_time = options_.duration_s > 0 && at - start_ >= seconds(options_.duration_s);
   if (out_of_time || (options_.interrupted && options_.interrupted())) return stop();
-  tick_timer_ = instance_.env().executor().run_after(kStatsInterval, lifetime_.guard([this] { tick(); }));
+  tick_timer_ = instance_.env().executor().run_after(kConsumerStatsInterval, lifetime_.guard([this] { tick(); }));
 }
 
 void PerfConsumer::stop() {

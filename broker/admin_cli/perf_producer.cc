@@ -15,7 +15,7 @@ static_assert(static_cast<size_t>(SendStatus::UNKNOWN) + 1 == std::tuple_size_v<
 
 // Producer.java sleeps 3 s after a failed send before that thread tries again.
 constexpr Nanos kPauseAfterFailure = seconds(3);
-constexpr Nanos kStatsInterval = seconds(1);
+constexpr Nanos kProducerStatsInterval = seconds(1);
 
 double ms(Nanos value) { return static_cast<double>(value) / static_cast<double>(kNanosPerMilli); }
 
@@ -196,7 +196,7 @@ void PerfProducer::on_route(Status status) {
   }
   start_ = now();
   last_tick_ = start_;
-  tick_timer_ = instance_.env().executor().run_after(kStatsInterval, lifetime_.guard([this] { tick(); }));
+  tick_timer_ = instance_.env().executor().run_after(kProducerStatsInterval, lifetime_.guard([this] { tick(); }));
   for (int32_t sender = 0; sender < options_.senders; ++sender) send_next(sender);
   maybe_finish();
 }
@@ -304,7 +304,7 @@ void PerfProducer::tick() {
   if (options_.duration_s > 0 && at - start_ >= seconds(options_.duration_s)) stopping_ = true;
   if (options_.interrupted && options_.interrupted()) stopping_ = true;
   maybe_finish();
-  if (!finished_) tick_timer_ = instance_.env().executor().run_after(kStatsInterval, lifetime_.guard([this] { tick(); }));
+  if (!finished_) tick_timer_ = instance_.env().executor().run_after(kProducerStatsInterval, lifetime_.guard([this] { tick(); }));
 }
 
 void PerfProducer::maybe_finish() {

@@ -14,7 +14,7 @@ namespace mqlab::client {
 using remoting::RemotingCommand;
 
 namespace {
-constexpr const char* kLog = "client";
+constexpr const char* kMqClientInstanceLog = "client";
 
 // The remoting options with the config's header type, unless the caller chose one.
 remoting::RemotingClientOptions with_serialize_type(remoting::RemotingClientOptions options,
@@ -54,7 +54,7 @@ void MQClientInstance::start(StatusCallback done) {
       schedule(Periodic::kPersistOffsets, config_.persistConsumerOffsetInterval);
       inner_producer_ = std::make_unique<Producer>(*this, ProducerConfig{.producerGroup = std::string(kClientInnerProducerGroup)});
       inner_producer_->start([](Status status) { MQ_ASSERT(status.ok()); });  // registers at once: we run
-      MQ_LOG(kInfo, kLog, "client " << client_id_ << " started");
+      MQ_LOG(kInfo, kMqClientInstanceLog, "client " << client_id_ << " started");
     }
   } else if (state_ != State::kRunning) {
     status = Status::Unavailable("client " + client_id_ + " was shut down; an instance is not restarted");
@@ -97,7 +97,7 @@ void MQClientInstance::finish_shutdown(DoneCallback done) {
   MQ_ASSERT(timers_.empty());
   remoting_->shutdown();
   state_ = State::kShutdown;
-  MQ_LOG(kInfo, kLog, "client " << client_id_ << " shut down");
+  MQ_LOG(kInfo, kMqClientInstanceLog, "client " << client_id_ << " shut down");
   env_.executor().post(std::move(done));
 }
 
@@ -185,7 +185,7 @@ void MQClientInstance::unregister_client(const std::string& producer_group, cons
     remoting_->invoke(address, api::build_unregister_client(client_id_, producer_group, consumer_group), api_timeout(),
                       [arrive, address](Result<RemotingCommand> response) {
                         if (!response.ok()) {
-                          MQ_LOG(kWarn, kLog, "UNREGISTER_CLIENT to " << address << ": " << response.status().to_string());
+                          MQ_LOG(kWarn, kMqClientInstanceLog, "UNREGISTER_CLIENT to " << address << ": " << response.status().to_string());
                         }
                         arrive();
                       });
@@ -216,7 +216,7 @@ void MQClientInstance::invoke_namesrv_at(RemotingCommand request, Nanos timeout,
                         done(std::move(response));
                         return;
                       }
-                      MQ_LOG(kWarn, kLog, "NameServer " << config_.namesrvAddr[index] << ": "
+                      MQ_LOG(kWarn, kMqClientInstanceLog, "NameServer " << config_.namesrvAddr[index] << ": "
                                                          << response.status().to_string() << "; trying the next");
                       invoke_namesrv_at(std::move(request), timeout, tried + 1, std::move(done));
                     }));
@@ -230,7 +230,7 @@ void MQClientInstance::update_topic_route(const std::string& topic, StatusCallba
                  lifetime_.guard([this, topic](Result<RemotingCommand> response) {
                    Status status = response.ok() ? apply_route(topic, *response)
                                                  : response.status().with_context("GET_ROUTEINFO_BY_TOPIC " + topic);
-                   if (!status.ok()) MQ_LOG(kDebug, kLog, "route of " << topic << ": " << status.to_string());
+                   if (!status.ok()) MQ_LOG(kDebug, kMqClientInstanceLog, "route of " << topic << ": " << status.to_string());
                    std::vector<StatusCallback> waiting = std::move(route_waiters_[topic]);
                    route_waiters_.erase(topic);
                    MQ_ASSERT(!waiting.empty());
@@ -246,7 +246,7 @@ Status MQClientInstance::apply_route(const std::string& topic, const RemotingCom
   entry.data = std::move(route).value();
   entry.version = next_route_version_++;
   rebuild_broker_addr_table();
-  MQ_LOG(kInfo, kLog, "route of " << topic << " changed (version " << entry.version << ")");
+  MQ_LOG(kInfo, kMqClientInstanceLog, "route of " << topic << " changed (version " << entry.version << ")");
   return Status::Ok();
 }
 
@@ -309,7 +309,7 @@ void MQClientInstance::note_broker_unreachable(const std::string& address) {
   const Nanos until = env_.clock().now_ns() + kBrokerUnreachableBackoff;
   Nanos& entry = unreachable_until_[address];
   if (entry < env_.clock().now_ns()) {
-    MQ_LOG(kInfo, kLog, "broker " << address << " did not answer; reading from another address of its group for "
+    MQ_LOG(kInfo, kMqClientInstanceLog, "broker " << address << " did not answer; reading from another address of its group for "
                                   << kBrokerUnreachableBackoff / kNanosPerSecond << " s");
   }
   entry = std::max(entry, until);
@@ -366,7 +366,7 @@ void MQClientInstance::send_heartbeat_to_all_brokers(DoneCallback done) {
                       [arrive, address](Result<RemotingCommand> response) {
                         const Status status =
                             response.ok() ? api::response_status(*response, "HEART_BEAT") : response.status();
-                        if (!status.ok()) MQ_LOG(kWarn, kLog, "HEART_BEAT to " << address << ": " << status.to_string());
+                        if (!status.ok()) MQ_LOG(kWarn, kMqClientInstanceLog, "HEART_BEAT to " << address << ": " << status.to_string());
                         arrive();
                       });
   }

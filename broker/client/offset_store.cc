@@ -11,7 +11,7 @@ namespace mqlab::client {
 using remoting::RemotingCommand;
 
 namespace {
-constexpr const char* kLog = "consumer";
+constexpr const char* kOffsetStoreLog = "consumer";
 }  // namespace
 
 OffsetStore::OffsetStore(MQClientInstance& instance, std::string group, MessageModel model,
@@ -28,7 +28,7 @@ Status OffsetStore::load() {
   Result<meta::LoadSource> source = local_file_->load();
   if (!source.ok()) return source.status().with_context("loading the offsets of broadcasting group " + group_);
   local_load_source_ = *source;
-  MQ_LOG(kInfo, kLog, "group " << group_ << ": " << local_file_->table().size() << " queue offsets from "
+  MQ_LOG(kInfo, kOffsetStoreLog, "group " << group_ << ": " << local_file_->table().size() << " queue offsets from "
                                 << local_file_->path() << " (" << meta::load_source_name(*source) << ")");
   return Status::Ok();
 }
@@ -101,13 +101,13 @@ void OffsetStore::persist(const MessageQueue& queue) {
   if (model_ == MessageModel::BROADCASTING) return persist_all({queue});
   const auto broker = instance_.find_broker_address_in_subscribe(queue.brokerName, kMasterId, false);
   if (!broker) {
-    MQ_LOG(kWarn, kLog, "cannot persist the offset of " << queue.to_string() << ": no address of its broker");
+    MQ_LOG(kWarn, kOffsetStoreLog, "cannot persist the offset of " << queue.to_string() << ": no address of its broker");
     return;
   }
   instance_.remoting().invoke_oneway(
       broker->address, api::build_update_consumer_offset(group_, queue.topic, queue.queueId, it->second),
       [queue](Status status) {
-        if (!status.ok()) MQ_LOG(kWarn, kLog, "UPDATE_CONSUMER_OFFSET " << queue.to_string() << ": " << status.to_string());
+        if (!status.ok()) MQ_LOG(kWarn, kOffsetStoreLog, "UPDATE_CONSUMER_OFFSET " << queue.to_string() << ": " << status.to_string());
       });
 }
 
@@ -127,7 +127,7 @@ void OffsetStore::persist_all(const std::set<MessageQueue>& queues, std::functio
     if (auto offset = read_offset_in_memory(queue)) local_file_->record(queue, *offset);
   }
   local_file_->persist(lifetime_.guard([path = local_file_->path(), done = std::move(done)](Status status) {
-    if (!status.ok()) MQ_LOG(kWarn, kLog, "persisting " << path << " failed: " << status.to_string());
+    if (!status.ok()) MQ_LOG(kWarn, kOffsetStoreLog, "persisting " << path << " failed: " << status.to_string());
     if (done) done(status);
   }));
 }

@@ -14,7 +14,7 @@ namespace mqlab::client {
 using remoting::RemotingCommand;
 
 namespace {
-constexpr const char* kLog = "producer";
+constexpr const char* kProducerLog = "producer";
 }  // namespace
 
 // One send in progress.
@@ -287,7 +287,7 @@ void Producer::on_response(std::shared_ptr<SendContext> context, Nanos attempt_s
     case AttemptVerdict::kStop:
       context->may_be_stored = context->may_be_stored || outcome.may_be_stored;
       context->last_error = outcome.remark;
-      MQ_LOG(kDebug, kLog, "send to " << queue.to_string() << " attempt " << context->attempts << ": " << outcome.remark);
+      MQ_LOG(kDebug, kProducerLog, "send to " << queue.to_string() << " attempt " << context->attempts << ": " << outcome.remark);
       if (outcome.verdict == AttemptVerdict::kStop) return finish(std::move(context));
       return attempt(std::move(context));
   }

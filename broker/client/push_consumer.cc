@@ -16,7 +16,7 @@ namespace mqlab::client {
 using remoting::RemotingCommand;
 
 namespace {
-constexpr const char* kLog = "consumer";
+constexpr const char* kPushConsumerLog = "consumer";
 constexpr int64_t kDefaultConsumeTimestampLookbackMs = 30 * 60 * 1000;  // Java: half an hour before start
 }  // namespace
 
@@ -92,7 +92,7 @@ void PushConsumer::on_started() {
   }));
   for (const std::string& topic : topics) {
     instance_.update_topic_route(topic, [arrive, topic](Status status) {
-      if (!status.ok()) MQ_LOG(kInfo, kLog, "route of " << topic << " at start: " << status.to_string());
+      if (!status.ok()) MQ_LOG(kInfo, kPushConsumerLog, "route of " << topic << " at start: " << status.to_string());
       arrive();
     });
   }
@@ -176,7 +176,7 @@ void PushConsumer::rebalance_topic(const std::string& topic) {
   if (rebalancing_.contains(topic)) return;
   const remoting::TopicRouteData* route = instance_.find_route(topic);
   if (route == nullptr) {
-    if (!is_retry_topic(topic)) MQ_LOG(kDebug, kLog, "rebalance of " << topic << ": no route yet");
+    if (!is_retry_topic(topic)) MQ_LOG(kDebug, kPushConsumerLog, "rebalance of " << topic << ": no route yet");
     return;
   }
   std::vector<MessageQueue> all = readable_queues(*route, topic);
@@ -195,7 +195,7 @@ void PushConsumer::rebalance_topic(const std::string& topic) {
         Result<std::vector<std::string>> ids =
             response.ok() ? api::parse_consumer_list(*response) : Result<std::vector<std::string>>(response.status());
         if (!ids.ok()) {
-          MQ_LOG(kWarn, kLog, "rebalance of " << topic << ": " << ids.status().to_string());
+          MQ_LOG(kWarn, kPushConsumerLog, "rebalance of " << topic << ": " << ids.status().to_string());
           return;
         }
         const std::vector<MessageQueue> mine =
@@ -223,7 +223,7 @@ void PushConsumer::remove_queue(const MessageQueue& queue) {
   if (it->second->started()) offset_store_.persist(queue);  // the next owner starts from here
   offset_store_.remove_offset(queue);
   queues_.erase(it);
-  MQ_LOG(kInfo, kLog, "group " << config_.consumerGroup << " dropped " << queue.to_string());
+  MQ_LOG(kInfo, kPushConsumerLog, "group " << config_.consumerGroup << " dropped " << queue.to_string());
 }
 
 void PushConsumer::add_queue(const MessageQueue& queue) {
@@ -235,14 +235,14 @@ void PushConsumer::add_queue(const MessageQueue& queue) {
     const std::shared_ptr<QueueConsumer> consumer = weak.lock();
     if (!consumer || consumer->dropped()) return;
     if (!offset.ok() || *offset < 0) {
-      MQ_LOG(kWarn, kLog, "no start offset for " << queue.to_string() << " ("
+      MQ_LOG(kWarn, kPushConsumerLog, "no start offset for " << queue.to_string() << " ("
                                                  << (offset.ok() ? "-1" : offset.status().to_string())
                                                  << "); retrying at the next rebalance");
       consumer->drop();
       queues_.erase(queue);
       return;
     }
-    MQ_LOG(kInfo, kLog, "group " << config_.consumerGroup << " consumes " << queue.to_string() << " from " << *offset);
+    MQ_LOG(kInfo, kPushConsumerLog, "group " << config_.consumerGroup << " consumes " << queue.to_string() << " from " << *offset);
     consumer->start(*offset);
   }));
 }

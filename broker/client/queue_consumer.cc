@@ -13,7 +13,7 @@ namespace mqlab::client {
 using remoting::RemotingCommand;
 
 namespace {
-constexpr const char* kLog = "consumer";
+constexpr const char* kQueueConsumerLog = "consumer";
 // Java's RETRY_GROUP delay: a message sent back the first time is due after
 // level 3 (10 s), one level later for every earlier retry.
 constexpr int32_t kFirstRetryDelayLevel = 3;
@@ -64,14 +64,14 @@ void QueueConsumer::pull() {
   if (flow_controlled()) return pull_later(context_.config.pullTimeDelayMillsWhenFlowControl);
   const auto subscription = context_.subscriptions.find(queue_.topic);
   if (subscription == context_.subscriptions.end()) {
-    MQ_LOG(kWarn, kLog, "no subscription for " << queue_.to_string() << "; pulling later");
+    MQ_LOG(kWarn, kQueueConsumerLog, "no subscription for " << queue_.to_string() << "; pulling later");
     return pull_later(context_.config.pullTimeDelayMillsWhenException);
   }
   const auto broker = context_.instance.find_broker_address_in_subscribe(queue_.brokerName, suggest_broker_id_, false);
   if (!broker) {
     // The route may have moved on: refresh it and try again after the pause.
     context_.instance.update_topic_route(queue_.topic, [](Status) {});
-    MQ_LOG(kWarn, kLog, "no address of broker " << queue_.brokerName << " for " << queue_.to_string());
+    MQ_LOG(kWarn, kQueueConsumerLog, "no address of broker " << queue_.brokerName << " for " << queue_.to_string());
     return pull_later(context_.config.pullTimeDelayMillsWhenException);
   }
   send_pull(*broker, subscription->second);
@@ -120,7 +120,7 @@ void QueueConsumer::on_pull(Result<RemotingCommand> response, int64_t request_of
   Result<api::PullResponse> pulled =
       response.ok() ? api::parse_pull_message(std::move(response).value()) : Result<api::PullResponse>(response.status());
   if (!pulled.ok()) {
-    MQ_LOG(kWarn, kLog, "pull " << queue_.to_string() << " at " << request_offset << ": " << pulled.status().to_string());
+    MQ_LOG(kWarn, kQueueConsumerLog, "pull " << queue_.to_string() << " at " << request_offset << ": " << pulled.status().to_string());
     return pull_later(context_.config.pullTimeDelayMillsWhenException);
   }
   api::PullResponse& result = *pulled;
@@ -140,7 +140,7 @@ void QueueConsumer::on_pull(Result<RemotingCommand> response, int64_t request_of
         process_queue_->advance(result.nextBeginOffset);
         commit_consumed_offset();
       } else {
-        MQ_LOG(kWarn, kLog, "offset " << request_offset << " of " << queue_.to_string() << " is illegal; moving to "
+        MQ_LOG(kWarn, kQueueConsumerLog, "offset " << request_offset << " of " << queue_.to_string() << " is illegal; moving to "
                                       << result.nextBeginOffset);
         process_queue_->reset(result.nextBeginOffset);
         committed_offset_ = std::max<int64_t>(0, result.nextBeginOffset);  // may move it back
@@ -160,7 +160,7 @@ void QueueConsumer::on_found(std::vector<uint8_t> body, int64_t next_begin_offse
   std::vector<std::shared_ptr<MessageExt>> messages;
   if (Status status = decode_pulled_messages(body, host_texts_, offset_properties, messages); !status.ok()) {
     // Java's decoder stops at a bad record too; the offset still moves on.
-    MQ_LOG(kError, kLog, "pull " << queue_.to_string() << ": kept " << messages.size() << " messages; "
+    MQ_LOG(kError, kQueueConsumerLog, "pull " << queue_.to_string() << ": kept " << messages.size() << " messages; "
                                  << status.to_string());
   }
   const remoting::SubscriptionData& subscription = context_.subscriptions.at(queue_.topic);
@@ -234,7 +234,7 @@ void QueueConsumer::consumed(int64_t queue_offset) {
 }
 
 void QueueConsumer::retry_locally(int64_t queue_offset) {
-  MQ_LOG(kWarn, kLog, "could not send back offset " << queue_offset << " of " << queue_.to_string()
+  MQ_LOG(kWarn, kQueueConsumerLog, "could not send back offset " << queue_offset << " of " << queue_.to_string()
                                                     << "; consuming it again later");
   process_queue_->park(queue_offset);
   dispatch();  // the others need not wait for it
@@ -264,7 +264,7 @@ void QueueConsumer::send_message_back(std::shared_ptr<const MessageExt> message,
         if (!self) return;
         const Status status = response.ok() ? api::response_status(*response, "CONSUMER_SEND_MSG_BACK") : response.status();
         if (status.ok()) return done(true);
-        MQ_LOG(kWarn, kLog, "send back offset " << message->queueOffset << " of " << self->queue_.to_string() << ": "
+        MQ_LOG(kWarn, kQueueConsumerLog, "send back offset " << message->queueOffset << " of " << self->queue_.to_string() << ": "
                                                 << status.to_string() << "; re-sending to the retry topic");
         self->resend_to_retry_topic(std::move(message), std::move(done));
       });

@@ -42,5 +42,7 @@ constexpr Nanos kNanosPerMilli = 1'000'000;
 constexpr Nanos kNanosPerSecond = 1'000'000'000;
 constexpr Nanos millis(int64_t ms) { return ms * kNanosPerMilli; }
 constexpr Nanos seconds(int64_t s) { return s * kNanosPerSecond; }
+// For reports and summaries only: a double loses nanoseconds past ~104 days.
+constexpr double seconds_of(Nanos ns) { return static_cast<double>(ns) / kNanosPerSecond; }
 
 }  // namespace mqlab

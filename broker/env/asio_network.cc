@@ -106,7 +106,7 @@ namespace {
 
 using State = AsioNetwork::State;
 
-struct Handlers {
+struct AsioHandlers {
   BytesCallback on_bytes;
   CloseCallback on_close;
 };
@@ -209,7 +209,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   const std::string local_address_;
   const std::string remote_address_;
   // Shared so that a callback can replace or drop them while it runs.
-  std::shared_ptr<const Handlers> handlers_;
+  std::shared_ptr<const AsioHandlers> handlers_;
   std::optional<Status> close_reason_;  // why it broke, until reported
   std::deque<Output> output_;
   // The pread fallback's chunk: bytes [copy_sent_, size) are still to write.
@@ -233,7 +233,7 @@ void Stream::set_handlers(BytesCallback on_bytes, CloseCallback on_close) {
   MQ_ASSERT(on_bytes != nullptr);
   MQ_ASSERT(on_close != nullptr);
   if (silenced_) return;
-  handlers_ = std::make_shared<const Handlers>(Handlers{std::move(on_bytes), std::move(on_close)});
+  handlers_ = std::make_shared<const AsioHandlers>(AsioHandlers{std::move(on_bytes), std::move(on_close)});
   if (close_reason_) {
     post_report();  // it broke before anyone listened
     return;
@@ -357,7 +357,7 @@ void Stream::on_readable() {
   // the socket set's batch, never inside a callback).
   MQ_ASSERT_MSG(!network_->read_buffer_in_use, "a nested read into the shared buffer");
   network_->read_buffer_in_use = true;
-  const std::shared_ptr<const Handlers> handlers = handlers_;
+  const std::shared_ptr<const AsioHandlers> handlers = handlers_;
   handlers->on_bytes(std::span<const uint8_t>(buffer.data(), static_cast<size_t>(size)));
   network_->read_buffer_in_use = false;
 }
@@ -607,7 +607,7 @@ void Stream::report_close() {
   MQ_ASSERT(close_reason_.has_value());
   MQ_ASSERT(!open_);
   silenced_ = true;
-  const std::shared_ptr<const Handlers> handlers = std::move(handlers_);
+  const std::shared_ptr<const AsioHandlers> handlers = std::move(handlers_);
   handlers->on_close(*close_reason_);
 }
 

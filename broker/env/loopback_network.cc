@@ -96,7 +96,7 @@ namespace {
 
 using Endpoint = LoopbackNetwork::Endpoint;
 
-struct Handlers {
+struct LoopbackHandlers {
   BytesCallback on_bytes;
   CloseCallback on_close;
 };
@@ -126,7 +126,7 @@ class LoopbackConnection final : public Connection, public std::enable_shared_fr
     MQ_ASSERT(on_bytes != nullptr);
     MQ_ASSERT(on_close != nullptr);
     if (!callbacks_open_) return;  // closed, or on_close ran: nothing more to say
-    handlers_ = std::make_shared<const Handlers>(Handlers{std::move(on_bytes), std::move(on_close)});
+    handlers_ = std::make_shared<const LoopbackHandlers>(LoopbackHandlers{std::move(on_bytes), std::move(on_close)});
     schedule_flush();
   }
 
@@ -187,7 +187,7 @@ class LoopbackConnection final : public Connection, public std::enable_shared_fr
   const std::string remote_address_;
   std::weak_ptr<LoopbackConnection> peer_;
   // Shared so that a callback can replace or drop them while it runs.
-  std::shared_ptr<const Handlers> handlers_;
+  std::shared_ptr<const LoopbackHandlers> handlers_;
   // Arrivals waiting for handlers, or behind a flush already posted.
   std::deque<Arrival> inbox_;
   bool flush_posted_ = false;
@@ -251,7 +251,7 @@ void LoopbackConnection::deliver(Arrival arrival) {
   MQ_ASSERT(callbacks_open_);
   MQ_ASSERT(handlers_ != nullptr);
   // A local copy: the callback may close the connection or replace handlers.
-  const std::shared_ptr<const Handlers> handlers = handlers_;
+  const std::shared_ptr<const LoopbackHandlers> handlers = handlers_;
   if (arrival.kind == Kind::kBytes) {
     MQ_ASSERT(!arrival.bytes.empty());
     handlers->on_bytes(arrival.bytes);

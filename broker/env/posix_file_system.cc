@@ -23,7 +23,7 @@ namespace mqlab::env {
 namespace {
 
 constexpr uint64_t kMaxFileOffset = static_cast<uint64_t>(std::numeric_limits<off_t>::max());
-constexpr size_t kZeroChunkBytes = 1 << 20;  // write_zeros() fallback: 1 MiB per pwrite
+constexpr size_t kWriteZerosChunkBytes = 1 << 20;  // write_zeros() fallback: 1 MiB per pwrite
 
 // "<path>: <operation>[ at <offset>]: <strerror>", with the code errno means to
 // the broker. std::generic_category() uses strerror_r: safe on the flush thread.
@@ -300,7 +300,7 @@ Status PosixFile::allocate(uint64_t size) {
 
 Status PosixFile::write_zeros(uint64_t from, uint64_t to) {
   MQ_ASSERT(from <= to);
-  const std::vector<uint8_t> zeros(static_cast<size_t>(std::min<uint64_t>(kZeroChunkBytes, to - from)), 0);
+  const std::vector<uint8_t> zeros(static_cast<size_t>(std::min<uint64_t>(kWriteZerosChunkBytes, to - from)), 0);
   for (uint64_t offset = from; offset < to;) {
     const size_t length = static_cast<size_t>(std::min<uint64_t>(zeros.size(), to - offset));
     MQ_RETURN_IF_ERROR(pwrite(offset, std::span(zeros.data(), length)));

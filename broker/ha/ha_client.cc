@@ -8,11 +8,11 @@
 
 namespace mqlab::ha {
 namespace {
-constexpr const char* kLog = "ha";
+constexpr const char* kHaClientLog = "ha";
 // RocketMQ's HAClient waits 5 s after a failed connect before the next one.
 constexpr Nanos kReconnectInterval = seconds(5);
 constexpr Nanos kConnectTimeout = seconds(3);
-constexpr Nanos kTickInterval = seconds(1);
+constexpr Nanos kHaClientTickInterval = seconds(1);
 // The largest frame body accepted. The master cuts at haTransferBatchSize;
 // RocketMQ's slave read buffer is 4 MiB, so no master sends more.
 constexpr int32_t kMaxFrameBodyBytes = 4 * 1024 * 1024;
@@ -110,7 +110,7 @@ void HAClient::shutdown() {
 
 void HAClient::update_master_address(const std::string& address) {
   if (address == master_address_) return;
-  MQ_LOG(kInfo, kLog, "slave's master HA address: '" << master_address_ << "' -> '" << address << "'");
+  MQ_LOG(kInfo, kHaClientLog, "slave's master HA address: '" << master_address_ << "' -> '" << address << "'");
   master_address_ = address;
   if (!started_ || state_ == HAClientState::kRefused || state_ == HAClientState::kStopped) return;
   close_connection();
@@ -119,7 +119,7 @@ void HAClient::update_master_address(const std::string& address) {
 }
 
 void HAClient::schedule_tick() {
-  tick_timer_ = env_.executor().run_after(kTickInterval, lifetime_.guard([this] { tick(); }));
+  tick_timer_ = env_.executor().run_after(kHaClientTickInterval, lifetime_.guard([this] { tick(); }));
 }
 
 void HAClient::tick() {
@@ -159,7 +159,7 @@ void HAClient::on_connected(uint64_t generation, Result<std::shared_ptr<env::Con
   }
   connect_in_flight_ = false;
   if (!connection.ok()) {
-    MQ_LOG(kInfo, kLog, "slave cannot reach master " << master_address_ << ": " << connection.status().to_string());
+    MQ_LOG(kInfo, kHaClientLog, "slave cannot reach master " << master_address_ << ": " << connection.status().to_string());
     return;  // tick() retries after kReconnectInterval
   }
   connection_ = std::move(connection).value();
@@ -173,7 +173,7 @@ void HAClient::on_connected(uint64_t generation, Result<std::shared_ptr<env::Con
                             }));
   state_ = HAClientState::kTransfer;
   last_read_ns_ = env_.clock().now_ns();
-  MQ_LOG(kInfo, kLog, "slave connected to master " << master_address_ << ", log ends at "
+  MQ_LOG(kInfo, kHaClientLog, "slave connected to master " << master_address_ << ", log ends at "
                                                    << resume_at_.to_string() << ", asking from "
                                                    << confirmed_.to_string());
   report(/*force=*/true);  // at once: see "Deviation" in the header
@@ -284,7 +284,7 @@ void HAClient::report(bool force) {
 }
 
 void HAClient::drop(const std::string& why) {
-  MQ_LOG(kWarn, kLog, "slave drops its connection to master " << master_address_ << ": " << why);
+  MQ_LOG(kWarn, kHaClientLog, "slave drops its connection to master " << master_address_ << ": " << why);
   close_connection();
   ++stats_.disconnects;
   state_ = master_address_.empty() ? HAClientState::kIdle : HAClientState::kConnecting;
@@ -292,7 +292,7 @@ void HAClient::drop(const std::string& why) {
 }
 
 void HAClient::refuse(const std::string& why, int64_t bytes_at_stake) {
-  MQ_LOG(kError, kLog, "slave REFUSES master " << master_address_ << " and stays disconnected: " << why << "; "
+  MQ_LOG(kError, kHaClientLog, "slave REFUSES master " << master_address_ << " and stays disconnected: " << why << "; "
                                                << bytes_at_stake
                                                << " bytes of this slave's log are not on the master. They are kept: "
                                                   "promote this slave or wipe it");

@@ -8,10 +8,10 @@
 
 namespace mqlab::ha {
 namespace {
-constexpr const char* kLog = "ha";
+constexpr const char* kHaConnectionLog = "ha";
 // How often a connection checks its heartbeat and housekeeping timers; the
 // intervals themselves are seconds, so a second of slack is noise.
-constexpr Nanos kTickInterval = seconds(1);
+constexpr Nanos kHaConnectionTickInterval = seconds(1);
 // Transfer frames in flight ahead of the slave's acks, in batches.
 constexpr int64_t kMaxInFlightBatches = 4;
 }  // namespace
@@ -34,13 +34,13 @@ void HAConnection::start() {
                             lifetime_.guard([this](Status reason) {
                               close("connection ended: " + reason.to_string());
                             }));
-  tick_timer_ = service_.env().executor().run_after(kTickInterval, lifetime_.guard([this] { tick(); }));
+  tick_timer_ = service_.env().executor().run_after(kHaConnectionTickInterval, lifetime_.guard([this] { tick(); }));
 }
 
 void HAConnection::close(const std::string& why) {
   if (closed_) return;
   closed_ = true;
-  MQ_LOG(kInfo, kLog, "HA connection " << id_ << " to slave " << remote_ << " closed: " << why);
+  MQ_LOG(kInfo, kHaConnectionLog, "HA connection " << id_ << " to slave " << remote_ << " closed: " << why);
   connection_->close();
   if (tick_timer_ != env::kNoTimer) service_.env().executor().cancel(tick_timer_);
   tick_timer_ = env::kNoTimer;
@@ -77,7 +77,7 @@ void HAConnection::start_transfer(PhyOffset requested) {
     // A fresh slave starts at the newest segment (RocketMQ 4.x, #3661).
     start = max - max.value() % store.config().mappedFileSizeCommitLog;
   } else if (requested > max) {
-    MQ_LOG(kWarn, kLog, "slave " << remote_ << " asks for offset " << requested.to_string()
+    MQ_LOG(kWarn, kHaConnectionLog, "slave " << remote_ << " asks for offset " << requested.to_string()
                                  << " but the master's log ends at " << max.to_string()
                                  << ": starting there, the slave decides what its extra bytes mean");
     start = max;
@@ -90,7 +90,7 @@ void HAConnection::start_transfer(PhyOffset requested) {
   next_transfer_from_ = start;
   transfer_start_ = start;
   ack_offset_ = std::min(requested, start);
-  MQ_LOG(kInfo, kLog, "slave " << remote_ << " requested " << requested.to_string() << ", transfer starts at "
+  MQ_LOG(kInfo, kHaConnectionLog, "slave " << remote_ << " requested " << requested.to_string() << ", transfer starts at "
                                << start.to_string());
   // The first frame goes out at once, even empty: it tells the slave where
   // the stream starts (a slave ahead of us learns it here, not 5 s later).
@@ -140,7 +140,7 @@ void HAConnection::tick() {
   if (transferring() && now - last_write_ns_ >= millis(config.haSendHeartbeatInterval)) {
     send_frame_header(next_transfer_from_, 0);
   }
-  tick_timer_ = service_.env().executor().run_after(kTickInterval, lifetime_.guard([this] { tick(); }));
+  tick_timer_ = service_.env().executor().run_after(kHaConnectionTickInterval, lifetime_.guard([this] { tick(); }));
 }
 
 }  // namespace mqlab::ha

@@ -6,7 +6,7 @@
 
 namespace mqlab::ha {
 namespace {
-constexpr const char* kLog = "ha";
+constexpr const char* kHaServiceLog = "ha";
 }  // namespace
 
 HAService::HAService(env::Env& env, store::MessageStore& store, std::string listen_address)
@@ -32,7 +32,7 @@ Status HAService::start() {
   if (!listener.ok()) return listener.status().with_context("HA service listening on " + listen_address_);
   listener_ = std::move(listener).value();
   running_ = true;
-  MQ_LOG(kInfo, kLog, "HA service listening on " << listener_->local_address());
+  MQ_LOG(kInfo, kHaServiceLog, "HA service listening on " << listener_->local_address());
   return Status::Ok();
 }
 
@@ -51,7 +51,7 @@ void HAService::on_accept(std::shared_ptr<env::Connection> connection) {
   if (!running_) return connection->close();
   const uint64_t id = next_connection_id_++;
   ++stats_.connections_accepted;
-  MQ_LOG(kInfo, kLog, "slave connected from " << connection->remote_address() << " (HA connection " << id << ")");
+  MQ_LOG(kInfo, kHaServiceLog, "slave connected from " << connection->remote_address() << " (HA connection " << id << ")");
   auto [it, inserted] = connections_.emplace(id, std::make_unique<HAConnection>(*this, std::move(connection), id));
   MQ_ASSERT(inserted);
   it->second->start();

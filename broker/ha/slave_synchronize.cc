@@ -11,7 +11,7 @@
 
 namespace mqlab::ha {
 namespace {
-constexpr const char* kLog = "ha";
+constexpr const char* kSlaveSynchronizeLog = "ha";
 // BrokerController.start: syncAll 3 s after start, then every 10 s.
 constexpr Nanos kFirstSync = seconds(3);
 constexpr Nanos kSyncInterval = seconds(10);
@@ -77,7 +77,7 @@ void SlaveSynchronize::start() {
     // file is then not copied to .bak). Either way the master's copy replaces it.
     const Result<meta::LoadSource> loaded =
         delay_offsets_->load([](const std::string& content) { return validated_delay_offsets(content).status(); });
-    if (!loaded.ok()) MQ_LOG(kWarn, kLog, "slave's " << delay_offsets_->path() << ": " << loaded.status().to_string());
+    if (!loaded.ok()) MQ_LOG(kWarn, kSlaveSynchronizeLog, "slave's " << delay_offsets_->path() << ": " << loaded.status().to_string());
   }
   timer_ = env_.executor().run_after(kFirstSync, lifetime_.guard([this] { sync_periodically(); }));
 }
@@ -133,7 +133,7 @@ void SlaveSynchronize::fetch(int32_t code, std::shared_ptr<Round> round) {
                    }
                    if (!status.ok()) {
                      ++stats_.failures;
-                     MQ_LOG(kWarn, kLog, "slave sync (request code " << code << ") from " << master_addr_
+                     MQ_LOG(kWarn, kSlaveSynchronizeLog, "slave sync (request code " << code << ") from " << master_addr_
                                                                      << " failed: " << status.to_string());
                      if (round->first_error.ok()) round->first_error = status;
                    }
@@ -147,7 +147,7 @@ void SlaveSynchronize::fetch(int32_t code, std::shared_ptr<Round> round) {
 Status SlaveSynchronize::apply(int32_t code, std::string_view body) {
   auto log_persist = [](const char* what) {
     return [what](Status status) {
-      if (!status.ok()) MQ_LOG(kWarn, kLog, "persisting synced " << what << " failed: " << status.to_string());
+      if (!status.ok()) MQ_LOG(kWarn, kSlaveSynchronizeLog, "persisting synced " << what << " failed: " << status.to_string());
     };
   };
   switch (code) {
@@ -182,7 +182,7 @@ Status SlaveSynchronize::apply_delay_offsets(std::string_view body) {
   MQ_ASSERT(delay_offsets_ != nullptr);
   MQ_ASSIGN_OR_RETURN(std::string content, validated_delay_offsets(body));
   delay_offsets_->persist(std::move(content), [path = delay_offsets_->path()](Status status) {
-    if (!status.ok()) MQ_LOG(kWarn, kLog, "persisting synced " << path << " failed: " << status.to_string());
+    if (!status.ok()) MQ_LOG(kWarn, kSlaveSynchronizeLog, "persisting synced " << path << " failed: " << status.to_string());
   });
   return Status::Ok();
 }

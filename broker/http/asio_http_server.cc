@@ -24,7 +24,7 @@ namespace bhttp = boost::beast::http;
 using tcp = asio::ip::tcp;
 using boost::system::error_code;
 
-constexpr const char* kLog = "http";
+constexpr const char* kAsioHttpServerLog = "http";
 // How long the accept loop waits after an accept error (EMFILE: out of file
 // descriptors) before trying again, so it does not spin.
 constexpr std::chrono::milliseconds kAcceptRetryDelay(100);
@@ -148,7 +148,7 @@ class Session : public std::enable_shared_from_this<Session> {
       return state.handler(request);
     } catch (const std::exception& failure) {
       // A page failing must not take the broker down with it.
-      MQ_LOG(kError, kLog, "HTTP " << request.method << " " << request.path() << " failed: " << failure.what());
+      MQ_LOG(kError, kAsioHttpServerLog, "HTTP " << request.method << " " << request.path() << " failed: " << failure.what());
       return error_response(500, "the page failed; the broker's log says why");
     }
   }
@@ -218,7 +218,7 @@ void accept_next(const std::shared_ptr<State>& state);
 
 void on_accepted(const std::shared_ptr<State>& state, const error_code& error, tcp::socket socket) {
   if (error) {
-    MQ_LOG(kWarn, kLog, "HTTP accept on " << state->address << " failed: " << error.message() << "; retrying");
+    MQ_LOG(kWarn, kAsioHttpServerLog, "HTTP accept on " << state->address << " failed: " << error.message() << "; retrying");
     state->retry_timer.expires_after(kAcceptRetryDelay);
     state->retry_timer.async_wait([weak = std::weak_ptr<State>(state)](error_code timer_error) {
       std::shared_ptr<State> alive = weak.lock();

@@ -7,7 +7,7 @@
 namespace mqlab::http {
 namespace {
 
-constexpr std::string_view kBody = R"HTML(
+constexpr std::string_view kBrokerConsoleBody = R"HTML(
 <header>
   <div class="title"><span id="dot" class="dot" title="state"></span><h1 id="name">mqlab broker</h1><span id="role" class="badge"></span></div>
   <div id="ident" class="ident">loading /api/status&hellip;</div>
@@ -32,7 +32,7 @@ constexpr std::string_view kBody = R"HTML(
 <footer>Raw data: <a href="/metrics">/metrics</a> (Prometheus) &middot; <a href="/api/status">/api/status</a> (JSON). This page refreshes itself.</footer>
 )HTML";
 
-constexpr std::string_view kScript = R"JS(
+constexpr std::string_view kBrokerConsoleScript = R"JS(
 let previous = null;
 let latest = null;
 const kRowLimit = 300;
@@ -211,7 +211,7 @@ refreshLoop('/api/status', 2000, render);
 }  // namespace
 
 std::string_view broker_console_html() {
-  static const std::string page = console_document("mqlab broker", kBody, kScript);
+  static const std::string page = console_document("mqlab broker", kBrokerConsoleBody, kBrokerConsoleScript);
   return page;
 }
 

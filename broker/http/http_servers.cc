@@ -6,14 +6,14 @@
 namespace mqlab::http {
 namespace {
 
-constexpr const char* kLog = "http";
+constexpr const char* kHttpServersLog = "http";
 
 Result<std::unique_ptr<AsioHttpServer>> start_logged(boost::asio::io_context& io, const std::string& address,
                                                      HttpHandler handler, const char* what) {
   Result<std::unique_ptr<AsioHttpServer>> server =
       AsioHttpServer::start(io, address, std::move(handler));
   if (!server.ok()) return server.status().with_context(std::string(what) + " console");
-  MQ_LOG(kInfo, kLog,
+  MQ_LOG(kInfo, kHttpServersLog,
          what << " console on http://" << (*server)->address() << "/ (metrics: /metrics, JSON: "
               << (std::string(what) == "broker" ? "/api/status" : "/api/cluster") << ")");
   return server;

@@ -7,7 +7,7 @@
 namespace mqlab::http {
 namespace {
 
-constexpr std::string_view kBody = R"HTML(
+constexpr std::string_view kNamesrvConsoleBody = R"HTML(
 <header>
   <div class="title"><span id="dot" class="dot"></span><h1>mqlab NameServer</h1></div>
   <div id="ident" class="ident">loading /api/cluster&hellip;</div>
@@ -22,7 +22,7 @@ constexpr std::string_view kBody = R"HTML(
 <footer>Raw data: <a href="/metrics">/metrics</a> (Prometheus) &middot; <a href="/api/cluster">/api/cluster</a> (JSON). This page refreshes itself.</footer>
 )HTML";
 
-constexpr std::string_view kScript = R"JS(
+constexpr std::string_view kNamesrvConsoleScript = R"JS(
 let latest = null;
 const kRowLimit = 500;
 
@@ -79,7 +79,7 @@ refreshLoop('/api/cluster', 2000, render);
 }  // namespace
 
 std::string_view namesrv_console_html() {
-  static const std::string page = console_document("mqlab NameServer", kBody, kScript);
+  static const std::string page = console_document("mqlab NameServer", kNamesrvConsoleBody, kNamesrvConsoleScript);
   return page;
 }
 

@@ -9,7 +9,7 @@
 namespace mqlab::meta {
 namespace {
 
-constexpr const char* kLog = "meta";
+constexpr const char* kConfigFileLog = "meta";
 // Far above any real metadata file (a broker with 10^5 groups writes a few
 // MiB); a larger file is garbage, and reading it whole would be the failure.
 constexpr uint64_t kMaxConfigFileBytes = 256ull * 1024 * 1024;
@@ -94,17 +94,17 @@ Result<LoadSource> ConfigFile::load(const Parser& parse) {
   MQ_ASSIGN_OR_RETURN(CopyState file_state, try_copy(path_, parse, &content, &why_file));
   if (file_state == CopyState::kParsed) {
     file_content_ = std::move(content);
-    MQ_LOG(kInfo, kLog, "loaded " << path_ << " (" << file_content_->size() << " bytes)");
+    MQ_LOG(kInfo, kConfigFileLog, "loaded " << path_ << " (" << file_content_->size() << " bytes)");
     return LoadSource::kFile;
   }
   file_content_.reset();
   MQ_ASSIGN_OR_RETURN(CopyState backup_state, try_copy(backup_path(), parse, &content, &why_backup));
   if (backup_state == CopyState::kParsed) {
-    MQ_LOG(kWarn, kLog, "loaded " << backup_path() << " because " << path_ << " is unusable: " << why_file);
+    MQ_LOG(kWarn, kConfigFileLog, "loaded " << backup_path() << " because " << path_ << " is unusable: " << why_file);
     return LoadSource::kBackup;
   }
   if (file_state == CopyState::kAbsent && backup_state == CopyState::kAbsent) {
-    MQ_LOG(kInfo, kLog, "no " << path_ << " (" << why_file << ") nor backup (" << why_backup << "): starting empty");
+    MQ_LOG(kInfo, kConfigFileLog, "no " << path_ << " (" << why_file << ") nor backup (" << why_backup << "): starting empty");
     return LoadSource::kNone;
   }
   return Status::Corruption(path_ + ": " + why_file + "; and " + backup_path() + ": " + why_backup);
@@ -143,7 +143,7 @@ Status ConfigFile::ensure_directory() {
     const std::string parent = env::parent_dir(dir);
     if (!parent.empty() && parent != dir) unsynced_dirs_.insert(parent);
   }
-  MQ_LOG(kInfo, kLog, "created directory " << dir_);
+  MQ_LOG(kInfo, kConfigFileLog, "created directory " << dir_);
   return Status::Ok();
 }
 
@@ -215,7 +215,7 @@ void ConfigFile::sync_next_directory(std::vector<std::string> dirs, Status statu
 
 void ConfigFile::finish_persist(Status status) {
   MQ_ASSERT(in_flight_.has_value());
-  if (!status.ok()) MQ_LOG(kWarn, kLog, "persisting " << path_ << " failed: " << status.to_string());
+  if (!status.ok()) MQ_LOG(kWarn, kConfigFileLog, "persisting " << path_ << " failed: " << status.to_string());
   std::vector<PersistCallback> dones = std::move(in_flight_->dones);
   in_flight_.reset();
   if (pending_) {

@@ -9,7 +9,7 @@
 namespace mqlab::meta {
 namespace {
 
-constexpr const char* kLog = "meta";
+constexpr const char* kConsumerOffsetManagerLog = "meta";
 
 std::string make_key(std::string_view topic, std::string_view group) {
   std::string key(topic);
@@ -72,7 +72,7 @@ Result<ConsumerOffsetManager::OffsetTable> decode_table(std::string_view text, c
   for (const auto& item : entries->items()) {
     const std::string context = where + ": offsetTable: \"" + item.key() + "\"";
     if (!split_key(item.key())) {
-      MQ_LOG(kWarn, kLog, context << ": not topic@group; dropped");
+      MQ_LOG(kWarn, kConsumerOffsetManagerLog, context << ": not topic@group; dropped");
       continue;
     }
     MQ_ASSIGN_OR_RETURN(ConsumerOffsetManager::QueueOffsets offsets, decode_queue_offsets(item.value(), context));
@@ -155,7 +155,7 @@ size_t ConsumerOffsetManager::remove_group(std::string_view group) {
       ++it;
     }
   }
-  if (removed > 0) MQ_LOG(kInfo, kLog, "removed offsets of group " << group << " on " << removed << " topics");
+  if (removed > 0) MQ_LOG(kInfo, kConsumerOffsetManagerLog, "removed offsets of group " << group << " on " << removed << " topics");
   return removed;
 }
 

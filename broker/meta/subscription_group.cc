@@ -9,7 +9,7 @@
 namespace mqlab::meta {
 namespace {
 
-constexpr const char* kLog = "meta";
+constexpr const char* kSubscriptionGroupLog = "meta";
 
 bool is_sys_consumer_group(std::string_view group) { return group.starts_with(kSysConsumerGroupPrefix); }
 
@@ -20,7 +20,7 @@ Status not_negative(const std::string& group, const char* field, int64_t value) 
 
 // Entries read from disk: only what would break the broker is refused (a
 // negative retryQueueNums would be a modulus of a random queue id).
-Status check_loaded(const SubscriptionGroupConfig& config, const std::string& key, const std::string& where) {
+Status check_loaded_group(const SubscriptionGroupConfig& config, const std::string& key, const std::string& where) {
   if (key.empty()) return Status::Corruption(where + ": empty group name");
   if (config.groupName != key) return Status::Corruption(where + ": holds groupName '" + config.groupName + "'");
   if (config.retryQueueNums < 0) {
@@ -87,7 +87,7 @@ SubscriptionGroupManager::SubscriptionGroupManager(env::Env& env, std::string co
                                                    SubscriptionGroupManagerOptions options)
     : options_(options),
       configs_(env, config_dir, kFileName, "subscriptionGroupTable", &SubscriptionGroupConfig::groupName,
-               check_loaded) {}
+               check_loaded_group) {}
 
 Result<SubscriptionGroupConfig> SubscriptionGroupManager::find_or_create(std::string_view group,
                                                                          PersistCallback done) {
@@ -99,7 +99,7 @@ Result<SubscriptionGroupConfig> SubscriptionGroupManager::find_or_create(std::st
   SubscriptionGroupConfig config;
   config.groupName = std::string(group);
   MQ_RETURN_IF_ERROR(validate_subscription_group_config(config));
-  MQ_LOG(kInfo, kLog, "auto-created subscription group " << group);
+  MQ_LOG(kInfo, kSubscriptionGroupLog, "auto-created subscription group " << group);
   configs_.put(config, std::move(done));
   return config;
 }
@@ -107,7 +107,7 @@ Result<SubscriptionGroupConfig> SubscriptionGroupManager::find_or_create(std::st
 Result<SubscriptionGroupConfig> SubscriptionGroupManager::create_or_update(SubscriptionGroupConfig config,
                                                                            PersistCallback done) {
   MQ_RETURN_IF_ERROR(validate_subscription_group_config(config));
-  MQ_LOG(kInfo, kLog, (find(config.groupName) ? "updated" : "created") << " subscription group "
+  MQ_LOG(kInfo, kSubscriptionGroupLog, (find(config.groupName) ? "updated" : "created") << " subscription group "
                                                                         << config.groupName);
   configs_.put(config, std::move(done));
   return config;
@@ -117,7 +117,7 @@ Status SubscriptionGroupManager::delete_group(std::string_view group, PersistCal
   if (!configs_.erase(group, std::move(done))) {
     return Status::NotFound("subscription group " + printable_name(group) + " does not exist");
   }
-  MQ_LOG(kInfo, kLog, "deleted subscription group " << group);
+  MQ_LOG(kInfo, kSubscriptionGroupLog, "deleted subscription group " << group);
   return Status::Ok();
 }
 

@@ -10,7 +10,7 @@
 namespace mqlab::meta {
 namespace {
 
-constexpr const char* kLog = "meta";
+constexpr const char* kTopicConfigLog = "meta";
 // What a loaded entry may hold before the broker would misbehave (negative
 // counts break queue selection; absurd ones allocate absurdly).
 constexpr int32_t kMaxLoadedQueueNums = 65535;
@@ -47,7 +47,7 @@ Status check_queue_nums(const char* field, int32_t value, int32_t max) {
 }
 
 // Entries read from disk: only what would break the broker is refused.
-Status check_loaded(const TopicConfig& config, const std::string& key, const std::string& where) {
+Status check_loaded_topic(const TopicConfig& config, const std::string& key, const std::string& where) {
   if (key.empty()) return Status::Corruption(where + ": empty topic name");
   if (config.topicName != key) {
     return Status::Corruption(where + ": holds topicName '" + printable_name(config.topicName) + "'");
@@ -125,10 +125,10 @@ Status validate_topic_config(const TopicConfig& config) {
 
 TopicConfigManager::TopicConfigManager(env::Env& env, std::string config_dir, TopicConfigManagerOptions options)
     : options_(options),
-      configs_(env, config_dir, kFileName, "topicConfigTable", &TopicConfig::topicName, check_loaded) {
+      configs_(env, config_dir, kFileName, "topicConfigTable", &TopicConfig::topicName, check_loaded_topic) {
   if (options_.defaultTopicQueueNums < 1 || options_.defaultTopicQueueNums > kMaxQueueNums) {
     const int32_t clamped = std::clamp(options_.defaultTopicQueueNums, 1, kMaxQueueNums);
-    MQ_LOG(kWarn, kLog, "defaultTopicQueueNums=" << options_.defaultTopicQueueNums << " outside [1, "
+    MQ_LOG(kWarn, kTopicConfigLog, "defaultTopicQueueNums=" << options_.defaultTopicQueueNums << " outside [1, "
                                                  << kMaxQueueNums << "]; using " << clamped);
     options_.defaultTopicQueueNums = clamped;
   }
@@ -146,7 +146,7 @@ TopicConfigManager::TopicConfigManager(env::Env& env, std::string config_dir, To
 Result<TopicConfig> TopicConfigManager::create_or_update(TopicConfig config, PersistCallback done) {
   MQ_RETURN_IF_ERROR(validate_topic_config(config));
   const bool existed = find(config.topicName) != nullptr;
-  MQ_LOG(kInfo, kLog, (existed ? "updated" : "created") << " topic " << config.topicName << " (queues "
+  MQ_LOG(kInfo, kTopicConfigLog, (existed ? "updated" : "created") << " topic " << config.topicName << " (queues "
                                                          << config.readQueueNums << "/" << config.writeQueueNums
                                                          << ", perm " << config.perm << ")");
   configs_.put(config, std::move(done));
@@ -158,7 +158,7 @@ Status TopicConfigManager::delete_topic(std::string_view topic, PersistCallback 
   if (!configs_.erase(topic, std::move(done))) {
     return Status::NotFound("topic " + printable_name(topic) + " does not exist");
   }
-  MQ_LOG(kInfo, kLog, "deleted topic " << topic);
+  MQ_LOG(kInfo, kTopicConfigLog, "deleted topic " << topic);
   return Status::Ok();
 }
 
@@ -195,7 +195,7 @@ Result<TopicConfig> TopicConfigManager::create_topic_in_send_message(std::string
   config.topicFilterType = model->topicFilterType;
   MQ_RETURN_IF_ERROR(validate_topic_config(config).with_context("auto-creating from " + model->topicName));
   MQ_ASSERT(!PermName::is_inherited(config.perm));
-  MQ_LOG(kInfo, kLog, "auto-created topic " << topic << " from " << default_topic << " with "
+  MQ_LOG(kInfo, kTopicConfigLog, "auto-created topic " << topic << " from " << default_topic << " with "
                                             << config.writeQueueNums << " queues, perm " << config.perm);
   configs_.put(config, std::move(done));
   return config;
@@ -230,7 +230,7 @@ Result<TopicConfig> TopicConfigManager::create_in_send_message_back(std::string 
   config.readQueueNums = queue_nums;
   config.writeQueueNums = queue_nums;
   config.perm = perm;
-  MQ_LOG(kInfo, kLog, "created topic " << config.topicName << " with " << queue_nums << " queues");
+  MQ_LOG(kInfo, kTopicConfigLog, "created topic " << config.topicName << " with " << queue_nums << " queues");
   configs_.put(config, std::move(done));
   return config;
 }

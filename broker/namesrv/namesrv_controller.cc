@@ -25,7 +25,7 @@ using remoting::ResponseCode;
 using remoting::RouteDataJsonForm;
 using Json = nlohmann::json;
 
-constexpr const char* kComponent = "namesrv";
+constexpr const char* kNamesrvControllerLog = "namesrv";
 // MQVersion.Version.V3_0_11.ordinal(): from this version on REGISTER_BROKER
 // carries a RegisterBrokerBody; older brokers send a bare
 // TopicConfigSerializeWrapper.
@@ -44,7 +44,7 @@ std::vector<uint8_t> bytes_of(const std::string& text) { return std::vector<uint
 // with the reason as the remark.
 void reply_error(ResponseChannel& channel, const RemotingCommand& request, const Status& reason) {
   MQ_ASSERT(!reason.ok());
-  MQ_LOG(kWarn, kComponent,
+  MQ_LOG(kWarn, kNamesrvControllerLog,
          remoting::describe_request_code(request.code)
              << " from " << channel.remote_address() << " refused: " << reason.message());
   channel.reply(ResponseCode::SYSTEM_ERROR, reason.message());
@@ -172,9 +172,9 @@ void NamesrvController::start(std::function<void(Status)> done) {
   if (status.ok()) {
     running_ = true;
     schedule_scan(millis(config_.scanNotActiveBrokerFirstDelay));
-    MQ_LOG(kInfo, kComponent, "NameServer started on " << address());
+    MQ_LOG(kInfo, kNamesrvControllerLog, "NameServer started on " << address());
   } else {
-    MQ_LOG(kError, kComponent, "NameServer failed to start: " << status.to_string());
+    MQ_LOG(kError, kNamesrvControllerLog, "NameServer failed to start: " << status.to_string());
   }
   env_.executor().post([done = std::move(done), status] { done(status); });
 }
@@ -185,7 +185,7 @@ void NamesrvController::shutdown() {
     scan_timer_ = env::kNoTimer;
   }
   server_.shutdown();
-  if (running_) MQ_LOG(kInfo, kComponent, "NameServer on " << address() << " shut down");
+  if (running_) MQ_LOG(kInfo, kNamesrvControllerLog, "NameServer on " << address() << " shut down");
   running_ = false;
 }
 
@@ -207,7 +207,7 @@ void NamesrvController::scan_not_active_broker() {
 void NamesrvController::put_kv_config(const std::string& name_space, const std::string& key,
                                       const std::string& value) {
   kv_config_[name_space].insert_or_assign(key, value);
-  MQ_LOG(kInfo, kComponent, "KV config put: " << name_space << " " << key << " = " << value);
+  MQ_LOG(kInfo, kNamesrvControllerLog, "KV config put: " << name_space << " " << key << " = " << value);
 }
 
 std::optional<std::string> NamesrvController::get_kv_config(const std::string& name_space,
@@ -224,7 +224,7 @@ void NamesrvController::delete_kv_config(const std::string& name_space, const st
   if (keys == kv_config_.end()) return;
   keys->second.erase(key);
   if (keys->second.empty()) kv_config_.erase(keys);  // no empty namespace is kept
-  MQ_LOG(kInfo, kComponent, "KV config deleted: " << name_space << " " << key);
+  MQ_LOG(kInfo, kNamesrvControllerLog, "KV config deleted: " << name_space << " " << key);
 }
 
 std::vector<uint8_t> NamesrvController::kv_list_body(const std::string& name_space) const {

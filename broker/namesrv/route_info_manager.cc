@@ -13,7 +13,7 @@
 namespace mqlab::namesrv {
 namespace {
 
-constexpr const char* kComponent = "namesrv";
+constexpr const char* kRouteInfoManagerLog = "namesrv";
 
 using Json = nlohmann::json;
 using remoting::BrokerData;
@@ -89,7 +89,7 @@ RegisterBrokerResult RouteInfoManager::register_broker(const RegisterBrokerReque
   }
 
   if (!brokerLiveTable_.contains(request.brokerAddr)) {
-    MQ_LOG(kInfo, kComponent,
+    MQ_LOG(kInfo, kRouteInfoManagerLog,
            "new broker registered: " << request.brokerAddr << " (" << request.clusterName << "/" << request.brokerName
                                      << " id " << request.brokerId << ", HAServer " << request.haServerAddr << ")");
   }
@@ -123,9 +123,9 @@ void RouteInfoManager::create_and_update_queue_data(const std::string& brokerNam
   std::map<std::string, QueueData>& by_broker = topicQueueTable_[topicConfig.topicName];
   const auto found = by_broker.find(brokerName);
   if (found == by_broker.end()) {
-    MQ_LOG(kInfo, kComponent, "new topic registered: " << topicConfig.topicName << " on " << brokerName);
+    MQ_LOG(kInfo, kRouteInfoManagerLog, "new topic registered: " << topicConfig.topicName << " on " << brokerName);
   } else if (found->second != queue_data) {
-    MQ_LOG(kInfo, kComponent, "topic changed: " << topicConfig.topicName << " on " << brokerName);
+    MQ_LOG(kInfo, kRouteInfoManagerLog, "topic changed: " << topicConfig.topicName << " on " << brokerName);
   }
   by_broker.insert_or_assign(brokerName, queue_data);
 }
@@ -133,7 +133,7 @@ void RouteInfoManager::create_and_update_queue_data(const std::string& brokerNam
 void RouteInfoManager::unregister_broker(const std::string& clusterName, const std::string& brokerAddr,
                                          const std::string& brokerName, int64_t brokerId) {
   ++stats_.unregistrations;
-  MQ_LOG(kInfo, kComponent,
+  MQ_LOG(kInfo, kRouteInfoManagerLog,
          "broker unregistered: " << brokerAddr << " (" << clusterName << "/" << brokerName << " id " << brokerId
                                  << ")");
   // 4.x removes whatever address holds brokerId; we remove the address, so
@@ -170,7 +170,7 @@ std::vector<std::string> RouteInfoManager::scan_not_active_broker(Nanos now) {
   }
   for (const std::string& brokerAddr : expired) {
     const Nanos silent = now - brokerLiveTable_.at(brokerAddr).lastUpdateTimestamp;
-    MQ_LOG(kWarn, kComponent,
+    MQ_LOG(kWarn, kRouteInfoManagerLog,
            "the broker " << brokerAddr << " was not refreshed for " << silent / kNanosPerMilli << " ms (limit "
                          << broker_channel_expired_time_ / kNanosPerMilli << " ms); dropping it");
     remove_broker_address(brokerAddr);
@@ -186,7 +186,7 @@ std::vector<std::string> RouteInfoManager::on_connection_closed(const std::strin
     if (!remoteAddress.empty() && live.remoteAddress == remoteAddress) dropped.push_back(brokerAddr);
   }
   for (const std::string& brokerAddr : dropped) {
-    MQ_LOG(kInfo, kComponent,
+    MQ_LOG(kInfo, kRouteInfoManagerLog,
            "the connection " << remoteAddress << " of broker " << brokerAddr << " closed; dropping it at once");
     remove_broker_address(brokerAddr);
     ++stats_.brokers_dropped_on_close;
@@ -214,14 +214,14 @@ void RouteInfoManager::remove_broker_address(const std::string& brokerAddr) {
 
 void RouteInfoManager::remove_broker_name(const std::string& brokerName) {
   MQ_ASSERT(!brokerAddrTable_.contains(brokerName));
-  MQ_LOG(kInfo, kComponent, "no address of " << brokerName << " remains; removing its clusters' and topics' mention");
+  MQ_LOG(kInfo, kRouteInfoManagerLog, "no address of " << brokerName << " remains; removing its clusters' and topics' mention");
   for (auto it = clusterAddrTable_.begin(); it != clusterAddrTable_.end();) {
     it->second.erase(brokerName);
     it = it->second.empty() ? clusterAddrTable_.erase(it) : std::next(it);
   }
   for (auto it = topicQueueTable_.begin(); it != topicQueueTable_.end();) {
     it->second.erase(brokerName);
-    if (it->second.empty()) MQ_LOG(kInfo, kComponent, "topic " << it->first << " has no broker left; removed");
+    if (it->second.empty()) MQ_LOG(kInfo, kRouteInfoManagerLog, "topic " << it->first << " has no broker left; removed");
     it = it->second.empty() ? topicQueueTable_.erase(it) : std::next(it);
   }
 }

@@ -18,7 +18,7 @@ namespace {
 using remoting::RemotingCommand;
 using remoting::ResponseCode;
 
-constexpr const char* kLog = "broker";
+constexpr const char* kAdminBrokerProcessorLog = "broker";
 constexpr std::string_view kBrokerVersionDesc = "V4_9_7";  // what remoting::kDefaultVersion (407) names
 constexpr std::string_view kSystemTopicPrefix = "rmq_sys_";
 
@@ -151,7 +151,7 @@ void AdminBrokerProcessor::update_and_create_topic(const RemotingCommand& reques
   }
   Result<meta::TopicConfig> stored = controller_.topic_config_manager().create_or_update(*config);
   if (!stored.ok()) return channel.reply(ResponseCode::SYSTEM_ERROR, stored.status().message());
-  MQ_LOG(kInfo, kLog, "UPDATE_AND_CREATE_TOPIC " << topic << " from " << channel.remote_address());
+  MQ_LOG(kInfo, kAdminBrokerProcessorLog, "UPDATE_AND_CREATE_TOPIC " << topic << " from " << channel.remote_address());
   controller_.register_broker_all_soon();
   channel.reply(ResponseCode::SUCCESS);
 }

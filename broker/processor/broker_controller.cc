@@ -25,7 +25,7 @@ using remoting::RemotingCommand;
 using remoting::RequestCode;
 using remoting::ResponseChannel;
 
-constexpr const char* kLog = "broker";
+constexpr const char* kBrokerControllerLog = "broker";
 // ClientHousekeepingService scans for expired channels every 10 s.
 constexpr Nanos kChannelScanInterval = seconds(10);
 // BrokerController.start: the first periodic registration comes 10 s after start.
@@ -41,7 +41,7 @@ store::HostAddress store_host_of(const BrokerConfig& config) {
 BrokerConfig apply_role_rules(BrokerConfig config, store::BrokerRole role) {
   if (role != store::BrokerRole::SLAVE && config.brokerId != 0) {
     MQ_LOG(
-        kWarn, kLog,
+        kWarn, kBrokerControllerLog,
         "brokerId=" << config.brokerId << " ignored: a " << store::broker_role_name(role) << " is always brokerId 0");
     config.brokerId = 0;
   }
@@ -137,7 +137,7 @@ void BrokerController::start(std::function<void(Status)> done) {
   started_ = true;
   boot_timestamp_ms_ = env_.clock().wall_ms();
   auto fail = [&](Status status) {
-    MQ_LOG(kError, kLog, "broker " << config_.brokerName << " did not start: " << status.to_string());
+    MQ_LOG(kError, kBrokerControllerLog, "broker " << config_.brokerName << " did not start: " << status.to_string());
     env_.executor().post([done = std::move(done), status] { done(status); });
   };
   if (Status s = config_.validate(); !s.ok()) return fail(s.with_context("broker config"));
@@ -163,7 +163,7 @@ Status BrokerController::load_metadata() {
   if (!offsets.ok()) return offsets.status().with_context("loading consumer offsets");
   Result<meta::LoadSource> groups = groups_.load();
   if (!groups.ok()) return groups.status().with_context("loading subscription groups");
-  MQ_LOG(kInfo, kLog,
+  MQ_LOG(kInfo, kBrokerControllerLog,
          "loaded " << topics_.all().size() << " topics (" << meta::load_source_name(*topics) << "), "
                    << offsets_.offset_table().size() << " offset entries (" << meta::load_source_name(*offsets) << "), "
                    << groups_.all().size() << " groups (" << meta::load_source_name(*groups) << ")");
@@ -172,17 +172,17 @@ Status BrokerController::load_metadata() {
 
 void BrokerController::after_store_started(Status status, std::function<void(Status)> done) {
   if (!status.ok()) {
-    MQ_LOG(kError, kLog, "broker " << config_.brokerName << " did not start: " << status.to_string());
+    MQ_LOG(kError, kBrokerControllerLog, "broker " << config_.brokerName << " did not start: " << status.to_string());
     return done(status.with_context("starting the message store"));
   }
   if (Status listening = server_.start(config_.broker_addr()); !listening.ok()) {
-    MQ_LOG(kError, kLog, "broker cannot listen on " << config_.broker_addr() << ": " << listening.to_string());
+    MQ_LOG(kError, kBrokerControllerLog, "broker cannot listen on " << config_.broker_addr() << ": " << listening.to_string());
     // Leave the store as a clean shutdown would, so the next start is normal.
     store_->shutdown([done = std::move(done), listening](Status) { done(listening.with_context("listening")); });
     return;
   }
   if (Status ha = start_ha(); !ha.ok()) {
-    MQ_LOG(kError, kLog, "broker cannot start replication: " << ha.to_string());
+    MQ_LOG(kError, kBrokerControllerLog, "broker cannot start replication: " << ha.to_string());
     server_.shutdown();
     store_->shutdown([done = std::move(done), ha](Status) { done(ha); });
     return;
@@ -191,7 +191,7 @@ void BrokerController::after_store_started(Status status, std::function<void(Sta
   running_ = true;
   start_periodic_tasks();
   register_broker_all();
-  MQ_LOG(kInfo, kLog,
+  MQ_LOG(kInfo, kBrokerControllerLog,
          "broker " << config_.brokerName << " (" << store::broker_role_name(store_config_.brokerRole) << ") serving on "
                    << server_.address());
   done(Status::Ok());
@@ -226,7 +226,7 @@ void BrokerController::persist_consumer_offsets_periodically() {
   offsets_timer_ = env::kNoTimer;
   if (!running_) return;
   offsets_.persist([](Status status) {
-    if (!status.ok()) MQ_LOG(kWarn, kLog, "persisting consumer offsets failed: " << status.to_string());
+    if (!status.ok()) MQ_LOG(kWarn, kBrokerControllerLog, "persisting consumer offsets failed: " << status.to_string());
   });
   offsets_timer_ = env_.executor().run_after(millis(config_.flushConsumerOffsetInterval),
                                              lifetime_.guard([this] { persist_consumer_offsets_periodically(); }));
@@ -273,7 +273,7 @@ void BrokerController::shutdown(std::function<void(Status)> done) {
   hold_service_->shutdown();
   shutdown_ha();
   server_.shutdown();
-  MQ_LOG(kInfo, kLog, "broker " << config_.brokerName << " shutting down");
+  MQ_LOG(kInfo, kBrokerControllerLog, "broker " << config_.brokerName << " shutting down");
   outer_api_.unregister_broker_all(
       lifetime_.guard([this, done = std::move(done)](std::vector<RegistrationOutcome>) mutable {
         store_->shutdown(lifetime_.guard([this, done = std::move(done)](Status store_status) mutable {
@@ -286,7 +286,7 @@ void BrokerController::finish_shutdown(Status first_error, std::function<void(St
   persist_metadata(lifetime_.guard([this, first_error, done = std::move(done)](Status persisted) mutable {
     outer_api_.shutdown();
     Status result = first_error.ok() ? persisted : first_error;
-    if (!result.ok()) MQ_LOG(kError, kLog, "broker shutdown: " << result.to_string());
+    if (!result.ok()) MQ_LOG(kError, kBrokerControllerLog, "broker shutdown: " << result.to_string());
     done(result);
   }));
 }

@@ -20,7 +20,7 @@
 
 namespace mqlab::broker {
 namespace {
-constexpr const char* kLog = "broker";
+constexpr const char* kBrokerControllerHaLog = "broker";
 constexpr Nanos kMasterLookupRetry = seconds(1);
 constexpr int64_t kFirstPeriodicRegistrationMs = 10'000;
 // HAService.updateMasterAddress ignores shorter haMasterAddress values.
@@ -61,7 +61,7 @@ void BrokerController::on_registered(const std::vector<RegistrationOutcome>& out
   for (const RegistrationOutcome& outcome : outcomes) {
     if (!outcome.status.ok() || outcome.master_addr.empty()) continue;
     if (slave_synchronize_->master_addr() != outcome.master_addr) {
-      MQ_LOG(kInfo, kLog, "slave " << config_.brokerName << "/" << config_.brokerId << " follows master "
+      MQ_LOG(kInfo, kBrokerControllerHaLog, "slave " << config_.brokerName << "/" << config_.brokerId << " follows master "
                                    << outcome.master_addr << " (HA " << outcome.ha_server_addr << ")");
     }
     slave_synchronize_->set_master_addr(outcome.master_addr);

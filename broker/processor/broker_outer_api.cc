@@ -11,7 +11,7 @@
 namespace mqlab::broker {
 namespace {
 
-constexpr const char* kLog = "broker";
+constexpr const char* kBrokerOuterApiLog = "broker";
 
 // UtilAll.crc32: java.util.zip.CRC32 masked to a non-negative int.
 int32_t masked_crc32(const std::vector<uint8_t>& body) {
@@ -117,7 +117,7 @@ void BrokerOuterAPI::on_response(Pending& pending, size_t index, Result<remoting
   }
   RegistrationOutcome& outcome = pending.outcomes[index];
   if (!status.ok()) {
-    MQ_LOG(kWarn, kLog, pending.what << " to " << outcome.namesrv_addr << " failed: " << status.to_string());
+    MQ_LOG(kWarn, kBrokerOuterApiLog, pending.what << " to " << outcome.namesrv_addr << " failed: " << status.to_string());
   }
   if (pending.registering) ++(status.ok() ? stats_.registrations_ok : stats_.registrations_failed);
   if (pending.registering && status.ok()) {

@@ -15,7 +15,7 @@ namespace {
 using remoting::RemotingCommand;
 using remoting::ResponseCode;
 
-constexpr const char* kLog = "broker";
+constexpr const char* kClientManageProcessorLog = "broker";
 constexpr int32_t kTopicSysFlagUnitSub = 2;  // TopicSysFlag.buildSysFlag(false, true)
 
 // The (group, topic, queueId) every offset request names.
@@ -62,7 +62,7 @@ bool ClientManageProcessor::prepare_consumer_group(const remoting::ConsumerData&
   Result<meta::SubscriptionGroupConfig> group =
       controller_.subscription_group_manager().find_or_create(consumer.groupName);
   if (!group.ok()) {
-    MQ_LOG(kDebug, kLog, "heartbeat of group " << consumer.groupName << ": " << group.status().message());
+    MQ_LOG(kDebug, kClientManageProcessorLog, "heartbeat of group " << consumer.groupName << ": " << group.status().message());
     return false;
   }
   if (group->retryQueueNums <= 0) return true;  // retries disabled: no retry topic
@@ -71,7 +71,7 @@ bool ClientManageProcessor::prepare_consumer_group(const remoting::ConsumerData&
   if (topics.find(retry) != nullptr) return true;
   Result<meta::TopicConfig> created = topics.create_topic_of_retry(consumer.groupName, group->retryQueueNums);
   if (!created.ok()) {
-    MQ_LOG(kWarn, kLog, "cannot create " << retry << ": " << created.status().message());
+    MQ_LOG(kWarn, kClientManageProcessorLog, "cannot create " << retry << ": " << created.status().message());
     return true;
   }
   if (consumer.unitMode) {

@@ -8,7 +8,7 @@
 
 namespace mqlab::broker {
 namespace {
-constexpr const char* kLog = "broker";
+constexpr const char* kConsumerManagerLog = "broker";
 }  // namespace
 
 std::vector<std::string> ConsumerGroupInfo::client_ids() const {
@@ -35,7 +35,7 @@ bool ConsumerManager::register_consumer(const remoting::ConsumerData& consumer, 
   bool changed = created;
   if (existing == info.channels.end() || existing->second.client_id != channel.client_id) {
     MQ_LOG(
-        kInfo, kLog,
+        kInfo, kConsumerManagerLog,
         "consumer " << channel.client_id << " (" << channel.remote_address << ") joined group " << consumer.groupName);
     changed = true;
   }
@@ -64,7 +64,7 @@ bool ConsumerManager::update_subscriptions(ConsumerGroupInfo& info,
     if (listed.contains(it->first)) {
       ++it;
     } else {
-      MQ_LOG(kInfo, kLog, "group " << info.group_name << " no longer subscribes to " << it->first);
+      MQ_LOG(kInfo, kConsumerManagerLog, "group " << info.group_name << " no longer subscribes to " << it->first);
       it = info.subscriptions.erase(it);
       changed = true;
     }
@@ -85,7 +85,7 @@ bool ConsumerManager::unregister_consumer(std::string_view group, std::string_vi
       ++channel;
     }
   }
-  if (removed) MQ_LOG(kInfo, kLog, "consumer " << client_id << " left group " << group);
+  if (removed) MQ_LOG(kInfo, kConsumerManagerLog, "consumer " << client_id << " left group " << group);
   drop_empty_groups();
   return removed;
 }
@@ -96,7 +96,7 @@ std::vector<std::string> ConsumerManager::on_connection_closed(std::string_view 
     if (info.channels.erase(std::string(remote_address)) > 0) left.push_back(group);
   }
   for (const std::string& group : left) {
-    MQ_LOG(kInfo, kLog, "connection " << remote_address << " closed: its consumer left group " << group);
+    MQ_LOG(kInfo, kConsumerManagerLog, "connection " << remote_address << " closed: its consumer left group " << group);
   }
   drop_empty_groups();
   return left;
@@ -107,7 +107,7 @@ std::vector<std::string> ConsumerManager::scan_not_active_channels(Nanos now_ns)
   for (auto& [group, info] : groups_) {
     for (auto it = info.channels.begin(); it != info.channels.end();) {
       if (now_ns - it->second.last_update_ns > kChannelExpiredTimeout) {
-        MQ_LOG(kWarn, kLog,
+        MQ_LOG(kWarn, kConsumerManagerLog,
                "consumer " << it->second.client_id << " of group " << group << " sent no heartbeat for 120 s: removed");
         expired.push_back(group);
         it = info.channels.erase(it);

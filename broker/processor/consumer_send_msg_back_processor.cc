@@ -20,7 +20,7 @@ namespace {
 using remoting::RemotingCommand;
 using remoting::ResponseCode;
 
-constexpr const char* kLog = "broker";
+constexpr const char* kConsumerSendMsgBackProcessorLog = "broker";
 
 struct SendBackHeader {
   int64_t offset = 0;
@@ -92,7 +92,7 @@ std::optional<Refusal> route_copy(BrokerController& controller, const RemotingCo
     Result<meta::TopicConfig> dlq = ensure_topic(
         controller, name, [&] { return controller.topic_config_manager().create_topic_of_dlq(header.group); });
     if (!dlq.ok()) return Refusal{ResponseCode::SYSTEM_ERROR, "topic[" + name + "] not exist"};
-    MQ_LOG(kInfo, kLog,
+    MQ_LOG(kInfo, kConsumerSendMsgBackProcessorLog,
            "message at " << header.offset << " reconsumed " << reconsumed << " times (max " << max_reconsume_times
                          << "): to " << name);
     copy.topic = dlq->topicName;

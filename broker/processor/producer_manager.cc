@@ -5,7 +5,7 @@
 
 namespace mqlab::broker {
 namespace {
-constexpr const char* kLog = "broker";
+constexpr const char* kProducerManagerLog = "broker";
 }  // namespace
 
 void ProducerManager::register_producer(std::string_view group, const ClientChannelInfo& channel) {
@@ -13,7 +13,7 @@ void ProducerManager::register_producer(std::string_view group, const ClientChan
   MQ_ASSERT(!channel.remote_address.empty());
   auto [it, created] = groups_.try_emplace(std::string(group));
   if (!it->second.contains(channel.remote_address)) {
-    MQ_LOG(kInfo, kLog,
+    MQ_LOG(kInfo, kProducerManagerLog,
            "producer " << channel.client_id << " (" << channel.remote_address << ") joined group " << group);
   }
   it->second[channel.remote_address] = channel;
@@ -39,7 +39,7 @@ void ProducerManager::scan_not_active_channels(Nanos now_ns) {
       const bool expired = now_ns - entry.second.last_update_ns > kChannelExpiredTimeout;
       if (expired) {
         MQ_LOG(
-            kWarn, kLog,
+            kWarn, kProducerManagerLog,
             "producer " << entry.second.client_id << " of group " << group << " sent no heartbeat for 120 s: removed");
       }
       return expired;

@@ -22,7 +22,7 @@ using remoting::RemotingCommand;
 using remoting::ResponseCode;
 using store::GetMessageStatus;
 
-constexpr const char* kLog = "broker";
+constexpr const char* kPullMessageProcessorLog = "broker";
 constexpr int64_t kMasterId = 0;  // MixAll.MASTER_ID
 
 // PULL_MESSAGE's header fields.
@@ -342,7 +342,7 @@ bool PullMessageProcessor::copy_body(const store::GetMessageResult& result, Remo
     Status status = read_record(region, std::span<uint8_t>(body).subspan(start));
     if (!status.ok()) {
       body.resize(start);
-      MQ_LOG(kWarn, kLog,
+      MQ_LOG(kWarn, kPullMessageProcessorLog,
              "pull: reading the record at commitlog offset " << region.phy_offset.value()
                                                              << " failed: " << status.to_string());
       break;
@@ -370,7 +370,7 @@ void PullMessageProcessor::commit_offset_if_asked(const PullMessageRequestHeader
   if (header.commitOffset < 0) return;  // nothing consumed yet
   Status status = controller_.consumer_offset_manager().commit_offset(header.consumerGroup, header.topic,
                                                                       header.queueId, header.commitOffset);
-  if (!status.ok()) MQ_LOG(kWarn, kLog, "pull: commit offset refused: " << status.to_string());
+  if (!status.ok()) MQ_LOG(kWarn, kPullMessageProcessorLog, "pull: commit offset refused: " << status.to_string());
 }
 
 }  // namespace mqlab::broker

@@ -21,7 +21,7 @@ namespace {
 using remoting::RemotingCommand;
 using remoting::ResponseCode;
 
-constexpr const char* kLog = "broker";
+constexpr const char* kSendMessageProcessorLog = "broker";
 constexpr int32_t kVersionV3_4_9 = 121;  // MQVersion.Version.V3_4_9.ordinal()
 constexpr int32_t kTopicSysFlagUnit = 1;
 constexpr int32_t kTopicSysFlagUnitSub = 2;
@@ -40,7 +40,7 @@ bool is_not_allowed_send_topic(std::string_view topic) {
 // field i by the letter 'a' + i (SendMessageRequestHeaderV2's a..l; m, batch,
 // and n, brokerName, are not read here).
 enum SendField : uint8_t {
-  kProducerGroup, kTopic, kDefaultTopic, kDefaultTopicQueueNums, kQueueId, kSysFlag, kBornTimestamp, kFlag,
+  kProducerGroup, kSendTopic, kDefaultTopic, kDefaultTopicQueueNums, kSendQueueId, kSendSysFlag, kBornTimestamp, kFlag,
   kProperties, kReconsumeTimes, kUnitMode, kMaxReconsumeTimes, kSendFieldCount
 };
 constexpr std::array<std::string_view, kSendFieldCount> kSendFieldNames = {
@@ -100,12 +100,12 @@ Result<SendMessageRequestHeader> parse_send_message_header(const RemotingCommand
   const auto name = [v2](SendField field) { return send_field_name(field, v2); };
   SendMessageRequestHeader header;
   MQ_ASSIGN_OR_RETURN(header.producerGroup, read_ext_view(name(kProducerGroup), values[kProducerGroup]));
-  MQ_ASSIGN_OR_RETURN(header.topic, read_ext_view(name(kTopic), values[kTopic]));
+  MQ_ASSIGN_OR_RETURN(header.topic, read_ext_view(name(kSendTopic), values[kSendTopic]));
   MQ_ASSIGN_OR_RETURN(header.defaultTopic, read_ext_view(name(kDefaultTopic), values[kDefaultTopic]));
   MQ_ASSIGN_OR_RETURN(header.defaultTopicQueueNums,
                       remoting::read_ext_int32(name(kDefaultTopicQueueNums), values[kDefaultTopicQueueNums]));
-  MQ_ASSIGN_OR_RETURN(header.queueId, remoting::read_ext_int32(name(kQueueId), values[kQueueId]));
-  MQ_ASSIGN_OR_RETURN(header.sysFlag, remoting::read_ext_int32(name(kSysFlag), values[kSysFlag]));
+  MQ_ASSIGN_OR_RETURN(header.queueId, remoting::read_ext_int32(name(kSendQueueId), values[kSendQueueId]));
+  MQ_ASSIGN_OR_RETURN(header.sysFlag, remoting::read_ext_int32(name(kSendSysFlag), values[kSendSysFlag]));
   MQ_ASSIGN_OR_RETURN(header.bornTimestamp, remoting::read_ext_int(name(kBornTimestamp), values[kBornTimestamp]));
   MQ_ASSIGN_OR_RETURN(header.flag, remoting::read_ext_int32(name(kFlag), values[kFlag]));
   if (values[kProperties] != nullptr) header.properties = std::string_view(*values[kProperties]);
@@ -246,7 +246,7 @@ std::optional<SendMessageProcessor::Refusal> SendMessageProcessor::check_message
     }
     if (!created.ok()) {
       MQ_LOG(
-          kWarn, kLog,
+          kWarn, kSendMessageProcessorLog,
           "send to unknown topic " << header.topic << " from " << remote_address << ": " << created.status().message());
       return Refusal{ResponseCode::TOPIC_NOT_EXIST, "topic[" + std::string(header.topic) +
                                                         "] not exist, apply first please! (" +
@@ -279,7 +279,7 @@ std::optional<SendMessageProcessor::Refusal> SendMessageProcessor::route_retry_a
   Result<meta::TopicConfig> dlq = controller_.topic_config_manager().create_topic_of_dlq(group);
   if (!dlq.ok()) return Refusal{ResponseCode::SYSTEM_ERROR, "topic[" + meta::dlq_topic(group) + "] not exist"};
   controller_.register_broker_all_soon();
-  MQ_LOG(kInfo, kLog,
+  MQ_LOG(kInfo, kSendMessageProcessorLog,
          "message for " << header.topic << " reconsumed " << header.reconsumeTimes << " times (max "
                         << max_reconsume_times << "): to " << dlq->topicName);
   destination.topic = dlq->topicName;
@@ -334,7 +334,7 @@ void SendMessageProcessor::reply_put(RemotingCommand response, remoting::Respons
     response.set_ext_int("queueOffset", result.append.queue_offset.value());
   } else {
     ++controller_.stats().msg_put_failed;
-    MQ_LOG(kWarn, kLog,
+    MQ_LOG(kWarn, kSendMessageProcessorLog,
            "put to " << destination.topic << ":" << destination.queue_id
                      << " failed: " << store::put_message_status_name(result.status) << " " << result.remark);
   }

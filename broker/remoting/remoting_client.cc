@@ -28,7 +28,7 @@
 namespace mqlab::remoting {
 namespace {
 
-constexpr const char* kComponent = "remoting";
+constexpr const char* kRemotingClientLog = "remoting";
 
 std::string format_ms(Nanos duration) { return std::to_string(duration / kNanosPerMilli) + " ms"; }
 
@@ -150,7 +150,7 @@ class RemotingClient::ClientConnection : public std::enable_shared_from_this<Cli
     if (state_ == State::kClosed) return;  // dropping the connection closes it
     MQ_ASSERT(state_ == State::kConnecting);
     if (!connection.ok()) {
-      MQ_LOG(kWarn, kComponent, "connect to " << address_ << " failed: " << connection.status().to_string());
+      MQ_LOG(kWarn, kRemotingClientLog, "connect to " << address_ << " failed: " << connection.status().to_string());
       close(Status::Unavailable("connect to " + address_ + " failed: " + connection.status().to_string()));
       return;
     }
@@ -178,7 +178,7 @@ class RemotingClient::ClientConnection : public std::enable_shared_from_this<Cli
       return state_ == State::kOpen;
     });
     if (!decoded.ok() && state_ == State::kOpen) {
-      MQ_LOG(kWarn, kComponent, "closing the connection to " << address_ << ": " << decoded.to_string());
+      MQ_LOG(kWarn, kRemotingClientLog, "closing the connection to " << address_ << ": " << decoded.to_string());
       close(Status::Corruption("response stream from " + address_ + ": " + decoded.message()));
     }
   }
@@ -187,13 +187,13 @@ class RemotingClient::ClientConnection : public std::enable_shared_from_this<Cli
     if (!command.is_response()) {
       // Server-initiated requests (NOTIFY_CONSUMER_IDS_CHANGED, ...) go
       // unanswered, as ali-ons leaves them.
-      MQ_LOG(kDebug, kComponent, "ignoring " << command.describe() << " from " << address_);
+      MQ_LOG(kDebug, kRemotingClientLog, "ignoring " << command.describe() << " from " << address_);
       return;
     }
     const auto found = find_pending(command.opaque);
     if (found == pending_.end()) {
       // A Java broker answers even a oneway request (ali-ons' quirk, 8.2).
-      MQ_LOG(kDebug, kComponent, "no request waits for " << command.describe() << " from " << address_);
+      MQ_LOG(kDebug, kRemotingClientLog, "no request waits for " << command.describe() << " from " << address_);
       return;
     }
     Pending pending = std::move(found->second);
@@ -245,7 +245,7 @@ class RemotingClient::ClientConnection : public std::enable_shared_from_this<Cli
     pending_.erase(found);
     const std::string what = describe_request_code(pending.code) + " opaque=" + std::to_string(opaque) + " to " +
                              address_ + ": no response within " + format_ms(pending.timeout);
-    MQ_LOG(kWarn, kComponent, what << "; closing the connection");
+    MQ_LOG(kWarn, kRemotingClientLog, what << "; closing the connection");
     complete(std::move(pending.done), Status::Timeout(what));
     // As RocketMQ clients do: a silent server may be wedged, so start afresh.
     close(Status::Unavailable("connection to " + address_ + " closed after " + what));
@@ -253,7 +253,7 @@ class RemotingClient::ClientConnection : public std::enable_shared_from_this<Cli
 
   void on_transport_closed(const Status& reason) {
     MQ_ASSERT(!reason.ok());
-    MQ_LOG(kInfo, kComponent, "connection to " << address_ << " ended: " << reason.to_string());
+    MQ_LOG(kInfo, kRemotingClientLog, "connection to " << address_ << " ended: " << reason.to_string());
     close(Status::Unavailable("connection to " + address_ + " broke: " + reason.to_string()));
   }
 

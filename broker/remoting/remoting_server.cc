@@ -22,7 +22,7 @@
 namespace mqlab::remoting {
 namespace {
 
-constexpr const char* kComponent = "remoting";
+constexpr const char* kRemotingServerLog = "remoting";
 
 }  // namespace
 
@@ -69,7 +69,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
       const Status reason = Status::Unavailable(
           "unsent output would reach " + std::to_string(pending + frame_bytes) + " bytes, over the limit of " +
           std::to_string(limit) + " (the client is not reading its responses)");
-      MQ_LOG(kWarn, kComponent, server_.name_ << ": closing the connection from " << remote_address_ << ": "
+      MQ_LOG(kWarn, kRemotingServerLog, server_.name_ << ": closing the connection from " << remote_address_ << ": "
                                               << reason.message());
       close(reason);
       return;
@@ -119,7 +119,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
     });
     if (!decoded.ok() && !closed_) {
       ++server_.stats_.connections_closed_for_bad_input;
-      MQ_LOG(kWarn, kComponent,
+      MQ_LOG(kWarn, kRemotingServerLog,
              server_.name_ << ": closing the connection from " << remote_address_
                            << " on bad input: " << decoded.to_string());
       close(decoded);
@@ -160,7 +160,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
     const Status reason = Status::Timeout("a frame begun " + std::to_string(timeout / kNanosPerMilli) +
                                           " ms ago is still incomplete (" +
                                           std::to_string(decoder_.buffered_bytes()) + " bytes of it arrived)");
-    MQ_LOG(kWarn, kComponent,
+    MQ_LOG(kWarn, kRemotingServerLog,
            server_.name_ << ": closing the connection from " << remote_address_ << ": " << reason.message());
     close(reason);
   }
@@ -183,7 +183,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
     ++server_.stats_.connections_closed_idle;
     const Status reason = Status::Timeout("no traffic for " + std::to_string(idle / kNanosPerSecond) +
                                           " s (serverChannelMaxIdleTimeSeconds)");
-    MQ_LOG(kInfo, kComponent,
+    MQ_LOG(kInfo, kRemotingServerLog,
            server_.name_ << ": closing the idle connection from " << remote_address_ << ": " << reason.message());
     close(reason);
   }
@@ -194,7 +194,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
     closed_ = true;
     if (decoder_.buffered_bytes() > 0) {
       // Not an error of ours, but worth a line: a client died mid-request.
-      MQ_LOG(kWarn, kComponent,
+      MQ_LOG(kWarn, kRemotingServerLog,
              server_.name_ << ": connection from " << remote_address_ << " ended inside a frame; "
                            << decoder_.buffered_bytes() << " bytes of it dropped");
     }
@@ -279,7 +279,7 @@ Status RemotingServer::start(const std::string& listen_address) {
   listener_ = std::move(listener).value();
   address_ = listener_->local_address();
   MQ_ASSERT(!address_.empty());
-  MQ_LOG(kInfo, kComponent, name_ << ": listening on " << address_);
+  MQ_LOG(kInfo, kRemotingServerLog, name_ << ": listening on " << address_);
   return Status::Ok();
 }
 
@@ -287,7 +287,7 @@ void RemotingServer::shutdown() {
   if (listener_ != nullptr) {
     listener_->close();
     listener_.reset();
-    MQ_LOG(kInfo, kComponent, name_ << ": shut down, closing " << connections_.size() << " connections");
+    MQ_LOG(kInfo, kRemotingServerLog, name_ << ": shut down, closing " << connections_.size() << " connections");
   }
   // Moved out first: nothing may reach connections_ while it is torn down.
   std::map<uint64_t, std::shared_ptr<ServerConnection>> connections = std::move(connections_);
@@ -308,7 +308,7 @@ void RemotingServer::on_accept(std::shared_ptr<env::Connection> connection) {
   const bool inserted = connections_.emplace(id, server_connection).second;
   MQ_ASSERT(inserted);
   ++stats_.connections_accepted;
-  MQ_LOG(kDebug, kComponent, name_ << ": accepted a connection from " << server_connection->remote_address());
+  MQ_LOG(kDebug, kRemotingServerLog, name_ << ": accepted a connection from " << server_connection->remote_address());
   server_connection->start();
 }
 
@@ -318,7 +318,7 @@ void RemotingServer::refuse_over_limit(env::Connection& connection) {
   ++stats_.connections_refused_over_limit;
   const uint64_t refused = stats_.connections_refused_over_limit;
   if (refused == 1 || refused % 1000 == 0) {
-    MQ_LOG(kWarn, kComponent,
+    MQ_LOG(kWarn, kRemotingServerLog,
            name_ << ": refusing the connection from " << connection.remote_address() << ": " << connections_.size()
                  << " connections open, the limit (serverMaxConnections) is " << options_.max_connections << "; "
                  << refused << " refused so far");
@@ -330,17 +330,17 @@ void RemotingServer::dispatch(const std::shared_ptr<ServerConnection>& connectio
   MQ_ASSERT(connection != nullptr);
   if (request.is_response()) {
     // We never send requests to clients, so no response can be ours to match.
-    MQ_LOG(kWarn, kComponent,
+    MQ_LOG(kWarn, kRemotingServerLog,
            name_ << ": ignoring an unexpected " << request.describe() << " from " << connection->remote_address());
     return;
   }
   ++stats_.requests;
-  MQ_LOG(kDebug, kComponent, name_ << ": " << request.describe() << " from " << connection->remote_address());
+  MQ_LOG(kDebug, kRemotingServerLog, name_ << ": " << request.describe() << " from " << connection->remote_address());
   ResponseChannel channel(connection, request);
   const auto found = processors_.find(request.code);
   if (found == processors_.end()) {
     ++stats_.unsupported_requests;
-    MQ_LOG(kWarn, kComponent,
+    MQ_LOG(kWarn, kRemotingServerLog,
            name_ << ": " << describe_request_code(request.code) << " from " << connection->remote_address()
                  << " is not supported");
     channel.reply(ResponseCode::REQUEST_CODE_NOT_SUPPORTED,
@@ -359,7 +359,7 @@ void RemotingServer::on_closed(ServerConnection* connection, const Status& reaso
   MQ_ASSERT(found->second.get() == connection);
   const std::string remote_address = connection->remote_address();
   connections_.erase(found);
-  MQ_LOG(kInfo, kComponent, name_ << ": connection from " << remote_address << " closed: " << reason.to_string());
+  MQ_LOG(kInfo, kRemotingServerLog, name_ << ": connection from " << remote_address << " closed: " << reason.to_string());
   if (on_connection_closed_) {
     const auto listener = on_connection_closed_;  // the listener may replace itself
     listener(remote_address);

@@ -7,7 +7,7 @@
 
 namespace mqlab::store {
 namespace {
-constexpr int64_t kScanChunkBytes = 256 * 1024;
+constexpr int64_t kCommitLogScanChunkBytes = 256 * 1024;
 // The largest pwrite one group write issues: 256 puts of 1 KiB in flight fit
 // in one; a bigger batch is written in several, all before any is acknowledged.
 constexpr size_t kGroupWriteMaxBytes = 1024 * 1024;
@@ -277,7 +277,7 @@ bool CommitLogScanner::fill(int64_t need) {
   MQ_ASSERT(file != nullptr);  // next() checked
   const int64_t position_in_file = at - file->file_from_offset();
   const int64_t file_end = std::min(file->file_from_offset() + file->file_size(), limit_.value());
-  const int64_t length = std::min(std::max(need, kScanChunkBytes), file_end - at);
+  const int64_t length = std::min(std::max(need, kCommitLogScanChunkBytes), file_end - at);
   if (length < need) return false;
   // Grown, never shrunk: a reused buffer costs no allocation and no zeroing.
   if (buffer_.size() < static_cast<size_t>(length)) buffer_.resize(static_cast<size_t>(length));

@@ -12,9 +12,9 @@ namespace mqlab::store {
 
 namespace {
 
-constexpr const char* kLogComponent = "consumequeue";
+constexpr const char* kConsumeQueueLog = "consumequeue";
 // Recovery reads a segment this many whole entries at a time (~64 KiB).
-constexpr int64_t kScanChunkBytes = 3276 * kConsumeQueueEntrySize;
+constexpr int64_t kConsumeQueueScanChunkBytes = 3276 * kConsumeQueueEntrySize;
 
 using EntryBytes = std::array<uint8_t, kConsumeQueueEntrySize>;
 
@@ -83,7 +83,7 @@ bool accept_entry(const uint8_t* bytes, RecoveryScan& scan) {
 Result<int64_t> scan_valid_prefix(const MappedFile& file, RecoveryScan& scan) {
   std::vector<uint8_t> chunk;
   for (int64_t position = 0; position < file.file_size();) {
-    const int64_t length = std::min(kScanChunkBytes, file.file_size() - position);
+    const int64_t length = std::min(kConsumeQueueScanChunkBytes, file.file_size() - position);
     chunk.resize(static_cast<size_t>(length));
     MQ_ASSIGN_OR_RETURN(size_t got, file.read(position, chunk));
     if (static_cast<int64_t>(got) != length) {
@@ -154,7 +154,7 @@ Status ConsumeQueue::recover() {
     if (valid_bytes < files[i]->file_size()) break;
   }
   if (!scan.stop_reason.empty()) {
-    MQ_LOG(kWarn, kLogComponent, queue_name(topic_, queue_id_) << ": recovery stops at byte " << valid_end << ": "
+    MQ_LOG(kWarn, kConsumeQueueLog, queue_name(topic_, queue_id_) << ": recovery stops at byte " << valid_end << ": "
                                                                 << scan.stop_reason << "; the rest is dropped");
   }
   if (valid_end < files_.max_offset()) MQ_RETURN_IF_ERROR(files_.truncate_dirty_files(valid_end));
@@ -231,7 +231,7 @@ Status ConsumeQueue::create_first_file_at(QueueOffset offset) {
     return status;
   }
   min_offset_ = offset;
-  MQ_LOG(kInfo, kLogComponent, queue_name(topic_, queue_id_) << ": first file starts at queue offset " << offset.value()
+  MQ_LOG(kInfo, kConsumeQueueLog, queue_name(topic_, queue_id_) << ": first file starts at queue offset " << offset.value()
                                                              << " (" << (byte - start) / kConsumeQueueEntrySize
                                                              << " placeholders)");
   MQ_ASSERT(max_offset() == offset);
@@ -321,7 +321,7 @@ Status ConsumeQueue::recompute_max_physical_end() {
 
 void ConsumeQueue::correct_min_offset(PhyOffset commitlog_min) {
   if (Status status = update_min_offset(commitlog_min); !status.ok()) {
-    MQ_LOG(kError, kLogComponent, queue_name(topic_, queue_id_) << ": min offset stays at " << min_offset_.value()
+    MQ_LOG(kError, kConsumeQueueLog, queue_name(topic_, queue_id_) << ": min offset stays at " << min_offset_.value()
                                                                 << ": " << status.to_string());
   }
 }
@@ -338,7 +338,7 @@ Status ConsumeQueue::truncate_dirty(PhyOffset phy_end) {
   MQ_ASSERT(!needs_recovery_);
   MQ_ASSIGN_OR_RETURN(QueueOffset cut, lower_bound_physical(phy_end));
   if (cut == max_offset()) return Status::Ok();
-  MQ_LOG(kWarn, kLogComponent, queue_name(topic_, queue_id_) << ": dropping entries [" << cut.value() << ", "
+  MQ_LOG(kWarn, kConsumeQueueLog, queue_name(topic_, queue_id_) << ": dropping entries [" << cut.value() << ", "
                                                              << max_offset().value() << ") that point at or past "
                                                              << "commitlog offset " << phy_end.value());
   MQ_RETURN_IF_ERROR(files_.truncate_dirty_files(cut.value() * kConsumeQueueEntrySize));
@@ -357,7 +357,7 @@ Result<int> ConsumeQueue::delete_expired_files(PhyOffset commitlog_min) {
     if (got != bytes.size()) return Status::Corruption(first->path() + ": short read of its last entry");
     if (PhyOffset(get_i64_be(bytes.data())) >= commitlog_min) break;
     MQ_RETURN_IF_ERROR(files_.delete_first_file());
-    MQ_LOG(kInfo, kLogComponent, "deleted expired " << first->path() << " (commitlog min " << commitlog_min.value()
+    MQ_LOG(kInfo, kConsumeQueueLog, "deleted expired " << first->path() << " (commitlog min " << commitlog_min.value()
                                                     << ")");
     ++deleted;
   }

@@ -12,7 +12,7 @@
 namespace mqlab::store {
 namespace {
 
-constexpr int32_t kEntriesPerRead = 1024;  // 20 KiB of ConsumeQueue per read
+constexpr int32_t kCoverageEntriesPerRead = 1024;  // 20 KiB of ConsumeQueue per read
 
 // One queue's real entries in [from, to) of the CommitLog, in order, read in batches.
 class EntryCursor {
@@ -24,7 +24,7 @@ class EntryCursor {
   Result<std::optional<ConsumeQueueEntry>> peek() {
     while (index_ >= batch_.size()) {
       if (done_ || next_read_ >= queue_.max_offset()) return std::optional<ConsumeQueueEntry>();
-      MQ_ASSIGN_OR_RETURN(batch_, queue_.read(next_read_, kEntriesPerRead));
+      MQ_ASSIGN_OR_RETURN(batch_, queue_.read(next_read_, kCoverageEntriesPerRead));
       index_ = 0;
       if (batch_.empty()) return std::optional<ConsumeQueueEntry>();
       next_read_ = batch_.back().queue_offset + 1;

@@ -10,7 +10,7 @@ namespace mqlab::store {
 
 namespace {
 
-constexpr const char* kLogComponent = "index";
+constexpr const char* kIndexServiceLog = "index";
 // 9999-12-31 23:59:59.999 UTC: the newest time a 17-digit name can say.
 constexpr int64_t kMaxFileNameMs = 253'402'300'799'999;
 
@@ -63,7 +63,7 @@ Status IndexService::load(bool last_exit_ok, int64_t checkpoint_index_timestamp_
     const std::string path = env::join_path(dir_, name);
     const std::optional<int64_t> created_ms = IndexFile::parse_file_name(name);
     if (!created_ms || env_.files().is_directory(path)) {
-      MQ_LOG(kWarn, kLogComponent, "ignoring stray entry " << path << " (not a yyyyMMddHHmmssSSS index file)");
+      MQ_LOG(kWarn, kIndexServiceLog, "ignoring stray entry " << path << " (not a yyyyMMddHHmmssSSS index file)");
       continue;
     }
     last_name_ms_ = std::max(last_name_ms_, *created_ms);
@@ -83,7 +83,7 @@ Status IndexService::load(bool last_exit_ok, int64_t checkpoint_index_timestamp_
 Status IndexService::remove_file(const std::shared_ptr<IndexFile>& file, std::string_view why) {
   MQ_RETURN_IF_ERROR(file->destroy(env_.files()));
   ++dir_changes_;
-  MQ_LOG(kInfo, kLogComponent, "deleted " << file->path() << " (endPhyOffset " << file->header().end_phy_offset.value()
+  MQ_LOG(kInfo, kIndexServiceLog, "deleted " << file->path() << " (endPhyOffset " << file->header().end_phy_offset.value()
                                           << ", endTimestamp " << file->header().end_timestamp_ms << "): " << why);
   return Status::Ok();
 }
@@ -123,7 +123,7 @@ Result<std::shared_ptr<IndexFile>> IndexService::writable_file() {
     // RocketMQ flushes a full file in the background; its completion moves
     // the checkpoint's indexMsgTimestamp (last_flushed_end_timestamp_ms).
     flush_files({previous}, [path = previous->path()](Status status) {
-      if (!status.ok()) MQ_LOG(kError, kLogComponent, "flushing full index file " << path << ": " << status.to_string());
+      if (!status.ok()) MQ_LOG(kError, kIndexServiceLog, "flushing full index file " << path << ": " << status.to_string());
     });
   }
   return created;
@@ -230,7 +230,7 @@ void IndexService::flush_files(std::vector<std::shared_ptr<IndexFile>> files, st
     // Write-behind: the buffered entries, slots and header reach the file
     // before its sync, so the sync (and the checkpoint after it) covers them.
     if (Status written = file->write_back(); !written.ok()) {
-      MQ_LOG(kError, kLogComponent,
+      MQ_LOG(kError, kIndexServiceLog,
              "writing back " << file->path() << ": " << written.to_string()
                              << " (its entries stay buffered and are retried at the next flush)");
       env_.executor().post([on_one, written]() mutable { on_one(std::move(written)); });

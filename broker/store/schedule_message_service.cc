@@ -11,9 +11,9 @@
 namespace mqlab::store {
 namespace {
 
-constexpr const char* kLog = "schedule";
+constexpr const char* kScheduleMessageServiceLog = "schedule";
 // ConsumeQueue entries read per look at a level.
-constexpr int32_t kEntriesPerRead = 32;
+constexpr int32_t kScheduleEntriesPerRead = 32;
 // After a read or put that failed for a reason that may pass (disk full, an
 // I/O error), how long until the level tries the same entry again
 // (RocketMQ's DELAY_FOR_A_PERIOD).
@@ -154,7 +154,7 @@ void ScheduleMessageService::start() {
     deliver_later(level, 0);
   }
   schedule_persist();
-  MQ_LOG(kInfo, kLog, "delivering " << max_delay_level() << " delay levels (" << config_.messageDelayLevel << ")");
+  MQ_LOG(kInfo, kScheduleMessageServiceLog, "delivering " << max_delay_level() << " delay levels (" << config_.messageDelayLevel << ")");
 }
 
 void ScheduleMessageService::stop() {
@@ -170,7 +170,7 @@ void ScheduleMessageService::stop() {
 void ScheduleMessageService::warn_about_stranded_queues() const {
   for (const auto& [topic, queue_id] : store_.queues()) {
     if (topic != kScheduleTopic || queue_id < max_delay_level()) continue;
-    MQ_LOG(kError, kLog,
+    MQ_LOG(kError, kScheduleMessageServiceLog,
            "SCHEDULE_TOPIC_XXXX queue " << queue_id << " holds messages for delay level " << queue_id + 1
                                         << ", which messageDelayLevel no longer has: they wait, undelivered, until "
                                            "the level is configured again");
@@ -212,7 +212,7 @@ void ScheduleMessageService::schedule_persist() {
     if (!started_) return;
     if (offsets_json() != last_persisted_) {
       persist([this](Status status) {
-        if (!status.ok()) MQ_LOG(kWarn, kLog, "persisting " << path() << " failed: " << status.to_string());
+        if (!status.ok()) MQ_LOG(kWarn, kScheduleMessageServiceLog, "persisting " << path() << " failed: " << status.to_string());
       });
     }
     schedule_persist();
@@ -267,7 +267,7 @@ std::optional<int64_t> ScheduleMessageService::clamp_offset(int32_t level, const
   const int64_t max = queue.max_offset().value();
   MQ_ASSERT(min <= max);
   if (offset < min) {
-    MQ_LOG(kError, kLog, "delay level " << level << ": " << min - offset << " entries from offset " << offset
+    MQ_LOG(kError, kScheduleMessageServiceLog, "delay level " << level << ": " << min - offset << " entries from offset " << offset
                                         << " were removed by retention before their time; going on at " << min);
     stats_.skipped += static_cast<uint64_t>(min - offset);
     offset = min;
@@ -275,7 +275,7 @@ std::optional<int64_t> ScheduleMessageService::clamp_offset(int32_t level, const
   if (offset > max) {
     // The file claims deliveries the recovered queue does not hold (it was
     // rebuilt shorter): the entries past max are gone or not yet written.
-    MQ_LOG(kWarn, kLog, "delay level " << level << ": offset " << offset << " is past the queue's end " << max
+    MQ_LOG(kWarn, kScheduleMessageServiceLog, "delay level " << level << ": offset " << offset << " is past the queue's end " << max
                                        << "; going on from there");
     offset = max;
   }
@@ -290,9 +290,9 @@ void ScheduleMessageService::deliver(int32_t level) {
   if (queue == nullptr) return;  // nothing ever waited at this level; on_dispatched wakes us
   const std::optional<int64_t> from = clamp_offset(level, *queue);
   if (!from) return;  // all delivered; on_dispatched wakes us
-  Result<std::vector<ConsumeQueueEntry>> entries = queue->read(QueueOffset(*from), kEntriesPerRead);
+  Result<std::vector<ConsumeQueueEntry>> entries = queue->read(QueueOffset(*from), kScheduleEntriesPerRead);
   if (!entries.ok() || entries->empty()) {
-    MQ_LOG(kWarn, kLog, "delay level " << level << ": reading the queue at " << *from << " failed: "
+    MQ_LOG(kWarn, kScheduleMessageServiceLog, "delay level " << level << ": reading the queue at " << *from << " failed: "
                                        << (entries.ok() ? "no entry" : entries.status().to_string())
                                        << "; trying again in 10 s");
     return deliver_later(level, kRetryDelay);
@@ -320,7 +320,7 @@ ScheduleMessageService::Step ScheduleMessageService::deliver_due(int32_t level, 
                            " (commitlog offset " + entry.offset.to_string() + ")";
   Result<std::vector<uint8_t>> bytes = store_.look_message_by_offset(entry.offset);
   if (!bytes.ok() && bytes.status().code() == StatusCode::kIoError) {
-    MQ_LOG(kWarn, kLog, what << ": " << bytes.status().to_string() << "; trying again in 10 s");
+    MQ_LOG(kWarn, kScheduleMessageServiceLog, what << ": " << bytes.status().to_string() << "; trying again in 10 s");
     deliver_later(level, kRetryDelay);
     return Step::kWaiting;
   }
@@ -329,7 +329,7 @@ ScheduleMessageService::Step ScheduleMessageService::deliver_due(int32_t level, 
   if (!copy.ok()) {
     // Removed by retention, or bytes that will never decode: waiting would
     // hold every later message of the level behind it.
-    MQ_LOG(kError, kLog, what << " cannot be delivered and is skipped: " << copy.status().to_string());
+    MQ_LOG(kError, kScheduleMessageServiceLog, what << " cannot be delivered and is skipped: " << copy.status().to_string());
     ++stats_.skipped;
     advance(level, offset + 1);
     return Step::kIdle;
@@ -353,14 +353,14 @@ void ScheduleMessageService::on_put_done(int32_t level, int64_t next_offset, con
     return deliver(level);
   }
   if (refused_for_good(result.status)) {
-    MQ_LOG(kError, kLog, what << " cannot be delivered and is skipped: the store refused it with "
+    MQ_LOG(kError, kScheduleMessageServiceLog, what << " cannot be delivered and is skipped: the store refused it with "
                               << put_message_status_name(result.status) << ": " << result.remark);
     ++stats_.skipped;
     advance(level, next_offset);
     return deliver(level);
   }
   ++stats_.put_failures;
-  MQ_LOG(kWarn, kLog, what << ": put failed with " << put_message_status_name(result.status) << " (" << result.remark
+  MQ_LOG(kWarn, kScheduleMessageServiceLog, what << ": put failed with " << put_message_status_name(result.status) << " (" << result.remark
                            << "); trying again in 10 s");
   if (started_) deliver_later(level, kRetryDelay);
 }

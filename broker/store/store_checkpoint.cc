@@ -10,7 +10,7 @@
 namespace mqlab::store {
 namespace {
 
-constexpr const char* kLog = "checkpoint";
+constexpr const char* kStoreCheckpointLog = "checkpoint";
 // RocketMQ's margin in getMinTimestamp: 1000 * 3.
 constexpr int64_t kMinTimestampMarginMs = 3000;
 
@@ -32,7 +32,7 @@ Status StoreCheckpoint::load() {
   logics_msg_timestamp_ = 0;
   index_msg_timestamp_ = 0;
   if (!env_.files().exists(path_)) {
-    MQ_LOG(kInfo, kLog, path_ << " missing: timestamps start at 0");
+    MQ_LOG(kInfo, kStoreCheckpointLog, path_ << " missing: timestamps start at 0");
     return Status::Ok();
   }
   Result<std::shared_ptr<env::File>> opened = env_.files().open(path_, env::OpenOptions{});
@@ -42,7 +42,7 @@ Status StoreCheckpoint::load() {
   Result<size_t> read = file_->pread(0, bytes);
   if (!read.ok()) return read.status().with_context("reading checkpoint " + path_);
   if (*read < kUsedBytes) {
-    MQ_LOG(kWarn, kLog, path_ << " holds " << *read << " bytes, fewer than " << kUsedBytes
+    MQ_LOG(kWarn, kStoreCheckpointLog, path_ << " holds " << *read << " bytes, fewer than " << kUsedBytes
                              << ": ignored, timestamps start at 0");
     return Status::Ok();
   }
@@ -52,7 +52,7 @@ Status StoreCheckpoint::load() {
   const int64_t index = reader.i64();
   MQ_ASSERT(!reader.failed());  // 24 bytes were read
   if (!plausible(physic) || !plausible(logics) || !plausible(index)) {
-    MQ_LOG(kWarn, kLog, path_ << " is torn or not a checkpoint (physic " << physic << ", logics " << logics
+    MQ_LOG(kWarn, kStoreCheckpointLog, path_ << " is torn or not a checkpoint (physic " << physic << ", logics " << logics
                              << ", index " << index << "; each must be in [0, " << kMaxPlausibleTimestampMs
                              << "]): ignored, timestamps start at 0");
     return Status::Ok();
@@ -60,7 +60,7 @@ Status StoreCheckpoint::load() {
   physic_msg_timestamp_ = physic;
   logics_msg_timestamp_ = logics;
   index_msg_timestamp_ = index;
-  MQ_LOG(kInfo, kLog, "loaded " << path_ << ": physic " << physic << ", logics " << logics << ", index " << index);
+  MQ_LOG(kInfo, kStoreCheckpointLog, "loaded " << path_ << ": physic " << physic << ", logics " << logics << ", index " << index);
   return Status::Ok();
 }
 

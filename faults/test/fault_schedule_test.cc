@@ -9,7 +9,7 @@
 
 #include <map>
 
-namespace mqlab::faults {
+namespace mqlab::faults::fault_schedule_test {
 namespace {
 
 std::vector<NemesisTarget> three_machines(bool raid10) {
@@ -136,4 +136,4 @@ RC_GTEST_PROP(Nemesis, SchedulesKeepEveryConstraint, ()) {
 }
 
 }  // namespace
-}  // namespace mqlab::faults
+}  // namespace mqlab::faults::fault_schedule_test

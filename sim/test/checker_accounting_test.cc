@@ -19,7 +19,7 @@
 #include "sim/test/quiet_run.h"
 #include "sim/test/receipt_record.h"
 
-namespace mqlab::sim {
+namespace mqlab::sim::checker_accounting_test {
 namespace {
 
 const store::HostAddress kBrokerHost = store::HostAddress::ipv4(10, 0, 0, 1, 10911);
@@ -242,4 +242,4 @@ TEST(CheckerAccounting, KillPauseScenariosDuplicatesAreSecondStoredCopies) {
 }
 
 }  // namespace
-}  // namespace mqlab::sim
+}  // namespace mqlab::sim::checker_accounting_test

@@ -17,7 +17,7 @@
 #include "sim/history.h"
 #include "sim/test/receipt_record.h"
 
-namespace mqlab::sim {
+namespace mqlab::sim::checker_duplicates_test {
 namespace {
 
 const std::vector<std::string> kGroups = {"g-audit", "g-bench", "g-zeta"};
@@ -172,4 +172,4 @@ TEST(CheckerDuplicates, OneMessageStoredTwiceForTwoGroupsAcrossTinyPassesCountsO
 }
 
 }  // namespace
-}  // namespace mqlab::sim
+}  // namespace mqlab::sim::checker_duplicates_test

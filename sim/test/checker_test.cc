@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-namespace mqlab::sim {
+namespace mqlab::sim::checker_test {
 namespace {
 
 
@@ -116,9 +116,9 @@ TEST(Checker, LatencyPercentilesAreNearestRank) {
 }
 
 }  // namespace
-}  // namespace mqlab::sim
+}  // namespace mqlab::sim::checker_test
 
-namespace mqlab::sim {
+namespace mqlab::sim::checker_test {
 namespace {
 
 TEST(Checker, AGroupWithEveryBrokerDownIsUnreadableFromItsFirstAck) {
@@ -142,4 +142,4 @@ TEST(Checker, AGroupWithEveryBrokerDownIsUnreadableFromItsFirstAck) {
 }
 
 }  // namespace
-}  // namespace mqlab::sim
+}  // namespace mqlab::sim::checker_test

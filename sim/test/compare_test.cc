@@ -16,7 +16,7 @@
 #include "sim/scenario.h"
 #include "sim/seed_run.h"
 
-namespace mqlab::sim {
+namespace mqlab::sim::compare_test {
 namespace {
 
 constexpr char kMatrix[] = R"(
@@ -297,4 +297,4 @@ TEST(MatrixCell, FindsACellByNameAndListsThemOtherwise) {
 }
 
 }  // namespace
-}  // namespace mqlab::sim
+}  // namespace mqlab::sim::compare_test

@@ -11,7 +11,7 @@
 #include "sim/seed_run.h"
 #include "sim/sim_world.h"
 
-namespace mqlab::sim {
+namespace mqlab::sim::determinism_test {
 namespace {
 
 // ASYNC_FLUSH through a power cut, Poisson arrivals: every random stream
@@ -133,4 +133,4 @@ TEST(Determinism, EmptyOverrideRemovesEveryFault) {
 }
 
 }  // namespace
-}  // namespace mqlab::sim
+}  // namespace mqlab::sim::determinism_test

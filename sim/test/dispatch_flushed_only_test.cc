@@ -14,7 +14,7 @@
 #include "sim/sim_world.h"
 #include "sim/test/quiet_run.h"
 
-namespace mqlab::sim {
+namespace mqlab::sim::dispatch_flushed_only_test {
 namespace {
 
 RunResult run_scenario(const std::string& file) {
@@ -54,4 +54,4 @@ TEST(DispatchFlushedOnly, OnTheSameRunLosesNothing) {
 }
 
 }  // namespace
-}  // namespace mqlab::sim
+}  // namespace mqlab::sim::dispatch_flushed_only_test

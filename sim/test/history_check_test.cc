@@ -9,7 +9,7 @@
 
 #include "sim/run_report.h"
 
-namespace mqlab::sim {
+namespace mqlab::sim::history_check_test {
 namespace {
 
 const char* const kScenario = R"(
@@ -81,4 +81,4 @@ TEST(HistoryCheck, WithoutAScenarioARunPassesWhenNothingAcknowledgedWasLost) {
 }
 
 }  // namespace
-}  // namespace mqlab::sim
+}  // namespace mqlab::sim::history_check_test

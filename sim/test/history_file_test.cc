@@ -9,7 +9,7 @@
 
 #include "sim/checker.h"
 
-namespace mqlab::sim {
+namespace mqlab::sim::history_file_test {
 namespace {
 
 const std::string kHeader = R"({"type":"history","format":"mqlab-history","version":1,"process":"p","role":"producer","clock":"wall_ns"})";
@@ -161,4 +161,4 @@ TEST(HistoryFile, AReceiptOfAnUnknownProducerIsCountedApart) {
 }
 
 }  // namespace
-}  // namespace mqlab::sim
+}  // namespace mqlab::sim::history_file_test

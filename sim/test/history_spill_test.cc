@@ -16,7 +16,7 @@
 #include "sim/history_order.h"
 #include "sim/history_spill.h"
 
-namespace mqlab::sim {
+namespace mqlab::sim::history_spill_test {
 namespace {
 
 struct Row {
@@ -217,4 +217,4 @@ TEST(CheckerLatency, NarrowingGivesTheSortedPercentiles) {
 }
 
 }  // namespace
-}  // namespace mqlab::sim
+}  // namespace mqlab::sim::history_spill_test

@@ -13,7 +13,7 @@
 #include "sim/history.h"
 #include "sim/interned_name.h"
 
-namespace mqlab::sim {
+namespace mqlab::sim::history_test {
 namespace {
 
 TEST(InternedName, ReadsComparesAndOrdersAsItsText) {
@@ -138,4 +138,4 @@ RC_GTEST_PROP(History, IncrementalAllAcknowledgedReceivedEqualsFromScratch, ()) 
 }
 
 }  // namespace
-}  // namespace mqlab::sim
+}  // namespace mqlab::sim::history_test

@@ -10,7 +10,7 @@
 #include "sim/checker.h"
 #include "sim/test/receipt_record.h"
 
-namespace mqlab::sim {
+namespace mqlab::sim::loss_bound_test {
 namespace {
 
 constexpr int64_t kRecordBytes = 300;
@@ -276,4 +276,4 @@ TEST(LossBound, CheckerAttributesByTheBoundAndCountsWhatItDidNotForesee) {
 }
 
 }  // namespace
-}  // namespace mqlab::sim
+}  // namespace mqlab::sim::loss_bound_test

@@ -13,7 +13,7 @@
 #include "sim/sim_world.h"
 #include "sim/test/quiet_run.h"
 
-namespace mqlab::sim {
+namespace mqlab::sim::mqsim_prop_test {
 namespace {
 
 struct GeneratedFault {
@@ -118,4 +118,4 @@ TEST(MqsimProperties, MultiMasterKeepsWritingWhileOneMasterIsDown) {
 }
 
 }  // namespace
-}  // namespace mqlab::sim
+}  // namespace mqlab::sim::mqsim_prop_test

@@ -10,7 +10,7 @@
 #include "sim/scenario.h"
 #include "sim/sim_world.h"
 
-namespace mqlab::sim {
+namespace mqlab::sim::producer_in_flight_test {
 namespace {
 
 Scenario kill_pause(int max_in_flight) {
@@ -52,4 +52,4 @@ TEST(ProducerInFlight, WithoutACapThePauseStoresHundredsTwiceWithItAFew) {
 }
 
 }  // namespace
-}  // namespace mqlab::sim
+}  // namespace mqlab::sim::producer_in_flight_test

@@ -25,7 +25,7 @@
 #include "sim/sim_world.h"
 #include "sim/test/quiet_run.h"
 
-namespace mqlab::sim {
+namespace mqlab::sim::replication_prop_test {
 namespace {
 
 // A run whose world stays alive afterwards, to look at its history and disks.
@@ -362,4 +362,4 @@ TEST(ReplicationProperties, CaughtUpSlaveLogIsAByteIdenticalPrefixOfTheMasters) 
 }
 
 }  // namespace
-}  // namespace mqlab::sim
+}  // namespace mqlab::sim::replication_prop_test

@@ -16,7 +16,7 @@
 #include "sim/sim_machine.h"
 #include "sim/sim_world.h"
 
-namespace mqlab::sim {
+namespace mqlab::sim::retention_memory_test {
 namespace {
 
 const char* const kRetention = R"(
@@ -88,4 +88,4 @@ TEST(RetentionMemory, DeletedSegmentsFreeTheirSimulatedBlocksSoTheDiskStaysBound
 }
 
 }  // namespace
-}  // namespace mqlab::sim
+}  // namespace mqlab::sim::retention_memory_test

@@ -13,7 +13,7 @@
 
 #include "sim/yaml_reader.h"
 
-namespace mqlab::sim {
+namespace mqlab::sim::scenario_test {
 namespace {
 
 using faults::FaultKind;
@@ -482,4 +482,4 @@ TEST(ScenarioExpectation, HoldsAndDescribes) {
 }
 
 }  // namespace
-}  // namespace mqlab::sim
+}  // namespace mqlab::sim::scenario_test

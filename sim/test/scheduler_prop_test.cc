@@ -12,7 +12,7 @@
 
 #include "sim/scheduler.h"
 
-namespace mqlab::sim {
+namespace mqlab::sim::scheduler_prop_test {
 namespace {
 
 struct ModelEvent {
@@ -170,4 +170,4 @@ RC_GTEST_PROP(SchedulerModel, RandomOperationsMatchTheModel, ()) {
 }
 
 }  // namespace
-}  // namespace mqlab::sim
+}  // namespace mqlab::sim::scheduler_prop_test

@@ -11,7 +11,7 @@
 #include "sim/sim_disk.h"
 #include "sim/sim_env.h"
 
-namespace mqlab::sim {
+namespace mqlab::sim::scheduler_test {
 namespace {
 
 TEST(Scheduler, StartsAtZeroAndIdle) {
@@ -248,9 +248,9 @@ TEST(SimEnv, DestroyingAnEnvKillsWhatItQueued) {
 }
 
 }  // namespace
-}  // namespace mqlab::sim
+}  // namespace mqlab::sim::scheduler_test
 
-namespace mqlab::sim {
+namespace mqlab::sim::scheduler_test {
 namespace {
 
 // SIGSTOP / SIGCONT: a paused owner's events wait, then run in (due, id)
@@ -289,4 +289,4 @@ TEST(SchedulerPause, KillingAPausedOwnerDropsItsHeldEvents) {
 }
 
 }  // namespace
-}  // namespace mqlab::sim
+}  // namespace mqlab::sim::scheduler_test

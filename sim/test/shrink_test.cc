@@ -12,7 +12,7 @@
 
 #include "sim/scenario.h"
 
-namespace mqlab::sim {
+namespace mqlab::sim::shrink_test {
 namespace {
 
 using faults::FaultEvent;
@@ -137,4 +137,4 @@ expect:
 }
 
 }  // namespace
-}  // namespace mqlab::sim
+}  // namespace mqlab::sim::shrink_test

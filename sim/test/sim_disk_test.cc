@@ -19,7 +19,7 @@
 #include "sim/raid10_disk.h"
 #include "sim/sim_env.h"
 
-namespace mqlab::sim {
+namespace mqlab::sim::sim_disk_test {
 namespace {
 
 std::vector<uint8_t> bytes_of(std::string_view text) { return {text.begin(), text.end()}; }
@@ -881,4 +881,4 @@ RC_GTEST_PROP(Raid10Disk, FailsExactlyWhenAMirrorLosesBothDisks, (const std::vec
 }
 
 }  // namespace
-}  // namespace mqlab::sim
+}  // namespace mqlab::sim::sim_disk_test

@@ -19,7 +19,7 @@
 #include "sim/sim_disk.h"
 #include "sim/sim_env.h"
 
-namespace mqlab::sim {
+namespace mqlab::sim::sim_net_test {
 namespace {
 
 const std::string kHostA = "10.0.0.1";
@@ -883,4 +883,4 @@ TEST(SimNet, SimEnvsOnALoopbackRootStillWork) {
 }
 
 }  // namespace
-}  // namespace mqlab::sim
+}  // namespace mqlab::sim::sim_net_test

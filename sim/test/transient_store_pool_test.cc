@@ -19,7 +19,7 @@
 #include "sim/sim_world.h"
 #include "sim/test/quiet_run.h"
 
-namespace mqlab::sim {
+namespace mqlab::sim::transient_store_pool_test {
 namespace {
 
 constexpr char kScenario[] = "single-master-async-transient-pool-kill.yaml";
@@ -184,4 +184,4 @@ TEST(TransientStorePool, APromotedMasterThatAcknowledgedNothingLosesNothingToIts
 }
 
 }  // namespace
-}  // namespace mqlab::sim
+}  // namespace mqlab::sim::transient_store_pool_test

@@ -9,7 +9,7 @@
 
 #include "broker/admin_cli/latency_histogram.h"
 
-namespace mqlab::admin_cli {
+namespace mqlab::admin_cli::latency_histogram_test {
 namespace {
 
 // sim/checker.cc's rule.
@@ -71,4 +71,4 @@ RC_GTEST_PROP(LatencyHistogram, PercentilesBoundTheExactValueWithin1In32, ()) {
 }
 
 }  // namespace
-}  // namespace mqlab::admin_cli
+}  // namespace mqlab::admin_cli::latency_histogram_test

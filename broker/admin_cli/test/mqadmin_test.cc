@@ -11,7 +11,7 @@
 #include "broker/admin_cli/mqadmin.h"
 #include "broker/admin_cli/test/mqadmin_fixture.h"
 
-namespace mqlab::admin_cli {
+namespace mqlab::admin_cli::mqadmin_test {
 namespace {
 
 using testing::CliRun;
@@ -336,4 +336,4 @@ TEST_F(MqadminTest, SendToATopicWithoutRouteFailsWithExitOne) {
 }
 
 }  // namespace
-}  // namespace mqlab::admin_cli
+}  // namespace mqlab::admin_cli::mqadmin_test

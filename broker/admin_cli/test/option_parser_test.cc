@@ -10,7 +10,7 @@
 
 #include "broker/admin_cli/option_parser.h"
 
-namespace mqlab::admin_cli {
+namespace mqlab::admin_cli::option_parser_test {
 namespace {
 
 std::vector<OptionSpec> specs() {
@@ -109,4 +109,4 @@ RC_GTEST_PROP(OptionParser, WellFormedLinesGiveBackTheirValues, ()) {
 }
 
 }  // namespace
-}  // namespace mqlab::admin_cli
+}  // namespace mqlab::admin_cli::option_parser_test

@@ -13,7 +13,7 @@
 #include "sim/sim_disk.h"
 #include "sim/sim_env.h"
 
-namespace mqlab::admin_cli {
+namespace mqlab::admin_cli::perf_history_test {
 namespace {
 
 using testing::CliRun;
@@ -121,4 +121,4 @@ TEST_F(PerfHistoryTest, ABlankProducerIdIsAUsageError) {
 }
 
 }  // namespace
-}  // namespace mqlab::admin_cli
+}  // namespace mqlab::admin_cli::perf_history_test

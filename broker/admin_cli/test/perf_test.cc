@@ -12,7 +12,7 @@
 #include "broker/admin_cli/perf_producer.h"
 #include "broker/admin_cli/test/mqadmin_fixture.h"
 
-namespace mqlab::admin_cli {
+namespace mqlab::admin_cli::perf_test {
 namespace {
 
 using testing::CliRun;
@@ -172,4 +172,4 @@ TEST_F(MqadminTest, PerfProduceWithATopicMissingOrTooManyProducersFailsAtOnce) {
 }
 
 }  // namespace
-}  // namespace mqlab::admin_cli
+}  // namespace mqlab::admin_cli::perf_test

@@ -8,7 +8,7 @@
 
 #include "broker/admin_cli/text_format.h"
 
-namespace mqlab::admin_cli {
+namespace mqlab::admin_cli::text_format_test {
 namespace {
 
 TEST(TextFormat, StrprintfPadsColumnsAsJavaPrintfDoes) {
@@ -43,4 +43,4 @@ TEST(TextFormat, NamesrvListSplitsOnSemicolons) {
 }
 
 }  // namespace
-}  // namespace mqlab::admin_cli
+}  // namespace mqlab::admin_cli::text_format_test

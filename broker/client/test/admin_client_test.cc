@@ -11,7 +11,7 @@
 #include "broker/remoting/request_code.h"
 #include "broker/remoting/response_code.h"
 
-namespace mqlab::client {
+namespace mqlab::client::admin_client_test {
 namespace {
 
 using remoting::RequestCode;
@@ -151,4 +151,4 @@ TEST(MQClientInstance, OneSeedReplaysOneTrace) {
 }
 
 }  // namespace
-}  // namespace mqlab::client
+}  // namespace mqlab::client::admin_client_test

@@ -12,7 +12,7 @@
 
 #include "broker/client/allocate_message_queue.h"
 
-namespace mqlab::client {
+namespace mqlab::client::allocate_message_queue_prop_test {
 namespace {
 
 std::vector<MessageQueue> queues(int brokers, int per_broker) {
@@ -92,4 +92,4 @@ RC_GTEST_PROP(AllocateMessageQueueAveragely, EveryQueueHasExactlyOneOwnerInConti
 }
 
 }  // namespace
-}  // namespace mqlab::client
+}  // namespace mqlab::client::allocate_message_queue_prop_test

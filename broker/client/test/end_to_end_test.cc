@@ -17,7 +17,7 @@
 #include "broker/remoting/response_code.h"
 #include "broker/store/message_codec.h"
 
-namespace mqlab::client {
+namespace mqlab::client::end_to_end_test {
 namespace {
 
 using remoting::RemotingCommand;
@@ -572,4 +572,4 @@ TEST_F(EndToEndTest, ADelayedMessageIsHandledOnceAfterItsLevelsDelayInItsOwnQueu
 }
 
 }  // namespace
-}  // namespace mqlab::client
+}  // namespace mqlab::client::end_to_end_test

@@ -9,7 +9,7 @@
 #include "broker/client/latency_fault_tolerance.h"
 #include "broker/client/topic_publish_info.h"
 
-namespace mqlab::client {
+namespace mqlab::client::latency_fault_tolerance_test {
 namespace {
 
 TEST(LatencyFaultTolerance, BackOffFollowsRocketMqTable) {
@@ -118,4 +118,4 @@ TEST(TopicPublishInfo, WhenAllBackOffTheOneRecoveringFirstIsTried) {
 }
 
 }  // namespace
-}  // namespace mqlab::client
+}  // namespace mqlab::client::latency_fault_tolerance_test

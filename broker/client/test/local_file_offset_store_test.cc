@@ -19,7 +19,7 @@
 #include "broker/env/path.h"
 #include "sim/disk_profile.h"
 
-namespace mqlab::client {
+namespace mqlab::client::local_file_offset_store_test {
 namespace {
 
 using testing::FakeBroker;
@@ -254,4 +254,4 @@ TEST(LocalFileOffsetStore, TwoCorruptCopiesStopTheStartNamingTheFile) {
 }
 
 }  // namespace
-}  // namespace mqlab::client
+}  // namespace mqlab::client::local_file_offset_store_test

@@ -17,7 +17,7 @@
 #include "broker/client/message_client_id.h"
 #include "broker/client/subscription.h"
 
-namespace mqlab::client {
+namespace mqlab::client::message_test {
 namespace {
 
 std::vector<uint8_t> record(const std::string& topic, const std::string& body, int64_t queue_offset,
@@ -398,4 +398,4 @@ TEST(Subscription, TagListCarriesJavaHashCodes) {
 }
 
 }  // namespace
-}  // namespace mqlab::client
+}  // namespace mqlab::client::message_test

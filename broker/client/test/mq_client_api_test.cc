@@ -7,7 +7,7 @@
 #include "broker/remoting/request_code.h"
 #include "broker/remoting/response_code.h"
 
-namespace mqlab::client::api {
+namespace mqlab::client::api::mq_client_api_test {
 namespace {
 
 using remoting::RequestCode;
@@ -145,4 +145,4 @@ TEST(MQClientAPI, UnregisterLeavesOutEmptyGroups) {
 }
 
 }  // namespace
-}  // namespace mqlab::client::api
+}  // namespace mqlab::client::api::mq_client_api_test

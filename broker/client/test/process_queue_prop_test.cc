@@ -12,7 +12,7 @@
 
 #include "broker/client/process_queue.h"
 
-namespace mqlab::client {
+namespace mqlab::client::process_queue_prop_test {
 namespace {
 
 std::vector<MessageExt> messages(std::initializer_list<int64_t> offsets) {
@@ -259,4 +259,4 @@ RC_GTEST_PROP(ProcessQueue, ConsumedOffsetIsSmallestUnconsumedUnderAnyCompletion
 }
 
 }  // namespace
-}  // namespace mqlab::client
+}  // namespace mqlab::client::process_queue_prop_test

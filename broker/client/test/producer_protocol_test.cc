@@ -14,7 +14,7 @@
 #include "broker/remoting/request_code.h"
 #include "broker/remoting/response_code.h"
 
-namespace mqlab::client {
+namespace mqlab::client::producer_protocol_test {
 namespace {
 
 using remoting::RequestCode;
@@ -245,4 +245,4 @@ TEST(ProducerProtocol, HeartbeatsGoToMastersAndShutdownUnregisters) {
 }
 
 }  // namespace
-}  // namespace mqlab::client
+}  // namespace mqlab::client::producer_protocol_test

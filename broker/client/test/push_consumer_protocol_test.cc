@@ -15,7 +15,7 @@
 #include "broker/remoting/request_code.h"
 #include "broker/remoting/response_code.h"
 
-namespace mqlab::client {
+namespace mqlab::client::push_consumer_protocol_test {
 namespace {
 
 using remoting::RemotingCommand;
@@ -335,9 +335,9 @@ TEST(PushConsumerProtocol, BroadcastingGivesEveryConsumerEveryQueue) {
 }
 
 }  // namespace
-}  // namespace mqlab::client
+}  // namespace mqlab::client::push_consumer_protocol_test
 
-namespace mqlab::client {
+namespace mqlab::client::push_consumer_protocol_test {
 namespace {
 
 TEST(PushConsumerProtocol, InstanceShutdownPersistsOffsetsAndUnregistersEveryGroup) {
@@ -400,4 +400,4 @@ TEST(PushConsumerProtocol, DestroyingAConsumerWithPullsAndHandlersInFlightIsSafe
 }
 
 }  // namespace
-}  // namespace mqlab::client
+}  // namespace mqlab::client::push_consumer_protocol_test

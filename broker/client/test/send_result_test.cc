@@ -6,7 +6,7 @@
 #include "broker/client/send_result.h"
 #include "broker/remoting/response_code.h"
 
-namespace mqlab::client {
+namespace mqlab::client::send_result_test {
 namespace {
 
 using remoting::RemotingCommand;
@@ -96,4 +96,4 @@ TEST(SendResult, StatusNamesAreJavas) {
 }
 
 }  // namespace
-}  // namespace mqlab::client
+}  // namespace mqlab::client::send_result_test

@@ -15,7 +15,7 @@
 #include "broker/client/test/fake_cluster.h"
 #include "broker/remoting/request_code.h"
 
-namespace mqlab::client {
+namespace mqlab::client::slave_read_failover_test {
 namespace {
 
 using remoting::RemotingCommand;
@@ -149,4 +149,4 @@ TEST(SlaveReadFailover, ConsumerReadsTheSlaveWhileTheMasterIsSilentAndItsOffsets
 }
 
 }  // namespace
-}  // namespace mqlab::client
+}  // namespace mqlab::client::slave_read_failover_test

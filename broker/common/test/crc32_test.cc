@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace mqlab {
+namespace mqlab::crc32_test {
 namespace {
 
 uint32_t zlib_crc(std::span<const uint8_t> bytes) {
@@ -55,4 +55,4 @@ RC_GTEST_PROP(Crc32, MatchesZlibAndChains, (const std::vector<uint8_t>& a, const
 }
 
 }  // namespace
-}  // namespace mqlab
+}  // namespace mqlab::crc32_test

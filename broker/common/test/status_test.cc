@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-namespace mqlab {
+namespace mqlab::status_test {
 namespace {
 
 TEST(Status, DefaultIsOk) {
@@ -126,4 +126,4 @@ TEST(Macros, AssignOrReturnAssignsOrPropagates) {
 }
 
 }  // namespace
-}  // namespace mqlab
+}  // namespace mqlab::status_test

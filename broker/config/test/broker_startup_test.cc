@@ -9,7 +9,7 @@
 #include <map>
 #include <sstream>
 
-namespace mqlab::config {
+namespace mqlab::config::broker_startup_test {
 namespace {
 
 const BrokerStartupEnvironment kEnvironment{"/home/mq", "/work/dir", ""};
@@ -320,4 +320,4 @@ TEST(BrokerStartup, EveryExampleConfigParsesWithoutWarnings) {
 }
 
 }  // namespace
-}  // namespace mqlab::config
+}  // namespace mqlab::config::broker_startup_test

@@ -4,7 +4,7 @@
 
 #include <regex>
 
-namespace mqlab::config {
+namespace mqlab::config::console_log_test {
 namespace {
 
 TEST(ConsoleLog, ALineHasTheTimeToTheMillisecondTheLevelAndTheComponent) {
@@ -16,4 +16,4 @@ TEST(ConsoleLog, ALineHasTheTimeToTheMillisecondTheLevelAndTheComponent) {
 }
 
 }  // namespace
-}  // namespace mqlab::config
+}  // namespace mqlab::config::console_log_test

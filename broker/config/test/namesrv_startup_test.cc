@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace mqlab::config {
+namespace mqlab::config::namesrv_startup_test {
 namespace {
 
 TEST(NamesrvStartup, DefaultsAreRocketMQs) {
@@ -67,4 +67,4 @@ TEST(NamesrvStartup, TheExampleConfigParsesWithoutWarnings) {
 }
 
 }  // namespace
-}  // namespace mqlab::config
+}  // namespace mqlab::config::namesrv_startup_test

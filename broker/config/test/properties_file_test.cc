@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace mqlab::config {
+namespace mqlab::config::properties_file_test {
 namespace {
 
 const std::set<std::string> kKnown = {"brokerName", "listenPort", "messageDelayLevel"};
@@ -80,4 +80,4 @@ TEST(PropertiesFile, ApplyWarnsAboutUnknownAndRepeatedKeysAndCollectsErrors) {
 }
 
 }  // namespace
-}  // namespace mqlab::config
+}  // namespace mqlab::config::properties_file_test

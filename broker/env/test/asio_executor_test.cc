@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-namespace mqlab::env {
+namespace mqlab::env::asio_executor_test {
 namespace {
 
 constexpr int kTurn = AsioExecutor::kTasksPerTurn;
@@ -225,4 +225,4 @@ TEST(AsioExecutor, StopBetweenTasksEndsTheTurnAndKeepsTheRestInOrder) {
 }
 
 }  // namespace
-}  // namespace mqlab::env
+}  // namespace mqlab::env::asio_executor_test

@@ -27,7 +27,7 @@
 #include "broker/env/posix_env.h"
 #include "broker/env/test/network_test_bytes.h"
 
-namespace mqlab::env {
+namespace mqlab::env::asio_network_read_test {
 namespace {
 
 using nettest::pattern;
@@ -414,4 +414,4 @@ TEST(EpollSocketSet, ReportsWhatEachSocketIsWatchedForUntilItIsTakenOut) {
 }
 
 }  // namespace
-}  // namespace mqlab::env
+}  // namespace mqlab::env::asio_network_read_test

@@ -24,7 +24,7 @@
 #include "broker/env/posix_env.h"
 #include "broker/env/test/network_test_bytes.h"
 
-namespace mqlab::env {
+namespace mqlab::env::asio_network_test {
 namespace {
 
 using nettest::BytesFile;
@@ -447,4 +447,4 @@ TEST_F(AsioNetworkTest, DestroyedNetworkCallsNobody) {
 }
 
 }  // namespace
-}  // namespace mqlab::env
+}  // namespace mqlab::env::asio_network_test

@@ -15,7 +15,7 @@
 
 #include "broker/env/test/network_test_bytes.h"
 
-namespace mqlab::env {
+namespace mqlab::env::loopback_network_test {
 namespace {
 
 using nettest::BytesFile;
@@ -468,4 +468,4 @@ TEST(LoopbackNetworkDeterminism, SameCallsSameTrace) {
 }
 
 }  // namespace
-}  // namespace mqlab::env
+}  // namespace mqlab::env::loopback_network_test

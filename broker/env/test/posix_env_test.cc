@@ -16,7 +16,7 @@
 #include "broker/env/path.h"
 #include "broker/env/test/temp_dir.h"
 
-namespace mqlab::env {
+namespace mqlab::env::posix_env_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -442,4 +442,4 @@ TEST(PosixEnv, SeedGivesTheSameRandomStream) {
 }
 
 }  // namespace
-}  // namespace mqlab::env
+}  // namespace mqlab::env::posix_env_test

@@ -14,7 +14,7 @@
 #include "broker/env/posix_env.h"
 #include "broker/env/test/temp_dir.h"
 
-namespace mqlab::env {
+namespace mqlab::env::posix_file_preparer_test {
 namespace {
 
 constexpr std::chrono::milliseconds kLimit(20'000);  // generous: a loaded CI machine
@@ -60,4 +60,4 @@ TEST_P(PosixFilePreparerTest, JobsCompleteInRequestOrder) {
 INSTANTIATE_TEST_SUITE_P(Pretouch, PosixFilePreparerTest, ::testing::Bool());
 
 }  // namespace
-}  // namespace mqlab::env
+}  // namespace mqlab::env::posix_file_preparer_test

@@ -18,7 +18,7 @@
 #include "broker/env/posix_env.h"
 #include "broker/env/test/temp_dir.h"
 
-namespace mqlab::env {
+namespace mqlab::env::power_loss_file_system_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -180,4 +180,4 @@ TEST_F(PowerLossFileSystemTest, UnsyncedTruncatesAllocatesAndOpenTruncateAreUndo
 }
 
 }  // namespace
-}  // namespace mqlab::env
+}  // namespace mqlab::env::power_loss_file_system_test

@@ -8,7 +8,7 @@
 #include <set>
 #include <vector>
 
-namespace mqlab::env {
+namespace mqlab::env::random_test {
 namespace {
 
 std::vector<uint64_t> draws(Random& random, int count) {
@@ -116,4 +116,4 @@ TEST(Random, UnitIsInHalfOpenInterval) {
 }
 
 }  // namespace
-}  // namespace mqlab::env
+}  // namespace mqlab::env::random_test

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-namespace mqlab::env {
+namespace mqlab::env::task_test {
 namespace {
 
 // Counts live copies of itself, so a test sees every destruction.
@@ -143,4 +143,4 @@ TEST(TaskDeathTest, RunningAnEmptyTaskIsABug) {
 }
 
 }  // namespace
-}  // namespace mqlab::env
+}  // namespace mqlab::env::task_test

@@ -14,7 +14,7 @@
 #include "broker/store/message_codec.h"
 #include "broker/store/schedule_message_service.h"
 
-namespace mqlab::ha::testing {
+namespace mqlab::ha::testing::ha_delay_offset_sync_test {
 namespace {
 
 using broker::testing::body_text;
@@ -88,4 +88,4 @@ INSTANTIATE_TEST_SUITE_P(SyncOnOrOff, DelayOffsetSync, ::testing::Bool(),
                          });
 
 }  // namespace
-}  // namespace mqlab::ha::testing
+}  // namespace mqlab::ha::testing::ha_delay_offset_sync_test

@@ -7,7 +7,7 @@
 
 #include "broker/ha/test/ha_sim_world.h"
 
-namespace mqlab::ha::testing {
+namespace mqlab::ha::testing::ha_divergence_test {
 namespace {
 
 constexpr const char* kTopic = "TopicTest";
@@ -131,4 +131,4 @@ TEST(HADivergence, AppendReplicaChecksPlacementAndRecordAlignment) {
 }
 
 }  // namespace
-}  // namespace mqlab::ha::testing
+}  // namespace mqlab::ha::testing::ha_divergence_test

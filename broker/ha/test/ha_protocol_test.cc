@@ -6,7 +6,7 @@
 
 #include "broker/ha/ha_protocol.h"
 
-namespace mqlab::ha {
+namespace mqlab::ha::ha_protocol_test {
 namespace {
 
 std::vector<uint8_t> bytes_of(std::initializer_list<int> values) {
@@ -177,4 +177,4 @@ RC_GTEST_PROP(HAProtocol, GarbageNeverCrashesTheDecoders, (const std::vector<uin
 }
 
 }  // namespace
-}  // namespace mqlab::ha
+}  // namespace mqlab::ha::ha_protocol_test

@@ -7,7 +7,7 @@
 
 #include "broker/ha/test/ha_sim_world.h"
 
-namespace mqlab::ha::testing {
+namespace mqlab::ha::testing::ha_replication_test {
 namespace {
 
 using broker::testing::pull;
@@ -316,4 +316,4 @@ TEST(HAReplication, SlaveSyncsMetadataFromItsMaster) {
 }
 
 }  // namespace
-}  // namespace mqlab::ha::testing
+}  // namespace mqlab::ha::testing::ha_replication_test

@@ -6,7 +6,7 @@
 
 #include "broker/ha/test/ha_sim_world.h"
 
-namespace mqlab::ha::testing {
+namespace mqlab::ha::testing::ha_sync_master_test {
 namespace {
 
 constexpr const char* kTopic = "TopicTest";
@@ -110,4 +110,4 @@ TEST(SyncMaster, AsyncMasterAnswersWithoutWaiting) {
 }
 
 }  // namespace
-}  // namespace mqlab::ha::testing
+}  // namespace mqlab::ha::testing::ha_sync_master_test

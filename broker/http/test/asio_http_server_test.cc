@@ -33,7 +33,7 @@
 #include "broker/namesrv/namesrv_controller.h"
 #include "broker/processor/broker_controller.h"
 
-namespace mqlab::http {
+namespace mqlab::http::asio_http_server_test {
 namespace {
 
 // std::string::contains is C++23.
@@ -444,4 +444,4 @@ TEST_F(AsioHttpServerTest, NamesrvPagesAreServed) {
 }
 
 }  // namespace
-}  // namespace mqlab::http
+}  // namespace mqlab::http::asio_http_server_test

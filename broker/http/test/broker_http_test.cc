@@ -18,7 +18,7 @@
 #include "broker/http/namesrv_status_json.h"
 #include "broker/processor/test/broker_sim_world.h"
 
-namespace mqlab::http {
+namespace mqlab::http::broker_http_test {
 namespace {
 
 // std::string::contains is C++23.
@@ -266,4 +266,4 @@ TEST(NamesrvHttp, ConsoleUrlFollowsTheListenPortPlusTwoConvention) {
 }
 
 }  // namespace
-}  // namespace mqlab::http
+}  // namespace mqlab::http::broker_http_test

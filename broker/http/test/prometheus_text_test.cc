@@ -16,7 +16,7 @@
 
 #include "broker/http/broker_metrics.h"
 
-namespace mqlab::http {
+namespace mqlab::http::prometheus_text_test {
 namespace {
 
 // std::string::contains is C++23.
@@ -316,4 +316,4 @@ TEST(BrokerMetrics, RenderingIsAFunctionOfTheSnapshot) {
 }
 
 }  // namespace
-}  // namespace mqlab::http
+}  // namespace mqlab::http::prometheus_text_test

@@ -11,7 +11,7 @@
 #include "broker/common/log.h"
 #include "broker/meta/test/meta_test_env.h"
 
-namespace mqlab::meta {
+namespace mqlab::meta::config_file_test {
 namespace {
 
 using testenv::LogCapture;
@@ -366,4 +366,4 @@ TEST(ConfigFileJson, DataVersionRoundTrip) {
 }
 
 }  // namespace
-}  // namespace mqlab::meta
+}  // namespace mqlab::meta::config_file_test

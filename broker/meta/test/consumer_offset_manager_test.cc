@@ -10,7 +10,7 @@
 #include "broker/common/log.h"
 #include "broker/meta/test/meta_test_env.h"
 
-namespace mqlab::meta {
+namespace mqlab::meta::consumer_offset_manager_test {
 namespace {
 
 using testenv::MetaTestEnv;
@@ -174,4 +174,4 @@ TEST_F(ConsumerOffsetManagerTest, AllOffsetsJsonFeedsASlave) {
 }
 
 }  // namespace
-}  // namespace mqlab::meta
+}  // namespace mqlab::meta::consumer_offset_manager_test

@@ -12,7 +12,7 @@
 #include "broker/meta/test/meta_table_test.h"
 #include "broker/meta/test/meta_test_env.h"
 
-namespace mqlab::meta {
+namespace mqlab::meta::subscription_group_test {
 namespace {
 
 using testenv::MetaTestEnv;
@@ -159,4 +159,4 @@ TEST_F(SubscriptionGroupTest, LoadsRocketMqFileAndRejectsBadEntries) {
 }
 
 }  // namespace
-}  // namespace mqlab::meta
+}  // namespace mqlab::meta::subscription_group_test

@@ -12,7 +12,7 @@
 #include "broker/meta/test/meta_table_test.h"
 #include "broker/meta/test/meta_test_env.h"
 
-namespace mqlab::meta {
+namespace mqlab::meta::topic_config_test {
 namespace {
 
 using testenv::MetaTestEnv;
@@ -294,4 +294,4 @@ TEST_F(TopicConfigTest, ManyChangesInOneTurnEndInOneConsistentFile) {
 }
 
 }  // namespace
-}  // namespace mqlab::meta
+}  // namespace mqlab::meta::topic_config_test

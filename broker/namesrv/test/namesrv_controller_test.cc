@@ -25,7 +25,7 @@
 #include "sim/scheduler.h"
 #include "sim/sim_env.h"
 
-namespace mqlab::namesrv {
+namespace mqlab::namesrv::namesrv_controller_test {
 namespace {
 
 using remoting::DataVersion;
@@ -455,4 +455,4 @@ TEST_F(NamesrvControllerTest, StartReportsAnAddressInUse) {
 }
 
 }  // namespace
-}  // namespace mqlab::namesrv
+}  // namespace mqlab::namesrv::namesrv_controller_test

@@ -20,7 +20,7 @@
 #include "broker/remoting/response_code.h"
 #include "broker/remoting/route_data.h"
 
-namespace mqlab::namesrv {
+namespace mqlab::namesrv::namesrv_hostile_input_test {
 namespace {
 
 using client::testing::ClusterHarness;
@@ -450,4 +450,4 @@ TEST_F(NamesrvHostileInputTest, RandomizedRequestsToEveryProcessorAreAllAnswered
 }
 
 }  // namespace
-}  // namespace mqlab::namesrv
+}  // namespace mqlab::namesrv::namesrv_hostile_input_test

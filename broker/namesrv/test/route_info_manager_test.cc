@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace mqlab::namesrv {
+namespace mqlab::namesrv::route_info_manager_test {
 namespace {
 
 using remoting::BrokerData;
@@ -237,4 +237,4 @@ TEST(RouteInfoManager, ClusterInfoInBothKeyForms) {
 }
 
 }  // namespace
-}  // namespace mqlab::namesrv
+}  // namespace mqlab::namesrv::route_info_manager_test

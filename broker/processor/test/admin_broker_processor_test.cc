@@ -7,7 +7,7 @@
 
 #include "broker/processor/test/broker_sim_world.h"
 
-namespace mqlab::broker::testing {
+namespace mqlab::broker::testing::admin_broker_processor_test {
 namespace {
 
 RemotingCommand queue_request(int32_t code, const std::string& topic, int32_t queue_id) {
@@ -228,4 +228,4 @@ TEST_F(AdminBrokerTest, RuntimeInfoTopicStatsAndConsumeStats) {
 }
 
 }  // namespace
-}  // namespace mqlab::broker::testing
+}  // namespace mqlab::broker::testing::admin_broker_processor_test

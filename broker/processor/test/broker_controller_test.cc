@@ -8,7 +8,7 @@
 #include "broker/processor/test/broker_sim_world.h"
 #include "broker/remoting/remoting_server.h"
 
-namespace mqlab::broker::testing {
+namespace mqlab::broker::testing::broker_controller_test {
 namespace {
 
 constexpr const char* kNamesrvAddr = "10.0.0.5:9876";
@@ -240,4 +240,4 @@ TEST(BrokerConfig, PropertiesAndDerivedValues) {
 }
 
 }  // namespace
-}  // namespace mqlab::broker::testing
+}  // namespace mqlab::broker::testing::broker_controller_test

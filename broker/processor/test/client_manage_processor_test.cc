@@ -7,7 +7,7 @@
 
 #include "broker/processor/test/broker_sim_world.h"
 
-namespace mqlab::broker::testing {
+namespace mqlab::broker::testing::client_manage_processor_test {
 namespace {
 
 RemotingCommand consumer_list(const std::string& group) {
@@ -198,4 +198,4 @@ TEST_F(ClientManageTest, SendBackStoresRetriesThenTheDeadLetterQueue) {
 }
 
 }  // namespace
-}  // namespace mqlab::broker::testing
+}  // namespace mqlab::broker::testing::client_manage_processor_test

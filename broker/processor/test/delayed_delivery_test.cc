@@ -9,7 +9,7 @@
 #include "broker/processor/test/broker_sim_world.h"
 #include "broker/store/schedule_message_service.h"
 
-namespace mqlab::broker::testing {
+namespace mqlab::broker::testing::delayed_delivery_test {
 namespace {
 
 PullOptions no_suspend() {
@@ -114,4 +114,4 @@ TEST(DelayedDelivery, ARestartedBrokerDeliversEveryDelayedMessage) {
 }
 
 }  // namespace
-}  // namespace mqlab::broker::testing
+}  // namespace mqlab::broker::testing::delayed_delivery_test

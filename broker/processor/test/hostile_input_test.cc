@@ -19,7 +19,7 @@
 #include "broker/remoting/route_data.h"
 #include "broker/store/message_codec.h"
 
-namespace mqlab::broker {
+namespace mqlab::broker::hostile_input_test {
 namespace {
 
 using client::testing::ClusterHarness;
@@ -641,4 +641,4 @@ TEST_F(BrokerHostileInputTest, RandomizedRequestsToEveryProcessorAreAllAnswered)
 }
 
 }  // namespace
-}  // namespace mqlab::broker
+}  // namespace mqlab::broker::hostile_input_test

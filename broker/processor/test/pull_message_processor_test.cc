@@ -8,7 +8,7 @@
 #include "broker/processor/subscription_filter.h"
 #include "broker/processor/test/broker_sim_world.h"
 
-namespace mqlab::broker::testing {
+namespace mqlab::broker::testing::pull_message_processor_test {
 namespace {
 
 int64_t ext_int(const RemotingCommand& response, const char* name) {
@@ -390,9 +390,9 @@ TEST(SubscriptionFilter, ParsesRocketMqsSubscriptionStrings) {
 }
 
 }  // namespace
-}  // namespace mqlab::broker::testing
+}  // namespace mqlab::broker::testing::pull_message_processor_test
 
-namespace mqlab::broker::testing {
+namespace mqlab::broker::testing::pull_message_processor_test {
 namespace {
 
 // parse_pull_message_header walks the sorted fields once against its own
@@ -440,4 +440,4 @@ TEST(PullMessageRequestHeaderParse, ErrorsNameFieldsInRocketMqsOrder) {
 }
 
 }  // namespace
-}  // namespace mqlab::broker::testing
+}  // namespace mqlab::broker::testing::pull_message_processor_test

@@ -16,7 +16,7 @@
 #include "broker/env/posix_env.h"
 #include "broker/processor/test/broker_sim_world.h"
 
-namespace mqlab::broker::testing {
+namespace mqlab::broker::testing::pull_zero_copy_test {
 namespace {
 
 // Bodies of about 1 KiB, so 100 of them span two of the test's 72 KiB segments.
@@ -225,4 +225,4 @@ TEST_F(PullZeroCopyPosixTest, SendfileBodiesEqualCopiedBodies) {
 }
 
 }  // namespace
-}  // namespace mqlab::broker::testing
+}  // namespace mqlab::broker::testing::pull_zero_copy_test

@@ -8,7 +8,7 @@
 #include "broker/processor/host_address.h"
 #include "broker/processor/test/broker_sim_world.h"
 
-namespace mqlab::broker::testing {
+namespace mqlab::broker::testing::send_message_processor_test {
 namespace {
 
 // Reads the record a send stored, through VIEW_MESSAGE_BY_ID's store call.
@@ -279,4 +279,4 @@ TEST(HostAddress, LoopbackAndMappedIpv6BecomeIpv4AndNamesBecomeZero) {
 }
 
 }  // namespace
-}  // namespace mqlab::broker::testing
+}  // namespace mqlab::broker::testing::send_message_processor_test

@@ -8,7 +8,7 @@
 
 #include "broker/remoting/ext_field_value.h"
 
-namespace mqlab::remoting {
+namespace mqlab::remoting::ext_field_value_test {
 namespace {
 
 int sign(int value) { return (value > 0) - (value < 0); }
@@ -52,4 +52,4 @@ TEST(ExtFieldValue, ReadsGiveValuesAndRocketMqsErrors) {
 }
 
 }  // namespace
-}  // namespace mqlab::remoting
+}  // namespace mqlab::remoting::ext_field_value_test

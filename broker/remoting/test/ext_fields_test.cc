@@ -11,7 +11,7 @@
 
 #include "broker/remoting/ext_fields.h"
 
-namespace mqlab::remoting {
+namespace mqlab::remoting::ext_fields_test {
 namespace {
 
 using Model = std::map<std::string, std::string, std::less<>>;
@@ -85,4 +85,4 @@ RC_GTEST_PROP(ExtFields, RandomEditsMatchAStdMap, ()) {
 }
 
 }  // namespace
-}  // namespace mqlab::remoting
+}  // namespace mqlab::remoting::ext_fields_test

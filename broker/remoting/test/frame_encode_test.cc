@@ -10,7 +10,7 @@
 #include "broker/remoting/remoting_command.h"
 #include "broker/remoting/request_code.h"
 
-namespace mqlab::remoting {
+namespace mqlab::remoting::frame_encode_test {
 namespace {
 
 RemotingCommand send_request(SerializeType type) {
@@ -54,4 +54,4 @@ TEST(FrameEncode, PrefixCountsTrailingBytesItDoesNotHold) {
 }
 
 }  // namespace
-}  // namespace mqlab::remoting
+}  // namespace mqlab::remoting::frame_encode_test

@@ -15,7 +15,7 @@
 #include "broker/remoting/json_header.h"
 #include "broker/remoting/test/remoting_test_util.h"
 
-namespace mqlab::remoting {
+namespace mqlab::remoting::json_header_fast_path_prop_test {
 namespace {
 
 using Bytes = std::vector<uint8_t>;
@@ -378,4 +378,4 @@ TEST(JsonHeaderFastPath, AliOnsCaptureTakesTheFastPathAndAgrees) {
 }
 
 }  // namespace
-}  // namespace mqlab::remoting
+}  // namespace mqlab::remoting::json_header_fast_path_prop_test

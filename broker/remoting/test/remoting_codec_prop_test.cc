@@ -26,7 +26,7 @@
 #include "broker/remoting/frame_codec.h"
 #include "broker/remoting/test/remoting_test_util.h"
 
-namespace mqlab::remoting {
+namespace mqlab::remoting::remoting_codec_prop_test {
 namespace {
 
 using test_support::Bytes;
@@ -362,4 +362,4 @@ RC_GTEST_PROP(FrameDecoder, ByteByByteDecodesTheSameFrames, ()) {
 }
 
 }  // namespace
-}  // namespace mqlab::remoting
+}  // namespace mqlab::remoting::remoting_codec_prop_test

@@ -17,7 +17,7 @@
 #include "broker/remoting/response_code.h"
 #include "broker/remoting/test/remoting_test_util.h"
 
-namespace mqlab::remoting {
+namespace mqlab::remoting::remoting_codec_test {
 namespace {
 
 using test_support::Bytes;
@@ -587,4 +587,4 @@ TEST(Codes, SectionSevenFourNumbers) {
 }
 
 }  // namespace
-}  // namespace mqlab::remoting
+}  // namespace mqlab::remoting::remoting_codec_test

@@ -21,7 +21,7 @@
 #include "sim/scheduler.h"
 #include "sim/sim_env.h"
 
-namespace mqlab::remoting {
+namespace mqlab::remoting::remoting_limits_test {
 namespace {
 
 using test_support::Bytes;
@@ -245,4 +245,4 @@ TEST_F(RemotingLimitsTest, RegionPastTheEndOfItsFileBreaksOnlyThatConnection) {
 }
 
 }  // namespace
-}  // namespace mqlab::remoting
+}  // namespace mqlab::remoting::remoting_limits_test

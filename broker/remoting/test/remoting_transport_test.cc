@@ -28,7 +28,7 @@
 #include "sim/scheduler.h"
 #include "sim/sim_env.h"
 
-namespace mqlab::remoting {
+namespace mqlab::remoting::remoting_transport_test {
 namespace {
 
 using test_support::Bytes;
@@ -567,4 +567,4 @@ TEST(RemotingTransportPosix, FileRegionOfARemovedFileIsStillSent) {
 }
 
 }  // namespace
-}  // namespace mqlab::remoting
+}  // namespace mqlab::remoting::remoting_transport_test

@@ -16,7 +16,7 @@
 #include "broker/remoting/request_code.h"
 #include "broker/remoting/route_data.h"
 
-namespace mqlab::remoting {
+namespace mqlab::remoting::route_data_test {
 namespace {
 
 // Reference section 7.5's example, as fastjson writes it (bare keys).
@@ -291,4 +291,4 @@ RC_GTEST_PROP(TopicRouteData, BothFormsRoundTripToTheSameStructure, ()) {
 }
 
 }  // namespace
-}  // namespace mqlab::remoting
+}  // namespace mqlab::remoting::route_data_test

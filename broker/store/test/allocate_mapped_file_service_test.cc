@@ -16,7 +16,7 @@
 #include "broker/store/mapped_file_queue.h"
 #include "broker/store/test/memory_env.h"
 
-namespace mqlab::store {
+namespace mqlab::store::allocate_mapped_file_service_test {
 namespace {
 
 using testing::MemoryEnv;
@@ -200,4 +200,4 @@ RC_GTEST_PROP(AllocateMappedFileServiceProp, NeverChangesWhatTheLogHolds, ()) {
 }
 
 }  // namespace
-}  // namespace mqlab::store
+}  // namespace mqlab::store::allocate_mapped_file_service_test

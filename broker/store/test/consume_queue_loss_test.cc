@@ -16,7 +16,7 @@
 #include "broker/store/test/store_log_test.h"
 #include "broker/store/test/store_sim_world.h"
 
-namespace mqlab::store::testing {
+namespace mqlab::store::testing::consume_queue_loss_test {
 namespace {
 
 const std::string kConsumeQueueDir = "/store/consumequeue";
@@ -158,4 +158,4 @@ TEST_F(ConsumeQueueLossTest, AuditNamesTheQueueMissingRecords) {
 }
 
 }  // namespace
-}  // namespace mqlab::store::testing
+}  // namespace mqlab::store::testing::consume_queue_loss_test

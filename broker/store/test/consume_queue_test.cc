@@ -16,7 +16,7 @@
 #include "broker/store/mapped_file.h"
 #include "broker/store/test/memory_env.h"
 
-namespace mqlab::store {
+namespace mqlab::store::consume_queue_test {
 
 void PrintTo(const ConsumeQueueEntry& entry, std::ostream* out) {
   *out << "{queue offset " << entry.queue_offset.value() << ", offset " << entry.offset.value() << ", size "
@@ -522,4 +522,4 @@ RC_GTEST_PROP(ConsumeQueue, RebuiltFromDispatchStreamEqualsOriginal, ()) {
 }
 
 }  // namespace
-}  // namespace mqlab::store
+}  // namespace mqlab::store::consume_queue_test

@@ -13,7 +13,7 @@
 #include "broker/store/test/store_checker.h"
 #include "broker/store/test/store_sim_world.h"
 
-namespace mqlab::store::testing {
+namespace mqlab::store::testing::consume_queue_write_behind_test {
 namespace {
 
 constexpr int kPuts = 40;  // 20 per queue: 400 bytes of entries, well under a page
@@ -94,4 +94,4 @@ TEST(ConsumeQueueWriteBehind, PowerLossWithEntriesBufferedLeavesQueuesThatAgreeW
 }
 
 }  // namespace
-}  // namespace mqlab::store::testing
+}  // namespace mqlab::store::testing::consume_queue_write_behind_test

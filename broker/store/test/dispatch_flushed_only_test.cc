@@ -15,7 +15,7 @@
 #include "broker/store/message_store.h"
 #include "broker/store/test/store_sim_world.h"
 
-namespace mqlab::store::testing {
+namespace mqlab::store::testing::dispatch_flushed_only_test {
 namespace {
 
 constexpr char kTopic[] = "TopicTest";
@@ -209,4 +209,4 @@ TEST(DispatchFlushedOnly, IsABrokerConfKey) {
 }
 
 }  // namespace
-}  // namespace mqlab::store::testing
+}  // namespace mqlab::store::testing::dispatch_flushed_only_test

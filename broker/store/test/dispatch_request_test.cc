@@ -14,7 +14,7 @@
 #include "broker/store/handed_over_dispatch_requests.h"
 #include "broker/store/message_codec.h"
 
-namespace mqlab::store {
+namespace mqlab::store::dispatch_request_test {
 namespace {
 
 constexpr std::string_view kTopicAlphabet = "%|abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-";
@@ -205,4 +205,4 @@ TEST(HandedOverDispatchRequestsDeathTest, ARequestAtAnOffsetAlreadyHandedOverIsA
 }
 
 }  // namespace
-}  // namespace mqlab::store
+}  // namespace mqlab::store::dispatch_request_test

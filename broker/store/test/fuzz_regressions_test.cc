@@ -11,7 +11,7 @@
 #include "broker/store/message_codec.h"
 #include "broker/store/test/store_sim_world.h"
 
-namespace mqlab::store::testing {
+namespace mqlab::store::testing::fuzz_regressions_test {
 namespace {
 
 std::vector<uint8_t> from_hex(std::string_view hex) {
@@ -55,4 +55,4 @@ TEST(StoreFuzzRegressions, CleanShutdownThenExitLeaksNothing) {
 }
 
 }  // namespace
-}  // namespace mqlab::store::testing
+}  // namespace mqlab::store::testing::fuzz_regressions_test

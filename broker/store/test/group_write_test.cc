@@ -13,7 +13,7 @@
 #include "broker/store/test/store_log_test.h"
 #include "broker/store/test/store_sim_world.h"
 
-namespace mqlab::store::testing {
+namespace mqlab::store::testing::group_write_test {
 namespace {
 
 class GroupWriteTest : public StoreLogTest {};
@@ -221,4 +221,4 @@ TEST_F(GroupWriteTest, ARefusedGroupWriteFailsEveryPutOfTheBatch) {
 }
 
 }  // namespace
-}  // namespace mqlab::store::testing
+}  // namespace mqlab::store::testing::group_write_test

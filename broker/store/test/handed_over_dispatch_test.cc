@@ -12,7 +12,7 @@
 #include "broker/store/test/store_log_test.h"
 #include "broker/store/test/store_sim_world.h"
 
-namespace mqlab::store::testing {
+namespace mqlab::store::testing::handed_over_dispatch_test {
 namespace {
 
 class HandedOverDispatchTest : public StoreLogTest {};
@@ -136,4 +136,4 @@ TEST_F(HandedOverDispatchTest, PutsWithinASegmentAreDispatchedWithoutReadingThem
 }
 
 }  // namespace
-}  // namespace mqlab::store::testing
+}  // namespace mqlab::store::testing::handed_over_dispatch_test

@@ -14,7 +14,7 @@
 #include "broker/store/message_codec.h"
 #include "broker/store/test/memory_env.h"
 
-namespace mqlab::store {
+namespace mqlab::store::index_file_test {
 namespace {
 
 using testing::MemoryEnv;
@@ -284,4 +284,4 @@ TEST_F(IndexServiceTest, LoadRejectsAFileOfAnotherLayout) {
 }
 
 }  // namespace
-}  // namespace mqlab::store
+}  // namespace mqlab::store::index_file_test

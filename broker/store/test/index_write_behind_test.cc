@@ -17,7 +17,7 @@
 #include "broker/store/test/memory_env.h"
 #include "broker/store/test/store_sim_world.h"
 
-namespace mqlab::store {
+namespace mqlab::store::index_write_behind_test {
 namespace {
 
 using testing::MemoryEnv;
@@ -339,4 +339,4 @@ TEST(StoreIndexWriteBehind, PowerLossWithBufferedEntriesThenRecoveryFindsEveryAc
 }
 
 }  // namespace
-}  // namespace mqlab::store
+}  // namespace mqlab::store::index_write_behind_test

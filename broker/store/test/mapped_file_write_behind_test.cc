@@ -14,7 +14,7 @@
 
 #include "broker/store/test/memory_env.h"
 
-namespace mqlab::store {
+namespace mqlab::store::mapped_file_write_behind_test {
 namespace {
 
 using testing::MemoryEnv;
@@ -192,4 +192,4 @@ TEST(MappedFileWriteBehind, TheKeptLastCommitServesReadsUntilTheNextCommitReplac
 }
 
 }  // namespace
-}  // namespace mqlab::store
+}  // namespace mqlab::store::mapped_file_write_behind_test

@@ -29,7 +29,7 @@
 
 #include "broker/store/message_codec.h"
 
-namespace mqlab::store {
+namespace mqlab::store::message_codec_prop_test {
 namespace {
 
 using Bytes = std::vector<uint8_t>;
@@ -497,4 +497,4 @@ TEST(MessageCodecFlips, EveryBitOfSmallRecordsIsCaughtOrConfined) {
 }
 
 }  // namespace
-}  // namespace mqlab::store
+}  // namespace mqlab::store::message_codec_prop_test

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace mqlab::store {
+namespace mqlab::store::message_codec_test {
 namespace {
 
 using Bytes = std::vector<uint8_t>;
@@ -484,4 +484,4 @@ TEST(MessageCodec, TelemetryPayloadRoundTripsWithDeviceIdAsKey) {
 }
 
 }  // namespace
-}  // namespace mqlab::store
+}  // namespace mqlab::store::message_codec_test

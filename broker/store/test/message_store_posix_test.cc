@@ -19,7 +19,7 @@
 #include "broker/store/test/store_log_test.h"
 #include "broker/store/test/store_sim_world.h"
 
-namespace mqlab::store::testing {
+namespace mqlab::store::testing::message_store_posix_test {
 namespace {
 
 constexpr std::chrono::milliseconds kLimit(10'000);  // generous for a loaded machine; never asserted on
@@ -219,4 +219,4 @@ TEST_F(MessageStorePosixTest, GarbageAppendedToTheLastSegmentIsTruncated) {
 }
 
 }  // namespace
-}  // namespace mqlab::store::testing
+}  // namespace mqlab::store::testing::message_store_posix_test

@@ -25,7 +25,7 @@
 #include "broker/store/test/store_checker.h"
 #include "broker/store/test/store_sim_world.h"
 
-namespace mqlab::store::testing {
+namespace mqlab::store::testing::message_store_prop_test {
 namespace {
 
 // 1,000 cases per property by default; RC_PARAMS set by the caller wins.
@@ -291,4 +291,4 @@ TEST(MessageStoreCanary, AckBeforeSyncLosesTheMessageOnPowerLoss) {
   EXPECT_EQ(scan_log(world.store()).size(), 0u) << "the acknowledged message survived without an fsync?";
 }
 
-}  // namespace mqlab::store::testing
+}  // namespace mqlab::store::testing::message_store_prop_test

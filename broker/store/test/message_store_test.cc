@@ -17,7 +17,7 @@
 #include "broker/store/test/store_log_test.h"
 #include "broker/store/test/store_sim_world.h"
 
-namespace mqlab::store::testing {
+namespace mqlab::store::testing::message_store_test {
 namespace {
 
 // A stored record decoded into owned values (decode_record's spans point
@@ -898,4 +898,4 @@ TEST_F(MessageStoreTest, DispatchStopsAtARecordThatDoesNotDecodeAndRetriesLater)
 }
 
 }  // namespace
-}  // namespace mqlab::store::testing
+}  // namespace mqlab::store::testing::message_store_test

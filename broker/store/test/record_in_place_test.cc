@@ -16,7 +16,7 @@
 #include "broker/store/test/memory_env.h"
 #include "broker/store/test/store_sim_world.h"
 
-namespace mqlab::store {
+namespace mqlab::store::record_in_place_test {
 namespace {
 
 using Bytes = std::vector<uint8_t>;
@@ -209,4 +209,4 @@ TEST_F(RecordInPlaceStore, StoredRecordsAreTheReferenceEncodingOfWhatWasPut) {
 }
 
 }  // namespace
-}  // namespace mqlab::store
+}  // namespace mqlab::store::record_in_place_test

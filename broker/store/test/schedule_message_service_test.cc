@@ -14,7 +14,7 @@
 #include "broker/env/path.h"
 #include "broker/store/test/store_sim_world.h"
 
-namespace mqlab::store::testing {
+namespace mqlab::store::testing::schedule_message_service_test {
 namespace {
 
 constexpr const char* kDelayOffsetPath = "/store/config/delayOffset.json";
@@ -432,4 +432,4 @@ TEST(ScheduleMessageService, OffsetsThatNeitherFileHoldsStopTheStartNamingTheFil
 }
 
 }  // namespace
-}  // namespace mqlab::store::testing
+}  // namespace mqlab::store::testing::schedule_message_service_test

@@ -14,7 +14,7 @@
 #include "broker/common/log.h"
 #include "broker/meta/test/meta_test_env.h"
 
-namespace mqlab::store {
+namespace mqlab::store::store_checkpoint_test {
 namespace {
 
 using meta::testenv::MetaTestEnv;
@@ -290,4 +290,4 @@ TEST_F(StoreCheckpointTest, WriteFailureIsReportedOnTheExecutor) {
 }
 
 }  // namespace
-}  // namespace mqlab::store
+}  // namespace mqlab::store::store_checkpoint_test

@@ -15,7 +15,7 @@
 #include "broker/store/test/store_checker.h"
 #include "broker/store/test/store_sim_world.h"
 
-namespace mqlab::store::testing {
+namespace mqlab::store::testing::store_hostile_disk_test {
 namespace {
 
 // --- a FileSystem with injected faults over another one -------------------------
@@ -383,4 +383,4 @@ TEST(StoreHostileDisk, TransientStorePoolKeepsAcknowledgedPutsBufferedThroughAFu
 }
 
 }  // namespace
-}  // namespace mqlab::store::testing
+}  // namespace mqlab::store::testing::store_hostile_disk_test

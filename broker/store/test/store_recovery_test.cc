@@ -14,7 +14,7 @@
 #include "broker/store/test/store_log_test.h"
 #include "broker/store/test/store_sim_world.h"
 
-namespace mqlab::store::testing {
+namespace mqlab::store::testing::store_recovery_test {
 namespace {
 
 const std::string kCommitLogDir = "/store/commitlog";
@@ -655,4 +655,4 @@ TEST_F(StoreRecoveryTest, RestartsWhenTheLastSegmentEndsWithABlankAndNoNextSegme
 }
 
 }  // namespace
-}  // namespace mqlab::store::testing
+}  // namespace mqlab::store::testing::store_recovery_test

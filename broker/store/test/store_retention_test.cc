@@ -12,7 +12,7 @@
 #include "broker/store/test/store_log_test.h"
 #include "broker/store/test/store_sim_world.h"
 
-namespace mqlab::store::testing {
+namespace mqlab::store::testing::store_retention_test {
 namespace {
 
 constexpr int64_t kHourMs = 3'600'000;
@@ -323,4 +323,4 @@ TEST_F(StoreRetentionTest, DiskAboveWarningLevelWithDeletableSegmentsRecoversAtT
 }
 
 }  // namespace
-}  // namespace mqlab::store::testing
+}  // namespace mqlab::store::testing::store_retention_test

@@ -13,7 +13,7 @@
 #include "broker/store/message_store.h"
 #include "broker/store/test/store_sim_world.h"
 
-namespace mqlab::store::testing {
+namespace mqlab::store::testing::transient_store_pool_test {
 namespace {
 
 constexpr char kTopic[] = "TopicTsp";
@@ -284,4 +284,4 @@ TEST(TransientStorePool, RollsIntoNewSegmentsWithTheBufferCommittedFirst) {
 }
 
 }  // namespace
-}  // namespace mqlab::store::testing
+}  // namespace mqlab::store::testing::transient_store_pool_test
