@@ -10,7 +10,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 PYTEST = /usr/bin/python3 -m pytest
 
-.PHONY: all setup configure build demo crash-demo report-screenshot test ctest pytest bench sanitize sanitize-ci fuzz fuzz-ci fuzz-build clean
+.PHONY: all setup configure build demo crash-demo report-screenshot test ctest pytest bench sanitize fuzz fuzz-ci fuzz-build clean
 
 all: build
 
@@ -81,19 +81,23 @@ bench: build
 	BUILD_DIR=$(abspath $(BUILD_DIR)) bench/run_all.sh
 
 # The whole test suite (ctest and pytest) under AddressSanitizer and
-# UndefinedBehaviorSanitizer in a gcc Debug build (build-asan). A report fails
-# the test: UBSan is built -fno-sanitize-recover=all (see CMakeLists.txt),
-# LeakSanitizer checks every process at exit, and the pytests send the
-# reports of the programs they start to files that fail the test
-# (pytests/conftest.py; the programs are stopped with SIGTERM, so a broker's
-# shutdown is checked too). The programs run several times slower than in
-# RelWithDebInfo: the pytests' deadlines are multiplied by
+# UndefinedBehaviorSanitizer: `make test` in a second build folder
+# (build-asan), gcc build type Sanitize (-O1 -g1, see CMakeLists.txt) with
+# -DMQLAB_SANITIZE=address,undefined.
+# This is what CI runs (.ci/run). A report fails the test: UBSan is built
+# -fno-sanitize-recover=all (see CMakeLists.txt), LeakSanitizer checks every
+# process at exit, the fuzz targets' corpus replay (ctest's fuzz_replay.*)
+# runs sanitized, and the pytests send the reports of the programs they
+# start to files that fail the test (pytests/conftest.py; the programs are
+# stopped with SIGTERM, so a broker's shutdown is checked too). Sanitized
+# programs run 2-3x slower: the pytests' deadlines are multiplied by
 # SANITIZE_TIMEOUT_SCALE (MQLAB_TIMEOUT_SCALE, pytests/real_cluster.py).
 SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-SANITIZE_TIMEOUT_SCALE ?= 4
+SANITIZE_TIMEOUT_SCALE ?= 2
+SANITIZE_DIR ?= build-asan
 sanitize:
 	@start=$$(date +%s); \
-	$(SANITIZER_ENV) MQLAB_TIMEOUT_SCALE=$(SANITIZE_TIMEOUT_SCALE) $(MAKE) test BUILD_DIR=build-asan BUILD_TYPE=Debug \
+	$(SANITIZER_ENV) MQLAB_TIMEOUT_SCALE=$(SANITIZE_TIMEOUT_SCALE) $(MAKE) test BUILD_DIR=$(SANITIZE_DIR) BUILD_TYPE=Sanitize \
 	  CMAKE_FLAGS="-DMQLAB_SANITIZE=address,undefined $(CMAKE_FLAGS)"; \
 	status=$$?; echo "sanitize: exit $$status after $$(( $$(date +%s) - start )) s (build, ctest, pytest)"; exit $$status
 
@@ -102,7 +106,9 @@ sanitize:
 # (fuzz/corpus/<target>/, read only) plus what earlier runs found
 # ($(FUZZ_DIR)/corpus/<target>/). A crash, leak, UB report, timeout or
 # out-of-memory stops the run and fails; the input is in
-# $(FUZZ_DIR)/artifacts/. `make fuzz-ci` is the short run CI does.
+# $(FUZZ_DIR)/artifacts/. `make fuzz-ci` is a short run (30 s per target).
+# Every build also replays each target's corpus plus deterministic mutants
+# in ctest (fuzz_replay.*), without libFuzzer.
 FUZZ_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 120
 FUZZ_TARGETS ?= remoting_frame request_header json_header message_codec commitlog_recovery ha_protocol scenario broker_conf
@@ -126,28 +132,8 @@ fuzz: fuzz-build
 fuzz-ci:
 	$(MAKE) fuzz FUZZ_SECONDS=30
 
-# CI's sanitizer run: the test executables of SANITIZE_CI_TESTS (all six)
-# built in the fuzz build (clang, ASan + UBSan on every object, no second
-# build of the library) and their ctest with LeakSanitizer on; any report
-# fails its test. Then the real-process pytests of SANITIZE_CI_PYTESTS run
-# against the sanitized programs (mqnamesrv, mqbroker, mqadmin, mqsim of the
-# same build): pytests/conftest.py sends every child's reports to the test's
-# directory and fails the test on one. `make sanitize` is the whole suite,
-# every pytest included, in a gcc Debug build. On 2 CPUs the six tests' ctest
-# takes ~3.5 min, two thirds of it in sim_test's and store_test's
-# crash/replication properties.
-SANITIZE_CI_TESTS ?= env_test store_test sim_test remoting_test broker_test client_test
-SANITIZE_CI_PROGRAMS ?= mqnamesrv mqbroker mqadmin mqsim
-SANITIZE_CI_PYTESTS ?= pytests/test_sanitizer_reports.py pytests/test_programs.py pytests/test_real_cluster.py \
-  pytests/test_hostile_network.py pytests/test_hostile_disk.py pytests/test_power_loss_real.py
-sanitize-ci: fuzz-build
-	@cmake --build $(FUZZ_DIR) -j $(JOBS) --target $(SANITIZE_CI_TESTS) $(SANITIZE_CI_PROGRAMS)
-	cd $(FUZZ_DIR) && $(SANITIZER_ENV) \
-	  ctest --output-on-failure --no-tests=error -j $(JOBS) -E '_NOT_BUILT$$'
-	$(SANITIZER_ENV) MQLAB_TIMEOUT_SCALE=2 MQLAB_BUILD_DIR=$(abspath $(FUZZ_DIR)) $(PYTEST) -q $(SANITIZE_CI_PYTESTS)
-
 clean:
-	rm -rf $(BUILD_DIR) build-asan $(FUZZ_DIR)
+	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(FUZZ_DIR)
 
 # The CI sweep: every example scenario (not the compare matrix) over a sample
 # of seeds, swept twice. Fails when a seed fails (or a canary passes on any

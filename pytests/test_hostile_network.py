@@ -136,8 +136,8 @@ def rss_bound_kib(baseline_kib, under_asan):
 
 def runs_under_asan(pid):
     """Whether the process carries AddressSanitizer: gcc's runtime is the
-    shared libasan, clang's is linked into the executable (make sanitize-ci's
-    build), so look in both."""
+    shared libasan, clang's is linked into the executable (a clang build with
+    -DMQLAB_SANITIZE), so look in both."""
     with open(f"/proc/{pid}/maps") as maps:
         if "libasan" in maps.read():
             return True
