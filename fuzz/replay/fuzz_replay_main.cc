@@ -31,6 +31,8 @@
 #include <string_view>
 #include <vector>
 
+#include "broker/env/random.h"
+
 // Each target's entry points, renamed at compile time (CMakeLists.txt: the
 // target's file is compiled with -DLLVMFuzzerTestOneInput=<target>_test_one_input).
 #define MQLAB_FUZZ_TARGETS(X)                                                                           \
@@ -58,23 +60,9 @@ constexpr std::array kTargets = {MQLAB_FUZZ_TARGETS(MQLAB_TARGET_ENTRY)};
 
 using Bytes = std::vector<uint8_t>;
 
-// splitmix64: the mutants are defined by this code and the seed, whatever the
-// standard library.
-class Prng {
- public:
-  explicit Prng(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  // Uniform enough in [0, bound) for choosing edits; bound > 0.
-  size_t below(size_t bound) { return static_cast<size_t>(next() % bound); }
-
- private:
-  uint64_t state_;
-};
+// A choice among `bound` (> 0): the project's PRNG, so the mutants are
+// defined by the seed alone.
+size_t pick(mqlab::env::Random& prng, size_t bound) { return static_cast<size_t>(prng.uniform(bound)); }
 
 // Values that sit on the boundaries parsers check: lengths, signs, limits.
 constexpr std::array<uint32_t, 12> kInterestingInts = {0,          1,          0x7f,       0x80,
@@ -83,23 +71,23 @@ constexpr std::array<uint32_t, 12> kInterestingInts = {0,          1,          0
 
 // Edits a copy of `input` (spliced with `other` for the splice edit). The
 // result may be empty; it never grows past max_size.
-Bytes mutate(const Bytes& input, const Bytes& other, Prng& prng, size_t max_size) {
+Bytes mutate(const Bytes& input, const Bytes& other, mqlab::env::Random& prng, size_t max_size) {
   Bytes out = input;
-  const size_t edits = 1 + prng.below(8);
+  const size_t edits = 1 + pick(prng, 8);
   for (size_t i = 0; i < edits; ++i) {
-    switch (prng.below(9)) {
+    switch (pick(prng, 9)) {
       case 0:  // flip one bit
-        if (!out.empty()) out[prng.below(out.size())] ^= static_cast<uint8_t>(1u << prng.below(8));
+        if (!out.empty()) out[pick(prng, out.size())] ^= static_cast<uint8_t>(1u << pick(prng, 8));
         break;
       case 1:  // one random byte
-        if (!out.empty()) out[prng.below(out.size())] = static_cast<uint8_t>(prng.next());
+        if (!out.empty()) out[pick(prng, out.size())] = static_cast<uint8_t>(prng.next_u64());
         break;
       case 2: {  // an interesting 1-, 2- or 4-byte integer, either byte order
-        const uint32_t value = kInterestingInts[prng.below(kInterestingInts.size())];
-        const size_t width = size_t{1} << prng.below(3);
+        const uint32_t value = kInterestingInts[pick(prng, kInterestingInts.size())];
+        const size_t width = size_t{1} << pick(prng, 3);
         if (out.size() < width) break;
-        const size_t at = prng.below(out.size() - width + 1);
-        const bool big_endian = prng.below(2) == 0;
+        const size_t at = pick(prng, out.size() - width + 1);
+        const bool big_endian = pick(prng, 2) == 0;
         for (size_t b = 0; b < width; ++b) {
           const size_t shift = 8 * (big_endian ? width - 1 - b : b);
           out[at + b] = static_cast<uint8_t>(value >> shift);
@@ -108,43 +96,43 @@ Bytes mutate(const Bytes& input, const Bytes& other, Prng& prng, size_t max_size
       }
       case 3: {  // insert up to 16 random bytes
         if (out.size() >= max_size) break;
-        const size_t count = std::min<size_t>(1 + prng.below(16), max_size - out.size());
-        const size_t at = prng.below(out.size() + 1);
+        const size_t count = std::min<size_t>(1 + pick(prng, 16), max_size - out.size());
+        const size_t at = pick(prng, out.size() + 1);
         Bytes inserted(count);
-        for (uint8_t& byte : inserted) byte = static_cast<uint8_t>(prng.next());
+        for (uint8_t& byte : inserted) byte = static_cast<uint8_t>(prng.next_u64());
         out.insert(out.begin() + static_cast<std::ptrdiff_t>(at), inserted.begin(), inserted.end());
         break;
       }
       case 4: {  // erase a range
         if (out.empty()) break;
-        const size_t at = prng.below(out.size());
-        const size_t count = 1 + prng.below(std::min<size_t>(out.size() - at, 64));
+        const size_t at = pick(prng, out.size());
+        const size_t count = 1 + pick(prng, std::min<size_t>(out.size() - at, 64));
         out.erase(out.begin() + static_cast<std::ptrdiff_t>(at), out.begin() + static_cast<std::ptrdiff_t>(at + count));
         break;
       }
       case 5: {  // duplicate a range in place (repeated fields, lengths that no longer match)
         if (out.empty() || out.size() >= max_size) break;
-        const size_t at = prng.below(out.size());
-        const size_t count = std::min({1 + prng.below(std::min<size_t>(out.size() - at, 64)), max_size - out.size()});
+        const size_t at = pick(prng, out.size());
+        const size_t count = std::min({1 + pick(prng, std::min<size_t>(out.size() - at, 64)), max_size - out.size()});
         const Bytes copy(out.begin() + static_cast<std::ptrdiff_t>(at),
                          out.begin() + static_cast<std::ptrdiff_t>(at + count));
         out.insert(out.begin() + static_cast<std::ptrdiff_t>(at), copy.begin(), copy.end());
         break;
       }
       case 6:  // truncate
-        if (!out.empty()) out.resize(prng.below(out.size()));
+        if (!out.empty()) out.resize(pick(prng, out.size()));
         break;
       case 7: {  // splice: our head, the other input's tail
         if (other.empty()) break;
-        const size_t head = out.empty() ? 0 : prng.below(out.size());
-        const size_t tail_from = prng.below(other.size());
+        const size_t head = out.empty() ? 0 : pick(prng, out.size());
+        const size_t tail_from = pick(prng, other.size());
         out.resize(head);
         out.insert(out.end(), other.begin() + static_cast<std::ptrdiff_t>(tail_from), other.end());
         if (out.size() > max_size) out.resize(max_size);
         break;
       }
       default:  // an ASCII digit or sign, for the text formats (YAML, JSON, broker.conf)
-        if (!out.empty()) out[prng.below(out.size())] = static_cast<uint8_t>("0123456789-+.e:{}[]\"\n="[prng.below(23)]);
+        if (!out.empty()) out[pick(prng, out.size())] = static_cast<uint8_t>("0123456789-+.e:{}[]\"\n="[pick(prng, 23)]);
         break;
     }
   }
@@ -156,7 +144,8 @@ Bytes mutate(const Bytes& input, const Bytes& other, Prng& prng, size_t max_size
 // through its death callback, and a wild access is a SIGSEGV or SIGBUS.
 struct CurrentInput {
   const Bytes* bytes = nullptr;
-  char what[96] = {};
+  const char* corpus_file = nullptr;  // or, when null, mutant number `mutant`
+  uint64_t mutant = 0;
   char path[128] = {};
 };
 CurrentInput g_current;
@@ -176,7 +165,14 @@ void keep_current_input() {
     }
     ::close(fd);
   }
-  const char* parts[] = {"fuzz_replay: crashed on ", g_current.what, "; the input is in ", g_current.path, "\n"};
+  char number[24];
+  char* digits = std::end(number);
+  *--digits = '\0';
+  uint64_t n = g_current.mutant;
+  do *--digits = static_cast<char>('0' + n % 10); while ((n /= 10) != 0);
+  const char* what = g_current.corpus_file != nullptr ? g_current.corpus_file : digits;
+  const char* parts[] = {"fuzz_replay: crashed on ", g_current.corpus_file != nullptr ? "" : "mutant ", what,
+                         "; the input is in ", g_current.path, "\n"};
   for (const char* part : parts) (void)!::write(STDERR_FILENO, part, std::strlen(part));
 }
 
@@ -186,9 +182,10 @@ extern "C" void on_fatal_signal(int signal_number) {
   std::raise(signal_number);
 }
 
-void run(const FuzzTarget& target, const Bytes& input, const std::string& what) {
+void run(const FuzzTarget& target, const Bytes& input, const char* corpus_file, uint64_t mutant) {
   g_current.bytes = &input;
-  std::snprintf(g_current.what, sizeof(g_current.what), "%s", what.c_str());
+  g_current.corpus_file = corpus_file;
+  g_current.mutant = mutant;
   target.test_one_input(input.data(), input.size());
   g_current.bytes = nullptr;
 }
@@ -251,14 +248,14 @@ int main(int argc, char** argv) {
   target->initialize(&fake_argc, &fake_argv);
 
   for (size_t i = 0; i < corpus.size(); ++i) {
-    run(*target, corpus[i], inputs[i].string());
+    run(*target, corpus[i], inputs[i].c_str(), 0);
   }
-  Prng prng(seed);
+  mqlab::env::Random prng(seed);
   for (uint64_t m = 0; m < mutations; ++m) {
-    const Bytes& base = corpus[prng.below(corpus.size())];
-    const Bytes& other = corpus[prng.below(corpus.size())];
+    const Bytes& base = corpus[pick(prng, corpus.size())];
+    const Bytes& other = corpus[pick(prng, corpus.size())];
     const Bytes mutant = mutate(base, other, prng, max_size);
-    run(*target, mutant, "mutant " + std::to_string(m) + " (--seed " + std::to_string(seed) + ")");
+    run(*target, mutant, nullptr, m);
   }
   std::printf("fuzz_replay %.*s: %zu corpus inputs and %llu mutants (seed %llu), no crash\n",
               static_cast<int>(name.size()), name.data(), corpus.size(), static_cast<unsigned long long>(mutations),
