@@ -22,38 +22,75 @@ std::map<std::string, std::string> machine_of_processes(const Scenario& scenario
   return machine_of;
 }
 
-std::string placement(const std::string& broker_name, int32_t queue_id, int64_t queue_offset) {
-  if (broker_name.empty()) return "-";
-  return broker_name + " q" + std::to_string(queue_id) + "@" + std::to_string(queue_offset);
+void append_placement(std::string& text, const std::string& broker_name, int32_t queue_id, int64_t queue_offset) {
+  if (broker_name.empty()) {
+    text += '-';
+    return;
+  }
+  text += broker_name;
+  text += " q";
+  text += std::to_string(queue_id);
+  text += '@';
+  text += std::to_string(queue_offset);
 }
 
-std::string line_head(Nanos at, const std::map<std::string, std::string>& machine_of, const std::string& process) {
+// A line is built in one string, appended to in place: the trace digest
+// formats two lines per message after every run.
+void append_line_head(std::string& text, Nanos at, const std::map<std::string, std::string>& machine_of,
+                      const std::string& process) {
+  append_virtual_time(text, at);
+  text += ' ';
   const auto machine = machine_of.find(process);
-  return format_virtual_time(at) + " " + (machine == machine_of.end() ? std::string("-") : machine->second) + " " +
-         process + " ";
+  if (machine == machine_of.end()) {
+    text += '-';
+  } else {
+    text += machine->second;
+  }
+  text += ' ';
+  text += process;
+  text += ' ';
 }
 
 TimedLine send_line(const SendRecord& send, const std::map<std::string, std::string>& machine_of) {
   const bool pending = send.outcome == SendOutcome::kPending;
   const Nanos at = pending ? send.invoked_at : send.completed_at;
-  std::string text = line_head(at, machine_of, send.producer) + "send #" + std::to_string(send.seq) + " " +
-                     send_outcome_name(send.outcome);
+  TimedLine line{at, {}};
+  std::string& text = line.text;
+  text.reserve(128);
+  append_line_head(text, at, machine_of, send.producer);
+  text += "send #";
+  text += std::to_string(send.seq);
+  text += ' ';
+  text += send_outcome_name(send.outcome);
   if (!pending) {
     MQ_ASSERT(send.completed_at >= send.invoked_at);
-    char latency[48];
-    std::snprintf(latency, sizeof(latency), " %.3fms x%d",
-                  static_cast<double>(send.completed_at - send.invoked_at) / kNanosPerMilli, send.attempts);
-    text += " " + placement(send.broker_name, send.queue_id, send.queue_offset) + latency;
+    text += ' ';
+    append_placement(text, send.broker_name, send.queue_id, send.queue_offset);
+    text += ' ';
+    append_micros_fixed(text, send.completed_at - send.invoked_at, 1'000, 0);  // "%.3f" milliseconds
+    text += "ms x";
+    text += std::to_string(send.attempts);
   }
-  return TimedLine{at, text + "\n"};
+  text += '\n';
+  return line;
 }
 
 TimedLine receipt_line(const ReceiptRecord& receipt, const std::map<std::string, std::string>& machine_of) {
-  std::string text = line_head(receipt.at, machine_of, receipt.consumer) + "receive #" + std::to_string(receipt.seq) +
-                     " " + placement(receipt.broker_name, receipt.queue_id, receipt.queue_offset);
-  if (receipt.reconsume_times > 0) text += " redelivery " + std::to_string(receipt.reconsume_times);
+  TimedLine line{receipt.at, {}};
+  std::string& text = line.text;
+  text.reserve(128);
+  append_line_head(text, receipt.at, machine_of, receipt.consumer);
+  text += "receive #";
+  text += std::to_string(receipt.seq);
+  text += ' ';
+  append_placement(text, receipt.broker_name, receipt.queue_id, receipt.queue_offset);
+  if (receipt.reconsume_times > 0) {
+    text += " redelivery ";
+    text += std::to_string(receipt.reconsume_times);
+  }
   if (!receipt.body_intact) text += " CORRUPT";
-  return TimedLine{receipt.at, text + "\n"};
+  text += '\n';
+  return line;
 }
 
 // The microseconds a line's "%12.6f" time prefix prints; nullopt for a line

@@ -30,7 +30,16 @@ class Trace {
   uint64_t lines_ = 0;
 };
 
-// "12.503201": seconds of virtual time with microseconds.
+// "   12.503201": seconds of virtual time with microseconds, as printf's
+// "%12.6f" prints them.
 std::string format_virtual_time(Nanos at);
+
+// Appends what printf's "%*.*f" prints for nanos in units of
+// micros_per_unit microseconds (1,000,000: seconds, 6 decimals; 1,000:
+// milliseconds, 3 decimals), byte for byte, without printf's floating-point
+// formatting (the message trace prints two such numbers per message).
+void append_micros_fixed(std::string& out, Nanos nanos, int64_t micros_per_unit, int width);
+
+inline void append_virtual_time(std::string& out, Nanos at) { append_micros_fixed(out, at, 1'000'000, 12); }
 
 }  // namespace mqlab::sim
