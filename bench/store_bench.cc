@@ -104,6 +104,7 @@ struct RunResult {
   int64_t bytes = 0;
   double seconds = 0;
   double cpu_seconds = 0;  // the broker core's thread (this one) over the timed puts
+  double system_cpu_seconds = 0;  // of which in the kernel
   int64_t failures = 0;
   int64_t record_bytes = 0;
   std::vector<double> put_us;   // every timed put, issue to reply
@@ -114,6 +115,7 @@ struct RunResult {
   double msgs_per_second() const { return static_cast<double>(messages) / seconds; }
   double mb_per_second() const { return static_cast<double>(bytes) / seconds / 1e6; }
   double cpu_us_per_msg() const { return cpu_seconds * 1e6 / static_cast<double>(messages); }
+  double system_cpu_us_per_msg() const { return system_cpu_seconds * 1e6 / static_cast<double>(messages); }
 };
 
 double percentile(std::vector<double> values, double q) {
@@ -218,6 +220,7 @@ RunResult run_puts(const Options& options, store::FlushDiskType flush, Segments 
   timing = true;
   stored_bytes = 0;
   const double cpu_start = bench::detail::thread_cpu_seconds();
+  const double system_cpu_start = bench::detail::thread_system_cpu_seconds();
   start = Clock::now();
   deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   issue();
@@ -225,6 +228,7 @@ RunResult run_puts(const Options& options, store::FlushDiskType flush, Segments 
                 std::chrono::seconds(3600));
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   result.cpu_seconds = bench::detail::thread_cpu_seconds() - cpu_start;
+  result.system_cpu_seconds = bench::detail::thread_system_cpu_seconds() - system_cpu_start;
   if (allocator) {
     result.segments_taken_ready = allocator->taken() - taken_before;
     result.segments_made_on_put_path = allocator->missed() - missed_before;
@@ -280,6 +284,10 @@ void run_async(const Options& options, Segments segments) {
     print(raw_name + "_cpu_for_inflight" + std::to_string(in_flight), raw->cpu_us_per_write(), "us/write");
     std::printf("%s_cpu %.2f us/msg ratio=%.2f vs %s_cpu\n", name.c_str(), store.cpu_us_per_msg(),
                 raw->cpu_us_per_write() / store.cpu_us_per_msg(), raw_name.c_str());
+    // The kernel's share of each: where a put's extra CPU goes.
+    std::printf("%s_cpu_system_for_inflight%d %.2f us/write\n", raw_name.c_str(), in_flight,
+                raw->system_cpu_us_per_write());
+    std::printf("%s_cpu_system %.2f us/msg\n", name.c_str(), store.system_cpu_us_per_msg());
     print(name + "_put_p50", percentile(store.put_us, 0.5), "us");
     print(name + "_put_p99", percentile(store.put_us, 0.99), "us");
     if (store.failures > 0) print(name + "_failures", static_cast<double>(store.failures), "puts");
