@@ -19,6 +19,8 @@
 #include <thread>
 #include <utility>
 
+#include "broker/env/unlinked_file_closer.h"
+
 namespace mqlab::env {
 namespace {
 
@@ -232,7 +234,8 @@ PosixFile::PosixFile(std::string path, int fd, FlushThread& flusher)
   MQ_ASSERT(fd_ >= 0);
 }
 
-PosixFile::~PosixFile() { ::close(fd_); }
+// An unlinked segment's last close frees its pages: not on the broker core.
+PosixFile::~PosixFile() { close_file_descriptor(fd_); }
 
 Status PosixFile::pwrite(uint64_t offset, std::span<const uint8_t> data) {
   MQ_ASSERT(offset <= kMaxFileOffset - data.size());

@@ -7,15 +7,15 @@
 namespace mqlab::remoting {
 namespace {
 
-struct CodeName {
+struct RequestCodeName {
   int32_t code;
   std::string_view name;
 };
 
 // The name is the constant's own spelling (#name), so the table cannot drift
 // from request_code.h.
-#define MQ_REQUEST_CODE(name) CodeName{RequestCode::name, #name}
-constexpr auto kRequestCodeNames = std::to_array<CodeName>({
+#define MQ_REQUEST_CODE(name) RequestCodeName{RequestCode::name, #name}
+constexpr auto kRequestCodeNames = std::to_array<RequestCodeName>({
     MQ_REQUEST_CODE(SEND_MESSAGE),
     MQ_REQUEST_CODE(PULL_MESSAGE),
     MQ_REQUEST_CODE(QUERY_MESSAGE),
@@ -115,7 +115,7 @@ constexpr auto kRequestCodeNames = std::to_array<CodeName>({
 });
 #undef MQ_REQUEST_CODE
 
-constexpr bool strictly_ascending(std::span<const CodeName> table) {
+constexpr bool request_codes_ascending(std::span<const RequestCodeName> table) {
   for (size_t i = 1; i < table.size(); ++i) {
     if (table[i - 1].code >= table[i].code) return false;
   }
@@ -123,13 +123,13 @@ constexpr bool strictly_ascending(std::span<const CodeName> table) {
 }
 // Sorted and duplicate-free: lookups binary-search, and two names for one
 // number would be a typo in request_code.h.
-static_assert(strictly_ascending(kRequestCodeNames));
+static_assert(request_codes_ascending(kRequestCodeNames));
 
 }  // namespace
 
 std::string_view request_code_name(int32_t code) {
   const auto* it = std::lower_bound(kRequestCodeNames.begin(), kRequestCodeNames.end(), code,
-                                    [](const CodeName& entry, int32_t wanted) { return entry.code < wanted; });
+                                    [](const RequestCodeName& entry, int32_t wanted) { return entry.code < wanted; });
   if (it == kRequestCodeNames.end() || it->code != code) return "UNKNOWN";
   return it->name;
 }

@@ -7,15 +7,15 @@
 namespace mqlab::remoting {
 namespace {
 
-struct CodeName {
+struct ResponseCodeName {
   int32_t code;
   std::string_view name;
 };
 
 // The name is the constant's own spelling (#name), so the table cannot drift
 // from response_code.h.
-#define MQ_RESPONSE_CODE(name) CodeName{ResponseCode::name, #name}
-constexpr auto kResponseCodeNames = std::to_array<CodeName>({
+#define MQ_RESPONSE_CODE(name) ResponseCodeName{ResponseCode::name, #name}
+constexpr auto kResponseCodeNames = std::to_array<ResponseCodeName>({
     MQ_RESPONSE_CODE(SUCCESS),
     MQ_RESPONSE_CODE(SYSTEM_ERROR),
     MQ_RESPONSE_CODE(SYSTEM_BUSY),
@@ -53,7 +53,7 @@ constexpr auto kResponseCodeNames = std::to_array<CodeName>({
 });
 #undef MQ_RESPONSE_CODE
 
-constexpr bool strictly_ascending(std::span<const CodeName> table) {
+constexpr bool response_codes_ascending(std::span<const ResponseCodeName> table) {
   for (size_t i = 1; i < table.size(); ++i) {
     if (table[i - 1].code >= table[i].code) return false;
   }
@@ -61,13 +61,13 @@ constexpr bool strictly_ascending(std::span<const CodeName> table) {
 }
 // Sorted and duplicate-free: lookups binary-search, and two names for one
 // number would be a typo in response_code.h.
-static_assert(strictly_ascending(kResponseCodeNames));
+static_assert(response_codes_ascending(kResponseCodeNames));
 
 }  // namespace
 
 std::string_view response_code_name(int32_t code) {
   const auto* it = std::lower_bound(kResponseCodeNames.begin(), kResponseCodeNames.end(), code,
-                                    [](const CodeName& entry, int32_t wanted) { return entry.code < wanted; });
+                                    [](const ResponseCodeName& entry, int32_t wanted) { return entry.code < wanted; });
   if (it == kResponseCodeNames.end() || it->code != code) return "UNKNOWN";
   return it->name;
 }
