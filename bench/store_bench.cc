@@ -110,6 +110,7 @@ struct RunResult {
   std::vector<double> put_us;   // every timed put, issue to reply
   std::vector<double> roll_us;  // the puts that opened a new segment
   uint64_t segments_taken_ready = 0;
+  uint64_t segments_taken_half_prepared = 0;  // of those ready: stopped mid pre-touch and taken
   uint64_t segments_made_on_put_path = 0;
   uint64_t segments_deleted = 0;
   double msgs_per_second() const { return static_cast<double>(messages) / seconds; }
@@ -216,6 +217,7 @@ RunResult run_puts(const Options& options, store::FlushDiskType flush, Segments 
   }
   const uint64_t taken_before = allocator ? allocator->taken() : 0;
   const uint64_t missed_before = allocator ? allocator->missed() : 0;
+  const uint64_t half_prepared_before = allocator ? allocator->taken_half_prepared() : 0;
   const uint64_t deleted_before = store.stats().segments_deleted;
   timing = true;
   stored_bytes = 0;
@@ -231,6 +233,7 @@ RunResult run_puts(const Options& options, store::FlushDiskType flush, Segments 
   result.system_cpu_seconds = bench::detail::thread_system_cpu_seconds() - system_cpu_start;
   if (allocator) {
     result.segments_taken_ready = allocator->taken() - taken_before;
+    result.segments_taken_half_prepared = allocator->taken_half_prepared() - half_prepared_before;
     result.segments_made_on_put_path = allocator->missed() - missed_before;
   } else {
     result.segments_made_on_put_path = result.roll_us.size();
@@ -291,6 +294,12 @@ void run_async(const Options& options, Segments segments) {
     print(name + "_put_p50", percentile(store.put_us, 0.5), "us");
     print(name + "_put_p99", percentile(store.put_us, 0.99), "us");
     if (store.failures > 0) print(name + "_failures", static_cast<double>(store.failures), "puts");
+    // A roll onto a segment the allocator had not finished takes it half
+    // prepared (allocated, pre-touched part way) or, when not even allocated,
+    // makes one on the put path: either way the preparer fell behind the puts.
+    print(name + "_segments_ready", static_cast<double>(store.segments_taken_ready), "segments");
+    print(name + "_segments_on_put_path", static_cast<double>(store.segments_made_on_put_path), "segments");
+    print(name + "_segments_half_prepared", static_cast<double>(store.segments_taken_half_prepared), "segments");
     roll_us.insert(roll_us.end(), store.roll_us.begin(), store.roll_us.end());
   }
   if (!roll_us.empty()) {

@@ -56,6 +56,7 @@ class PosixEnv final : public Env {
   void prepare_file(std::shared_ptr<File> file, uint64_t size, bool pretouch, SyncCallback done) override {
     preparer_.prepare(std::move(file), size, pretouch, std::move(done));
   }
+  bool stop_preparing_file(const std::shared_ptr<File>& file) override { return preparer_.stop(file); }
 
   boost::asio::io_context& io_context() { return io_; }
   // From now on files() is a PowerLossFileSystem over the POSIX files, so a

@@ -30,6 +30,7 @@ PosixFilePreparer::~PosixFilePreparer() {
     std::lock_guard lock(mutex_);
     stopping_ = true;
     queue_.clear();  // not started: dropped, their work guards released
+    if (running_progress_) running_progress_->stop_requested.store(true);  // its completion is dropped too
   }
   wake_.notify_all();
   if (thread_.joinable()) {
@@ -50,6 +51,27 @@ void PosixFilePreparer::prepare(std::shared_ptr<File> file, uint64_t size, bool 
   wake_.notify_one();
 }
 
+bool PosixFilePreparer::stop(const std::shared_ptr<File>& file) {
+  MQ_ASSERT(file != nullptr);
+  std::unique_lock lock(mutex_);
+  for (Job& job : queue_) {
+    if (job.file == file) job.progress->stop_requested.store(true);  // skipped when its turn comes
+  }
+  if (running_file_ != file) return false;  // queued (never allocated), or already completed
+  const std::shared_ptr<Job::Progress> progress = running_progress_;
+  progress->stop_requested.store(true);
+  progressed_.wait(lock, [&progress] { return progress->writes_done; });
+  return progress->allocated;
+}
+
+void PosixFilePreparer::mark(const Job& job, bool Job::Progress::*step) {
+  {
+    std::lock_guard lock(mutex_);
+    (*job.progress).*step = true;
+  }
+  progressed_.notify_all();
+}
+
 void PosixFilePreparer::run() {
   std::unique_lock lock(mutex_);
   for (;;) {
@@ -57,8 +79,16 @@ void PosixFilePreparer::run() {
     if (stopping_) return;
     Job job = std::move(queue_.front());
     queue_.pop_front();
+    running_file_ = job.file;
+    running_progress_ = job.progress;
     lock.unlock();
-    const Status status = prepare_now(*job.file, job.size, job.pretouch);
+    const Status status = prepare_now(job);
+    lock.lock();
+    job.progress->writes_done = true;  // however it ended
+    running_file_.reset();
+    running_progress_.reset();
+    lock.unlock();
+    progressed_.notify_all();
     // The file reference travels with the completion: the last one drops on
     // the io_context thread, as the broker's files always do.
     boost::asio::post(io_, [open = open_, done = std::move(job.done), file = std::move(job.file), status] {
@@ -69,17 +99,30 @@ void PosixFilePreparer::run() {
   }
 }
 
-Status PosixFilePreparer::prepare_now(File& file, uint64_t size, bool pretouch) {
+Status PosixFilePreparer::prepare_now(const Job& job) {
+  File& file = *job.file;
+  const uint64_t size = job.size;
+  const std::atomic<bool>& stop_requested = job.progress->stop_requested;
+  const auto stopped = [&file] {
+    return Status::Aborted(file.path() + ": preparation stopped: the segment was taken or dropped before it was ready");
+  };
+  if (stop_requested.load()) return stopped();
   MQ_RETURN_IF_ERROR(file.allocate(size));
-  if (!pretouch) return Status::Ok();
+  mark(job, &Job::Progress::allocated);
+  if (!job.pretouch) return Status::Ok();
   // Zeros over every block, then one fdatasync: the disk has now written each
   // block once, and the puts that fill the segment overwrite cached pages.
   const std::vector<uint8_t> zeros(static_cast<size_t>(std::min(kPrepareZeroChunkBytes, size)), 0);
   for (uint64_t offset = 0; offset < size;) {
+    if (stop_requested.load(std::memory_order_relaxed)) return stopped();
     const size_t length = static_cast<size_t>(std::min<uint64_t>(zeros.size(), size - offset));
     MQ_RETURN_IF_ERROR(file.pwrite(offset, std::span(zeros.data(), length)));
     offset += length;
   }
+  // No more writes: a stop() from now on need not wait, and a put into the
+  // file while the sync runs does not race the zeros.
+  mark(job, &Job::Progress::writes_done);
+  if (stop_requested.load()) return stopped();  // the sync is most of the job's disk time
   // A blocking fdatasync belongs on this thread, not on the file system's
   // flush thread, where it would hold up the CommitLog's group commits.
   auto* posix = dynamic_cast<PosixFile*>(&file);

@@ -21,8 +21,12 @@ void AllocateMappedFileService::request(const std::string& path, int64_t file_si
   std::vector<std::string> ready_elsewhere;
   for (auto& [other, entry] : entries_) {
     if (other == path) continue;
-    if (entry.state == State::kReady) ready_elsewhere.push_back(other);
-    entry.state = State::kAbandoned;  // the rest go when start() or on_prepared() sees it
+    if (entry.state == State::kReady) {
+      ready_elsewhere.push_back(other);
+      entry.state = State::kAbandoned;
+    } else {
+      abandon(entry);  // goes when start() or on_prepared() sees it
+    }
   }
   for (const std::string& other : ready_elsewhere) discard(other);
   auto it = entries_.find(path);
@@ -37,10 +41,22 @@ void AllocateMappedFileService::request(const std::string& path, int64_t file_si
   Entry entry;
   entry.temp_path = path + std::string(kTempSuffix);
   entry.file_size = file_size;
+  entry.generation = ++generations_;
   entries_.emplace(path, std::move(entry));
   // Opening the file is a syscall that may create an inode: its own task,
   // not the put that asked.
   env_.executor().post(lifetime_.guard([this, path] { start(path); }));
+}
+
+void AllocateMappedFileService::abandon(Entry& entry) {
+  MQ_ASSERT(entry.state != State::kReady);  // a ready file is discarded, not abandoned
+  if (entry.state == State::kPreparing && !entry.stopped) {
+    // Stop the Env's writes into a file nobody will take: they would compete
+    // for the disk with the put path creating the segment instead.
+    (void)env_.stop_preparing_file(entry.file);
+    entry.stopped = true;
+  }
+  entry.state = State::kAbandoned;
 }
 
 void AllocateMappedFileService::start(const std::string& path) {
@@ -63,16 +79,28 @@ void AllocateMappedFileService::start(const std::string& path) {
   entry.file = *file;
   entry.state = State::kPreparing;
   env_.prepare_file(entry.file, static_cast<uint64_t>(entry.file_size), warm_,
-                    lifetime_.guard([this, path](Status status) { on_prepared(path, std::move(status)); }));
+                    lifetime_.guard([this, path, generation = entry.generation](Status status) {
+                      on_prepared(path, generation, std::move(status));
+                    }));
 }
 
-void AllocateMappedFileService::on_prepared(const std::string& path, Status status) {
+void AllocateMappedFileService::on_prepared(const std::string& path, uint64_t generation, Status status) {
   auto it = entries_.find(path);
-  MQ_ASSERT(it != entries_.end());
+  // Taken half prepared (take() stopped it and used the file), and perhaps
+  // requested afresh since: this completion is no longer anyone's.
+  if (it == entries_.end() || it->second.generation != generation) return;
   Entry& entry = it->second;
   MQ_ASSERT(entry.state == State::kPreparing || entry.state == State::kAbandoned);
   if (entry.state == State::kAbandoned) {
     discard(path);
+    return;
+  }
+  if (entry.stopped) {
+    // Wanted again after it was stopped: what the Env left in the file is
+    // unknown (stopped part way, or completed), so it starts over.
+    const int64_t file_size = entry.file_size;
+    discard(path);
+    request(path, file_size);
     return;
   }
   if (!status.ok()) {
@@ -96,11 +124,27 @@ void AllocateMappedFileService::discard(const std::string& path) {
 
 std::shared_ptr<env::File> AllocateMappedFileService::take(const std::string& path) {
   auto it = entries_.find(path);
+  if (it != entries_.end() && it->second.state == State::kPreparing && !it->second.stopped) {
+    // Still being pre-touched: stopped, it is taken as it is when the Env
+    // has allocated it (the put path would otherwise create and allocate
+    // another file while this one's writes compete for the disk).
+    it->second.stopped = true;
+    if (env_.stop_preparing_file(it->second.file)) {
+      std::shared_ptr<env::File> file = adopt(it);
+      if (file != nullptr) ++taken_half_prepared_;
+      return file;
+    }
+  }
   if (it == entries_.end() || it->second.state != State::kReady) {
     ++missed_;
-    if (it != entries_.end()) it->second.state = State::kAbandoned;  // removed when the Env is done with it
+    if (it != entries_.end()) abandon(it->second);  // removed when the Env is done with it
     return nullptr;
   }
+  return adopt(it);
+}
+
+std::shared_ptr<env::File> AllocateMappedFileService::adopt(std::map<std::string, Entry>::iterator it) {
+  const std::string path = it->first;
   const std::string temp_path = it->second.temp_path;
   entries_.erase(it);
   if (Status status = env_.files().rename(temp_path, path); !status.ok()) {
@@ -130,8 +174,12 @@ bool AllocateMappedFileService::has_ready() const {
 void AllocateMappedFileService::abandon_all() {
   std::vector<std::string> ready;
   for (auto& [path, entry] : entries_) {
-    if (entry.state == State::kReady) ready.push_back(path);
-    entry.state = State::kAbandoned;
+    if (entry.state == State::kReady) {
+      ready.push_back(path);
+      entry.state = State::kAbandoned;
+    } else {
+      abandon(entry);
+    }
   }
   for (const std::string& path : ready) discard(path);
 }

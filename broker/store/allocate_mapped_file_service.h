@@ -14,8 +14,11 @@
 //
 // Invariants: at most one segment is being prepared or waiting to be taken
 // per path; a preparation the log no longer wants (another segment was
-// requested, or the log was destroyed) is abandoned and its temporary file
-// removed once the Env is done with it.
+// requested, or the log was destroyed) is abandoned, the Env's work on it
+// stopped (Env::stop_preparing_file), and its temporary file removed once
+// the Env is done with it. A roll that finds its segment still being
+// pre-touched stops the preparation and takes the file as it is, when the
+// Env says it is allocated; otherwise a stopped preparation is never taken.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +61,9 @@ class AllocateMappedFileService {
   // a stall on the put path; the first segment of an empty log is one).
   uint64_t taken() const { return taken_; }
   uint64_t missed() const { return missed_; }
+  // Of taken(): segments taken while still being pre-touched (allocated,
+  // partly written with zeros), so the preparations are behind the puts.
+  uint64_t taken_half_prepared() const { return taken_half_prepared_; }
 
  private:
   enum class State { kOpening, kPreparing, kReady, kAbandoned };
@@ -66,9 +72,19 @@ class AllocateMappedFileService {
     int64_t file_size = 0;
     State state = State::kOpening;
     std::shared_ptr<env::File> file;  // set once opened
+    // The Env was asked to stop preparing it (Env::stop_preparing_file): its
+    // contents are unknown, so it is never taken ready.
+    bool stopped = false;
+    // Which request this is: a completion for an earlier one is ignored.
+    uint64_t generation = 0;
   };
+  // Marks a preparation not ready as unwanted, stopping the Env's work on it.
+  void abandon(Entry& entry);
+  // Renames the entry's file to its segment name, reopens it and forgets the
+  // entry; nullptr (counted missed) when the file system refuses.
+  std::shared_ptr<env::File> adopt(std::map<std::string, Entry>::iterator it);
   void start(const std::string& path);
-  void on_prepared(const std::string& path, Status status);
+  void on_prepared(const std::string& path, uint64_t generation, Status status);
   void discard(const std::string& path);
 
   env::Env& env_;
@@ -76,6 +92,8 @@ class AllocateMappedFileService {
   std::map<std::string, Entry> entries_;  // by segment path
   uint64_t taken_ = 0;
   uint64_t missed_ = 0;
+  uint64_t taken_half_prepared_ = 0;
+  uint64_t generations_ = 0;
   LifetimeToken lifetime_;
 };
 

@@ -99,6 +99,71 @@ TEST(AllocateMappedFileServiceTest, EarlyRollCreatesTheSegmentAndDropsTheLatePre
                                                            MappedFile::file_name(2 * kFileSize) + ".allocating"}));
 }
 
+// A roll that finds the preparation running cancels the Env's work on it
+// (on disk it would compete with the put path creating the segment), and a
+// cancelled preparation is never taken: wanted again, it starts over.
+TEST(AllocateMappedFileServiceTest, AbandoningARunningPreparationCancelsItAndItIsNeverTaken) {
+  MemoryEnv env;
+  ASSERT_TRUE(env.memory_files().mkdirs(kDir).ok());
+  AllocateMappedFileService service(env, /*warm=*/true);
+  const std::string path = segment(kFileSize);
+  service.request(path, kFileSize);
+  EXPECT_TRUE(env.run_one());  // start(): the file opened, prepare_file called; its completion queued
+  EXPECT_EQ(service.take(path), nullptr);  // the roll came first
+  EXPECT_EQ(env.stopped_preparations(), std::vector<std::string>{temp_of(kFileSize)});
+  EXPECT_EQ(service.missed(), 1u);
+
+  service.request(path, kFileSize);  // wanted again before the Env answered
+  env.run_all();                     // the cancelled preparation's completion, then a fresh one
+  EXPECT_EQ(env.stopped_preparations().size(), 1u);
+  ASSERT_TRUE(service.has_ready());
+  const std::shared_ptr<env::File> file = service.take(path);
+  ASSERT_NE(file, nullptr);
+  EXPECT_EQ(file->path(), path);
+  EXPECT_EQ(*file->size(), static_cast<uint64_t>(kFileSize));
+  EXPECT_EQ(service.taken(), 1u);
+
+  // Abandoned before its file was opened: nothing to cancel.
+  service.request(segment(2 * kFileSize), kFileSize);
+  service.abandon_all();
+  env.run_all();
+  EXPECT_EQ(env.stopped_preparations().size(), 1u);
+  EXPECT_EQ(env.memory_files().bytes(temp_of(2 * kFileSize)), nullptr);
+}
+
+// A roll that finds its segment allocated but still being pre-touched stops
+// the preparation and takes the file as it is; the preparation's late
+// completion changes nothing, and the next segment is prepared as usual.
+TEST(AllocateMappedFileServiceTest, ARollTakesAHalfPreparedSegment) {
+  MemoryEnv env;
+  env.stop_allocates(true);
+  MappedFileQueue queue(env, kDir, kFileSize);
+  queue.enable_preallocation(/*warm=*/true);
+  ASSERT_TRUE(queue.load().ok());
+  append(queue, 1000, 1);
+  append(queue, 1000, 2);  // the next segment is requested
+  ASSERT_TRUE(env.run_one());  // its file opened and handed to prepare_file, not yet complete
+  append(queue, 3000, 3);      // the roll
+  EXPECT_EQ(env.stopped_preparations(), std::vector<std::string>{temp_of(kFileSize)});
+  EXPECT_EQ(queue.allocator()->taken(), 1u);
+  EXPECT_EQ(queue.allocator()->taken_half_prepared(), 1u);
+  EXPECT_EQ(queue.allocator()->missed(), 1u);  // only the log's first segment
+  ASSERT_EQ(queue.files().size(), 2u);
+  EXPECT_EQ(queue.last_file()->path(), segment(kFileSize));
+  env.run_all();  // the stopped preparation's completion, and the next segment's preparation
+  std::vector<uint8_t> out(3000);
+  auto read = queue.read(kFileSize, out);
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(*read, 3000u);
+  EXPECT_EQ(out, std::vector<uint8_t>(3000, 3));
+  EXPECT_EQ(env.memory_files().bytes(temp_of(kFileSize)), nullptr);
+  append(queue, 10, 4);  // asks for the segment after
+  env.run_all();
+  EXPECT_EQ(names_in(env, kDir), (std::vector<std::string>{MappedFile::file_name(0), MappedFile::file_name(kFileSize),
+                                                           MappedFile::file_name(2 * kFileSize) + ".allocating"}));
+  EXPECT_EQ(env.stopped_preparations().size(), 1u);
+}
+
 TEST(AllocateMappedFileServiceTest, LoadRemovesUnfinishedPreparations) {
   MemoryEnv env;
   {

@@ -57,6 +57,15 @@ class MemoryExecutor final : public env::Executor {
     return false;
   }
 
+  // Runs the first posted task, if any; returns whether one ran.
+  bool run_one() {
+    if (tasks_.empty()) return false;
+    env::Task task = std::move(tasks_.front());
+    tasks_.pop_front();
+    task();
+    return true;
+  }
+
   // Runs posted tasks, then due timers (moving the clock to them), until
   // nothing is left. Returns how many tasks ran.
   size_t run_all() {
@@ -288,6 +297,24 @@ class MemoryEnv final : public env::Env {
   MemoryClock& memory_clock() { return clock_; }
   MemoryFileSystem& memory_files() { return files_; }
   size_t run_all() { return executor_.run_all(); }
+  bool run_one() { return executor_.run_one(); }
+  // Preparing is one posted task (Env's default). A stop is recorded (the
+  // paths of the files whose preparation was stopped); with
+  // stop_allocates(true) it also allocates the file at once and says so, as
+  // a real Env stopping a preparation part way through its pre-touch does.
+  void prepare_file(std::shared_ptr<env::File> file, uint64_t size, bool pretouch, env::SyncCallback done) override {
+    preparing_sizes_[file.get()] = size;
+    env::Env::prepare_file(std::move(file), size, pretouch, std::move(done));
+  }
+  bool stop_preparing_file(const std::shared_ptr<env::File>& file) override {
+    stopped_preparations_.push_back(file->path());
+    if (!stop_allocates_) return false;
+    MQ_ASSERT(preparing_sizes_.count(file.get()) == 1);
+    MQ_ASSERT(file->allocate(preparing_sizes_.at(file.get())).ok());
+    return true;
+  }
+  void stop_allocates(bool allocates) { stop_allocates_ = allocates; }
+  const std::vector<std::string>& stopped_preparations() const { return stopped_preparations_; }
   // Pending completions are lost with the machine.
   void power_loss() {
     executor_.drop_all();
@@ -300,6 +327,9 @@ class MemoryEnv final : public env::Env {
   MemoryFileSystem files_{executor_};
   env::LoopbackNetwork network_{executor_};
   env::Random random_;
+  std::vector<std::string> stopped_preparations_;
+  bool stop_allocates_ = false;
+  std::map<const env::File*, uint64_t> preparing_sizes_;  // the size each prepare_file asked for
 };
 
 }  // namespace mqlab::store::testing
