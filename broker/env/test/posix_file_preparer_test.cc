@@ -63,8 +63,10 @@ INSTANTIATE_TEST_SUITE_P(Pretouch, PosixFilePreparerTest, ::testing::Bool());
 // stop(): a queued job never starts (it reports Aborted and leaves its file
 // unallocated), and a running one, once allocated, is stopped and waited
 // for: after stop() returns true nothing more is written to the file, so
-// bytes written then stay. 512 MiB of pre-touch takes a few hundred
-// milliseconds on a fast disk: the job is running when it is stopped.
+// bytes written then stay. 1 GiB of pre-touch takes a second or more even
+// on a fast disk, and the test stops it within a poll (0.2 ms) of its
+// allocation: the job is running when it is stopped. (Stopped, it writes
+// only a few chunks; fallocate reserves the rest without writing it.)
 TEST(PosixFilePreparerStop, AQueuedJobNeverStartsAndARunningOneWritesNoMore) {
   PosixEnv env{uint64_t{1}};
   testing::TempDir temp{"mqlab_preparer_stop_test"};
@@ -72,7 +74,7 @@ TEST(PosixFilePreparerStop, AQueuedJobNeverStartsAndARunningOneWritesNoMore) {
   auto queued = env.files().open(join_path(temp.path(), "queued"), OpenOptions{.create = true});
   auto kept = env.files().open(join_path(temp.path(), "kept"), OpenOptions{.create = true});
   ASSERT_TRUE(running.ok() && queued.ok() && kept.ok());
-  constexpr uint64_t kLong = uint64_t{512} << 20;
+  constexpr uint64_t kLong = uint64_t{1} << 30;
   std::optional<Status> running_result;
   std::optional<Status> queued_result;
   std::optional<Status> kept_result;

@@ -310,7 +310,8 @@ class MemoryEnv final : public env::Env {
     stopped_preparations_.push_back(file->path());
     if (!stop_allocates_) return false;
     MQ_ASSERT(preparing_sizes_.count(file.get()) == 1);
-    MQ_ASSERT(file->allocate(preparing_sizes_.at(file.get())).ok());
+    const Status allocated = file->allocate(preparing_sizes_.at(file.get()));
+    MQ_ASSERT(allocated.ok());
     return true;
   }
   void stop_allocates(bool allocates) { stop_allocates_ = allocates; }
