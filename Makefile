@@ -10,7 +10,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 PYTEST = /usr/bin/python3 -m pytest
 
-.PHONY: all setup configure build demo crash-demo report-screenshot test ctest pytest bench sanitize fuzz fuzz-ci fuzz-build clean
+.PHONY: all setup configure build demo crash-demo report-screenshot test ctest pytest bench sanitize tsan fuzz fuzz-ci fuzz-build clean
 
 all: build
 
@@ -82,9 +82,9 @@ bench: build
 
 # The whole test suite (ctest and pytest) under AddressSanitizer and
 # UndefinedBehaviorSanitizer: `make test` in a second build folder
-# (build-asan), gcc build type Sanitize (-O1 -g1, see CMakeLists.txt) with
+# (build-asan), gcc build type Sanitize (-O2 -g1, see CMakeLists.txt) with
 # -DMQLAB_SANITIZE=address,undefined.
-# This is what CI runs (.ci/run). A report fails the test: UBSan is built
+# A separate command: CI (.ci/run) runs the plain build. A report fails the test: UBSan is built
 # -fno-sanitize-recover=all (see CMakeLists.txt), LeakSanitizer checks every
 # process at exit, the fuzz targets' corpus replay (ctest's fuzz_replay.*)
 # runs sanitized, and the pytests send the reports of the programs they
@@ -100,6 +100,17 @@ sanitize:
 	$(SANITIZER_ENV) MQLAB_TIMEOUT_SCALE=$(SANITIZE_TIMEOUT_SCALE) $(MAKE) test BUILD_DIR=$(SANITIZE_DIR) BUILD_TYPE=Sanitize \
 	  CMAKE_FLAGS="-DMQLAB_SANITIZE=address,undefined $(CMAKE_FLAGS)"; \
 	status=$$?; echo "sanitize: exit $$status after $$(( $$(date +%s) - start )) s (build, ctest, pytest)"; exit $$status
+
+# ThreadSanitizer over the real Env's threads (the file system's flush
+# thread, the segment preparer, the unlinked-file closer, the network): gcc,
+# build type Sanitize with -DMQLAB_SANITIZE=thread, env_test only (the
+# broker core is single-threaded; env_test is what runs those threads).
+TSAN_DIR ?= build-tsan
+tsan: setup
+	@cmake -S . -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=Sanitize -DMQLAB_SANITIZE=thread $(CMAKE_FLAGS) \
+	  > $(TSAN_DIR).configure.log 2>&1 || (cat $(TSAN_DIR).configure.log; exit 1)
+	@cmake --build $(TSAN_DIR) -j $(JOBS) --target env_test
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(TSAN_DIR)/bin/env_test
 
 # libFuzzer targets (fuzz/*.cc), built with clang under ASan + UBSan into
 # $(FUZZ_DIR), each run for FUZZ_SECONDS from its checked-in seeds
@@ -133,7 +144,7 @@ fuzz-ci:
 	$(MAKE) fuzz FUZZ_SECONDS=30
 
 clean:
-	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(FUZZ_DIR)
+	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(TSAN_DIR) $(FUZZ_DIR)
 
 # The CI sweep: every example scenario (not the compare matrix) over a sample
 # of seeds, swept twice. Fails when a seed fails (or a canary passes on any
