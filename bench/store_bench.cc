@@ -418,6 +418,10 @@ void run_scaling(const Options& options, double gib) {
   print(label.str() + "_put_p99", percentile(store.put_us, 0.99), "us");
   print(label.str() + "_segments_ready", static_cast<double>(store.segments_taken_ready), "segments");
   print(label.str() + "_segments_on_put_path", static_cast<double>(store.segments_made_on_put_path), "segments");
+  print(label.str() + "_segments_half_prepared", static_cast<double>(store.segments_taken_half_prepared), "segments");
+  if (!store.roll_us.empty()) {
+    print(label.str() + "_roll_put_max", *std::max_element(store.roll_us.begin(), store.roll_us.end()), "us");
+  }
   print(label.str() + "_segments_deleted", static_cast<double>(store.segments_deleted), "segments");
 }
 
