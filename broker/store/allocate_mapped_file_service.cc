@@ -21,12 +21,8 @@ void AllocateMappedFileService::request(const std::string& path, int64_t file_si
   std::vector<std::string> ready_elsewhere;
   for (auto& [other, entry] : entries_) {
     if (other == path) continue;
-    if (entry.state == State::kReady) {
-      ready_elsewhere.push_back(other);
-      entry.state = State::kAbandoned;
-    } else {
-      abandon(entry);  // goes when start() or on_prepared() sees it
-    }
+    if (entry.state == State::kReady) ready_elsewhere.push_back(other);
+    abandon(entry);  // the rest go when start() or on_prepared() sees it
   }
   for (const std::string& other : ready_elsewhere) discard(other);
   auto it = entries_.find(path);
@@ -49,7 +45,6 @@ void AllocateMappedFileService::request(const std::string& path, int64_t file_si
 }
 
 void AllocateMappedFileService::abandon(Entry& entry) {
-  MQ_ASSERT(entry.state != State::kReady);  // a ready file is discarded, not abandoned
   if (entry.state == State::kPreparing && !entry.stopped) {
     // Stop the Env's writes into a file nobody will take: they would compete
     // for the disk with the put path creating the segment instead.
@@ -174,12 +169,8 @@ bool AllocateMappedFileService::has_ready() const {
 void AllocateMappedFileService::abandon_all() {
   std::vector<std::string> ready;
   for (auto& [path, entry] : entries_) {
-    if (entry.state == State::kReady) {
-      ready.push_back(path);
-      entry.state = State::kAbandoned;
-    } else {
-      abandon(entry);
-    }
+    if (entry.state == State::kReady) ready.push_back(path);
+    abandon(entry);
   }
   for (const std::string& path : ready) discard(path);
 }

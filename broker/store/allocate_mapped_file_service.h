@@ -78,7 +78,8 @@ class AllocateMappedFileService {
     // Which request this is: a completion for an earlier one is ignored.
     uint64_t generation = 0;
   };
-  // Marks a preparation not ready as unwanted, stopping the Env's work on it.
+  // Marks a preparation unwanted, stopping the Env's work on it if it runs
+  // (a ready one is then discarded by the caller).
   void abandon(Entry& entry);
   // Renames the entry's file to its segment name, reopens it and forgets the
   // entry; nullptr (counted missed) when the file system refuses.
