@@ -19,10 +19,29 @@ namespace {
 // against 0.8-0.9 us after 64 KiB writes (1.0-1.2 after 4 KiB ones;
 // 2026-12-02, sys time of 50,000 sequential pwrites over a pre-touched file).
 constexpr uint64_t kPrepareZeroChunkBytes = uint64_t{64} << 10;
+
+Status stopped_status(const File& file) {
+  return Status::Aborted(file.path() + ": preparation stopped: the segment was taken or dropped before it was ready");
+}
 }  // namespace
 
-PosixFilePreparer::PosixFilePreparer(boost::asio::io_context& io)
-    : io_(io), open_(std::make_shared<std::atomic<bool>>(true)) {}
+PosixFilePreparer::PosixFilePreparer(boost::asio::io_context& io, SyncData sync_data)
+    : io_(io), sync_data_(std::move(sync_data)), open_(std::make_shared<std::atomic<bool>>(true)) {
+  MQ_ASSERT(sync_data_ != nullptr);
+}
+
+Status PosixFilePreparer::fdatasync_file(File& file) {
+  auto* posix = dynamic_cast<PosixFile*>(&file);
+  if (posix == nullptr) return Status::Ok();
+  int result = 0;
+  do {
+    result = ::fdatasync(posix->fd());
+  } while (result != 0 && errno == EINTR);
+  if (result != 0) {
+    return Status::IoError(file.path() + ": fdatasync after pre-touch: " + std::generic_category().message(errno));
+  }
+  return Status::Ok();
+}
 
 PosixFilePreparer::~PosixFilePreparer() {
   open_->store(false);
@@ -31,11 +50,15 @@ PosixFilePreparer::~PosixFilePreparer() {
     stopping_ = true;
     queue_.clear();  // not started: dropped, their work guards released
     if (running_progress_) running_progress_->stop_requested.store(true);  // its completion is dropped too
+    // Written jobs stay for the syncer to drop: the front may be in its
+    // fdatasync, and the syncer still refers to it.
   }
   wake_.notify_all();
-  if (thread_.joinable()) {
-    MQ_ASSERT(thread_.get_id() != std::this_thread::get_id());
-    thread_.join();
+  written_ready_.notify_all();
+  for (std::thread* thread : {&writer_, &syncer_}) {
+    if (!thread->joinable()) continue;
+    MQ_ASSERT(thread->get_id() != std::this_thread::get_id());
+    thread->join();
   }
 }
 
@@ -46,7 +69,10 @@ void PosixFilePreparer::prepare(std::shared_ptr<File> file, uint64_t size, bool 
     std::lock_guard lock(mutex_);
     MQ_ASSERT(!stopping_);
     queue_.push_back(Job{std::move(file), size, pretouch, std::move(done), boost::asio::make_work_guard(io_)});
-    if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+    if (!writer_.joinable()) {
+      writer_ = std::thread([this] { run_writer(); });
+      syncer_ = std::thread([this] { run_syncer(); });
+    }
   }
   wake_.notify_one();
 }
@@ -56,6 +82,13 @@ bool PosixFilePreparer::stop(const std::shared_ptr<File>& file) {
   std::unique_lock lock(mutex_);
   for (Job& job : queue_) {
     if (job.file == file) job.progress->stop_requested.store(true);  // skipped when its turn comes
+  }
+  for (Written& written : written_) {
+    if (written.job.file != file) continue;
+    // Its writes are done: the syncer skips the fdatasync unless it began.
+    MQ_ASSERT(written.job.progress->writes_done);
+    written.job.progress->stop_requested.store(true);
+    return written.job.progress->allocated;
   }
   if (running_file_ != file) return false;  // queued (never allocated), or already completed
   const std::shared_ptr<Job::Progress> progress = running_progress_;
@@ -72,7 +105,7 @@ void PosixFilePreparer::mark(const Job& job, bool Job::Progress::*step) {
   progressed_.notify_all();
 }
 
-void PosixFilePreparer::run() {
+void PosixFilePreparer::run_writer() {
   std::unique_lock lock(mutex_);
   for (;;) {
     wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
@@ -82,59 +115,76 @@ void PosixFilePreparer::run() {
     running_file_ = job.file;
     running_progress_ = job.progress;
     lock.unlock();
-    const Status status = prepare_now(job);
+    Status status = write_now(job);
     lock.lock();
     job.progress->writes_done = true;  // however it ended
     running_file_.reset();
     running_progress_.reset();
+    written_.push_back(Written{std::move(job), std::move(status)});
     lock.unlock();
     progressed_.notify_all();
-    // The file reference travels with the completion: the last one drops on
-    // the io_context thread, as the broker's files always do.
-    boost::asio::post(io_, [open = open_, done = std::move(job.done), file = std::move(job.file), status] {
-      if (open->load()) done(status);
-    });
-    job.work.reset();
+    written_ready_.notify_one();
     lock.lock();
   }
 }
 
-Status PosixFilePreparer::prepare_now(const Job& job) {
+void PosixFilePreparer::run_syncer() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    written_ready_.wait(lock, [this] { return stopping_ || !written_.empty(); });
+    if (stopping_) return;
+    // The front stays queued while it syncs, so stop() finds it; the writer
+    // only appends, which leaves a deque's elements where they are.
+    const Written& front = written_.front();
+    lock.unlock();
+    const Status status = sync_now(front);
+    lock.lock();
+    if (stopping_) return;  // the destructor dropped the rest
+    Written written = std::move(written_.front());
+    written_.pop_front();
+    lock.unlock();
+    // The file reference travels with the completion: the last one drops on
+    // the io_context thread, as the broker's files always do.
+    boost::asio::post(io_, [open = open_, done = std::move(written.job.done), file = std::move(written.job.file),
+                            status] {
+      if (open->load()) done(status);
+    });
+    written.job.work.reset();
+    lock.lock();
+  }
+}
+
+Status PosixFilePreparer::write_now(const Job& job) {
   File& file = *job.file;
   const uint64_t size = job.size;
   const std::atomic<bool>& stop_requested = job.progress->stop_requested;
-  const auto stopped = [&file] {
-    return Status::Aborted(file.path() + ": preparation stopped: the segment was taken or dropped before it was ready");
-  };
-  if (stop_requested.load()) return stopped();
+  if (stop_requested.load()) return stopped_status(file);
   MQ_RETURN_IF_ERROR(file.allocate(size));
   mark(job, &Job::Progress::allocated);
   if (!job.pretouch) return Status::Ok();
-  // Zeros over every block, then one fdatasync: the disk has now written each
-  // block once, and the puts that fill the segment overwrite cached pages.
+  // Zeros over every block, then (the syncer's) one fdatasync: the disk has
+  // now written each block once, and the puts that fill the segment
+  // overwrite cached pages.
   const std::vector<uint8_t> zeros(static_cast<size_t>(std::min(kPrepareZeroChunkBytes, size)), 0);
   for (uint64_t offset = 0; offset < size;) {
-    if (stop_requested.load(std::memory_order_relaxed)) return stopped();
+    if (stop_requested.load(std::memory_order_relaxed)) return stopped_status(file);
     const size_t length = static_cast<size_t>(std::min<uint64_t>(zeros.size(), size - offset));
     MQ_RETURN_IF_ERROR(file.pwrite(offset, std::span(zeros.data(), length)));
     offset += length;
   }
-  // No more writes: a stop() from now on need not wait, and a put into the
-  // file while the sync runs does not race the zeros.
-  mark(job, &Job::Progress::writes_done);
-  if (stop_requested.load()) return stopped();  // the sync is most of the job's disk time
+  return Status::Ok();
+}
+
+Status PosixFilePreparer::sync_now(const Written& written) {
+  const Job& job = written.job;
+  if (!written.status.ok() || !job.pretouch) return written.status;
+  File& file = *job.file;
+  // The sync is most of the job's disk time: a segment already taken (or
+  // dropped) leaves it to the broker's flush.
+  if (job.progress->stop_requested.load()) return stopped_status(file);
   // A blocking fdatasync belongs on this thread, not on the file system's
   // flush thread, where it would hold up the CommitLog's group commits.
-  auto* posix = dynamic_cast<PosixFile*>(&file);
-  if (posix == nullptr) return Status::Ok();  // not ours to sync inline; the data is still zeros
-  int result = 0;
-  do {
-    result = ::fdatasync(posix->fd());
-  } while (result != 0 && errno == EINTR);
-  if (result != 0) {
-    return Status::IoError(file.path() + ": fdatasync after pre-touch: " + std::generic_category().message(errno));
-  }
-  return Status::Ok();
+  return sync_data_(file);
 }
 
 }  // namespace mqlab::env

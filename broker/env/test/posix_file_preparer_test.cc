@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -13,6 +15,7 @@
 
 #include "broker/env/path.h"
 #include "broker/env/posix_env.h"
+#include "broker/env/posix_file_preparer.h"
 #include "broker/env/test/temp_dir.h"
 
 namespace mqlab::env::posix_file_preparer_test {
@@ -108,6 +111,81 @@ TEST(PosixFilePreparerStop, AQueuedJobNeverStartsAndARunningOneWritesNoMore) {
   ASSERT_TRUE(kept_result->ok()) << kept_result->to_string();
   EXPECT_EQ(*(*kept)->size(), uint64_t{1} << 20);
   EXPECT_FALSE(env.stop_preparing_file(*kept));  // completed: nothing to stop
+}
+
+// The writer does not wait for the syncer: while one segment's fdatasync
+// runs (held here by the test), the segments behind it are allocated and
+// written, so a broker that fills segments faster than the disk syncs them
+// still finds its next one allocated at the roll (on one thread, the next
+// job waited 100-200 ms behind each 64 MiB sync). stop() of a written
+// segment returns at once and says allocated; its sync is skipped unless it
+// began. Completions still come in request order.
+TEST(PosixFilePreparerSync, TheNextJobsAreWrittenWhileOneSyncs) {
+  PosixEnv env{uint64_t{1}};
+  testing::TempDir temp{"mqlab_preparer_sync_test"};
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<std::string> synced;  // paths, in the order their syncs began
+  bool release = false;
+  boost::asio::io_context io;
+  PosixFilePreparer preparer(io, [&](File& file) {
+    std::unique_lock lock(mutex);
+    synced.push_back(file.path());
+    changed.notify_all();
+    changed.wait(lock, [&] { return release; });
+    return Status::Ok();
+  });
+  // Declared after the preparer, so destroyed first: a failed assertion
+  // must not leave the syncer held while the destructor joins it.
+  struct ReleaseOnExit {
+    std::mutex& mutex;
+    std::condition_variable& changed;
+    bool& release;
+    ~ReleaseOnExit() {
+      std::lock_guard lock(mutex);
+      release = true;
+      changed.notify_all();
+    }
+  } release_on_exit{mutex, changed, release};
+
+  std::vector<std::shared_ptr<File>> files;
+  std::vector<std::pair<int, Status>> results;
+  constexpr uint64_t kSize = uint64_t{1} << 20;
+  for (int i = 0; i < 3; ++i) {
+    auto file = env.files().open(join_path(temp.path(), "segment" + std::to_string(i)), OpenOptions{.create = true});
+    ASSERT_TRUE(file.ok()) << file.status().to_string();
+    files.push_back(*file);
+    preparer.prepare(*file, kSize, true, [&results, i](Status status) { results.emplace_back(i, std::move(status)); });
+  }
+  {
+    std::unique_lock lock(mutex);
+    ASSERT_TRUE(changed.wait_for(lock, kLimit, [&] { return !synced.empty(); }));
+    EXPECT_EQ(synced, std::vector<std::string>{files[0]->path()});
+  }
+  // The first sync is held; the last segment gets allocated all the same
+  // (the writer takes jobs in order, so the second one's writes are done).
+  const auto deadline = std::chrono::steady_clock::now() + kLimit;
+  while (*files[2]->size() < kSize && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  ASSERT_EQ(*files[2]->size(), kSize) << "the writer waited for the first segment's sync";
+  EXPECT_TRUE(preparer.stop(files[1]));  // written, its sync not begun: allocated, and the sync skipped
+  EXPECT_TRUE(preparer.stop(files[0]));  // in its sync: allocated; the sync goes on
+  {
+    std::lock_guard lock(mutex);
+    release = true;
+    changed.notify_all();
+  }
+  while (results.size() < 3 && std::chrono::steady_clock::now() < deadline + kLimit) {
+    io.run_one_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(results.size(), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(results[static_cast<size_t>(i)].first, i);  // request order
+  EXPECT_TRUE(results[0].second.ok()) << results[0].second.to_string();  // its sync had begun
+  EXPECT_EQ(results[1].second.code(), StatusCode::kAborted) << results[1].second.to_string();
+  EXPECT_TRUE(results[2].second.ok()) << results[2].second.to_string();
+  std::lock_guard lock(mutex);
+  EXPECT_EQ(synced, (std::vector<std::string>{files[0]->path(), files[2]->path()}));
 }
 
 }  // namespace
