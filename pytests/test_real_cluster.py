@@ -21,7 +21,7 @@ import time
 import pytest
 
 from real_cluster import (Cluster, consumed_messages, has_ack_log_option, lost_report, programs,  # noqa: F401 (fixture)
-                          read_ack_log, wait_until)
+                          read_ack_log, scaled, wait_until)
 
 TOPIC = "TopicReal"
 
@@ -117,8 +117,10 @@ def test_sigstop_of_a_master_fails_sends_over_and_loses_nothing(programs, tmp_pa
         pytest.skip("mqadmin perf produce has no --ack-log")
     cluster.create_topic(TOPIC)
     ack_log = tmp_path / "acks.log"
-    load = admin.start(programs, "perf", "produce", "-t", TOPIC, "-w", 8, "--duration", 10, "--ack-log", ack_log,
-                       tag="perf-produce")
+    # The load must outlast both waits below: under sanitizers (2-3x slower)
+    # an unscaled 10 s ended before broker-b alone had acknowledged 200.
+    load = admin.start(programs, "perf", "produce", "-t", TOPIC, "-w", 8, "--duration", int(scaled(10)),
+                       "--ack-log", ack_log, tag="perf-produce")
     wait_until(lambda: len(read_ack_log(ack_log)) > 200, "200 acknowledged sends")
     paused = cluster.brokers[("broker-a", 0)]
     paused.signal(signal.SIGSTOP)
