@@ -81,6 +81,25 @@ class File {
   // fdatasync: when done reports ok, every byte written before this call is
   // durable. done runs on the executor, never inside this call.
   virtual void sync(SyncCallback done) = 0;
+
+  // A hint: [0, size) is now written front to back in small pieces (a log's
+  // active segment). An Env may then serve pwrite inside that range without
+  // a system call each; the real one maps it (MAP_SHARED) and copies, as
+  // RocketMQ writes its MappedByteBuffer. Nothing else changes: a write is
+  // in the page cache when pwrite returns, sync() makes it durable, pread
+  // and other descriptors see it. Returns whether the Env took the hint
+  // (this default, the simulator's: no). Requires: the file is allocated to
+  // at least size. Cost of taking it: a read error under a page being
+  // written kills the process (SIGBUS) instead of failing the pwrite; pages
+  // written are the recently pre-touched or fallocated ones, rarely read.
+  virtual bool map_for_appends(uint64_t size) {
+    (void)size;
+    return false;
+  }
+  // The hint's end: the file is full or no longer written. Its pwrites are
+  // system calls again. Also ended by truncate() below the mapped size and
+  // by destruction.
+  virtual void unmap() {}
 };
 
 struct OpenOptions {

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -11,6 +12,7 @@
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <limits>
 #include <mutex>
@@ -19,7 +21,7 @@
 #include <thread>
 #include <utility>
 
-#include "broker/env/unlinked_file_closer.h"
+#include "broker/env/file_releaser.h"
 
 namespace mqlab::env {
 namespace {
@@ -235,10 +237,18 @@ PosixFile::PosixFile(std::string path, int fd, FlushThread& flusher)
 }
 
 // An unlinked segment's last close frees its pages: not on the broker core.
-PosixFile::~PosixFile() { close_file_descriptor(fd_); }
+PosixFile::~PosixFile() {
+  unmap();
+  close_file_descriptor(fd_);
+}
 
 Status PosixFile::pwrite(uint64_t offset, std::span<const uint8_t> data) {
   MQ_ASSERT(offset <= kMaxFileOffset - data.size());
+  if (mapped_ != nullptr && offset <= mapped_size_ && data.size() <= mapped_size_ - offset) {
+    // In the page cache once copied, as a pwrite's bytes are (env.h).
+    std::memcpy(mapped_ + offset, data.data(), data.size());
+    return Status::Ok();
+  }
   size_t written = 0;
   while (written < data.size()) {
     const ssize_t n = ::pwrite(fd_, data.data() + written, data.size() - written, static_cast<off_t>(offset + written));
@@ -269,6 +279,8 @@ Result<size_t> PosixFile::pread(uint64_t offset, std::span<uint8_t> out) {
 
 Status PosixFile::truncate(uint64_t size) {
   MQ_ASSERT(size <= kMaxFileOffset);
+  // Mapped pages past the end would fault (SIGBUS) on the next copy.
+  if (size < mapped_size_) unmap();
   int result = 0;
   do {
     result = ::ftruncate(fd_, static_cast<off_t>(size));
@@ -315,6 +327,26 @@ Status PosixFile::write_zeros(uint64_t from, uint64_t to) {
 void PosixFile::sync(SyncCallback done) {
   MQ_ASSERT(done != nullptr);
   flusher_.sync_file(shared_from_this(), std::move(done));
+}
+
+bool PosixFile::map_for_appends(uint64_t size) {
+  MQ_ASSERT(size > 0 && size <= std::numeric_limits<size_t>::max());
+  if (mapped_ != nullptr && mapped_size_ >= size) return true;
+  const Result<uint64_t> current = this->size();
+  if (!current.ok() || *current < size) return false;  // a page past the end would fault
+  unmap();
+  void* const address = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+  if (address == MAP_FAILED) return false;  // pwrite goes on working without it
+  mapped_ = static_cast<uint8_t*>(address);
+  mapped_size_ = size;
+  return true;
+}
+
+void PosixFile::unmap() {
+  if (mapped_ == nullptr) return;
+  FileReleaser::instance().unmap_later(mapped_, static_cast<size_t>(mapped_size_));
+  mapped_ = nullptr;
+  mapped_size_ = 0;
 }
 
 // ---------------------------------------------------------------------------

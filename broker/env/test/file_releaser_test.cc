@@ -1,7 +1,7 @@
-// A PosixFile whose name was removed is closed on the closer's thread (its
+// A PosixFile whose name was removed is closed on the releaser's thread (its
 // last close frees its pages, which takes milliseconds); one that still has
 // a name, or holds no bytes, is closed at once.
-#include "broker/env/unlinked_file_closer.h"
+#include "broker/env/file_releaser.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 #include "broker/env/posix_file_system.h"
 #include "broker/env/test/temp_dir.h"
 
-namespace mqlab::env::unlinked_file_closer_test {
+namespace mqlab::env::file_releaser_test {
 namespace {
 
 bool is_open(int fd) { return ::fcntl(fd, F_GETFD) != -1; }
@@ -29,38 +29,38 @@ std::pair<std::shared_ptr<File>, int> written_file(PosixEnv& env, const std::str
   return {*file, posix->fd()};
 }
 
-TEST(UnlinkedFileCloser, ARemovedFileIsClosedByTheCloser) {
+TEST(FileReleaser, ARemovedFileIsClosedByTheReleaser) {
   PosixEnv env{uint64_t{1}};
-  testing::TempDir temp{"mqlab_unlinked_closer_test"};
+  testing::TempDir temp{"mqlab_file_releaser_test"};
   const std::string path = join_path(temp.path(), "segment");
   auto [file, fd] = written_file(env, path);
   ASSERT_TRUE(env.files().remove(path).ok());
-  file.reset();  // the last reference: handed to the closer
-  UnlinkedFileCloser::instance().wait_idle();
+  file.reset();  // the last reference: handed to the releaser
+  FileReleaser::instance().wait_idle();
   EXPECT_FALSE(is_open(fd));
 }
 
-TEST(UnlinkedFileCloser, AFileWithANameIsClosedAtOnce) {
+TEST(FileReleaser, AFileWithANameIsClosedAtOnce) {
   PosixEnv env{uint64_t{1}};
-  testing::TempDir temp{"mqlab_unlinked_closer_test"};
+  testing::TempDir temp{"mqlab_file_releaser_test"};
   auto [file, fd] = written_file(env, join_path(temp.path(), "kept"));
   file.reset();
   EXPECT_FALSE(is_open(fd));  // no waiting: closed inline
 }
 
-TEST(UnlinkedFileCloser, DescriptorsHandedOverAreAllClosed) {
-  testing::TempDir temp{"mqlab_unlinked_closer_test"};
+TEST(FileReleaser, DescriptorsHandedOverAreAllClosed) {
+  testing::TempDir temp{"mqlab_file_releaser_test"};
   std::vector<int> fds;
   for (int i = 0; i < 8; ++i) {
     const std::string path = join_path(temp.path(), "f" + std::to_string(i));
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     ASSERT_GE(fd, 0);
     fds.push_back(fd);
-    UnlinkedFileCloser::instance().close_later(fd);
+    FileReleaser::instance().close_later(fd);
   }
-  UnlinkedFileCloser::instance().wait_idle();
+  FileReleaser::instance().wait_idle();
   for (int fd : fds) EXPECT_FALSE(is_open(fd));
 }
 
 }  // namespace
-}  // namespace mqlab::env::unlinked_file_closer_test
+}  // namespace mqlab::env::file_releaser_test

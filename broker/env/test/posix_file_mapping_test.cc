@@ -1,0 +1,139 @@
+// PosixFile::map_for_appends: pwrites inside the mapping are copies into the
+// page cache that pread, other descriptors and sync see as they see a
+// pwrite's bytes; writes outside it, a file too short to map, truncation
+// below it and unmap() all fall back to the system call. A death test shows
+// the copy really bypasses pwrite: the same write past a file cut behind the
+// PosixFile's back faults, where pwrite would have extended the file.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "broker/env/file_releaser.h"
+#include "broker/env/path.h"
+#include "broker/env/posix_env.h"
+#include "broker/env/posix_file_system.h"
+#include "broker/env/test/temp_dir.h"
+
+namespace mqlab::env::posix_file_mapping_test {
+namespace {
+
+constexpr std::chrono::milliseconds kLimit(10'000);  // generous: a loaded CI machine
+constexpr uint64_t kSize = uint64_t{1} << 20;
+
+std::vector<uint8_t> pattern(size_t size, uint8_t seed) {
+  std::vector<uint8_t> bytes(size);
+  for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>(seed + i * 7);
+  return bytes;
+}
+
+class PosixFileMappingTest : public ::testing::Test {
+ protected:
+  std::shared_ptr<File> open(std::string_view name) {
+    Result<std::shared_ptr<File>> file = env_.files().open(join_path(dir_, name), OpenOptions{.create = true});
+    EXPECT_TRUE(file.ok()) << file.status().to_string();
+    return file.ok() ? *file : nullptr;
+  }
+  static uint64_t mapped_size(File& file) { return dynamic_cast<PosixFile&>(file).mapped_size(); }
+  static std::vector<uint8_t> read(File& file, uint64_t offset, size_t size) {
+    std::vector<uint8_t> bytes(size);
+    Result<size_t> read = file.pread(offset, bytes);
+    EXPECT_TRUE(read.ok() && *read == size) << (read.ok() ? std::to_string(*read) : read.status().to_string());
+    return bytes;
+  }
+  Status sync(File& file) {
+    std::optional<Status> result;
+    file.sync([&](Status status) { result = std::move(status); });
+    EXPECT_TRUE(env_.run_until([&] { return result.has_value(); }, kLimit));
+    return result.value_or(Status::Timeout("sync did not complete"));
+  }
+
+  testing::TempDir temp_{"mqlab_posix_file_mapping_test"};
+  const std::string dir_ = temp_.path();
+  PosixEnv env_{uint64_t{42}};
+};
+
+TEST_F(PosixFileMappingTest, WritesInsideTheMappingAreSeenByReadsOtherDescriptorsAndSync) {
+  std::shared_ptr<File> file = open("segment");
+  ASSERT_TRUE(file->allocate(kSize).ok());
+  ASSERT_TRUE(file->map_for_appends(kSize));
+  EXPECT_EQ(mapped_size(*file), kSize);
+  EXPECT_TRUE(file->map_for_appends(kSize / 2));  // already mapped, large enough
+  EXPECT_EQ(mapped_size(*file), kSize);
+
+  const std::vector<uint8_t> first = pattern(1100, 1);
+  const std::vector<uint8_t> last = pattern(100, 2);
+  ASSERT_TRUE(file->pwrite(0, first).ok());
+  ASSERT_TRUE(file->pwrite(kSize - last.size(), last).ok());  // ends exactly at the mapping's end
+  EXPECT_EQ(read(*file, 0, first.size()), first);
+  EXPECT_EQ(read(*file, kSize - last.size(), last.size()), last);
+  std::shared_ptr<File> other = open("segment");  // another descriptor: the same page cache
+  EXPECT_EQ(read(*other, 0, first.size()), first);
+  EXPECT_TRUE(sync(*file).ok());
+
+  // Crossing the mapping's end: the system call, which extends the file.
+  const std::vector<uint8_t> crossing = pattern(300, 3);
+  ASSERT_TRUE(file->pwrite(kSize - 100, crossing).ok());
+  EXPECT_EQ(*file->size(), kSize + 200);
+  EXPECT_EQ(read(*other, kSize - 100, crossing.size()), crossing);
+
+  // Gone with the File (its munmap is the releaser's): the bytes stay.
+  file.reset();
+  FileReleaser::instance().wait_idle();
+  std::shared_ptr<File> reopened = open("segment");
+  EXPECT_EQ(read(*reopened, 0, first.size()), first);
+  EXPECT_EQ(read(*reopened, kSize - 100, crossing.size()), crossing);
+}
+
+TEST_F(PosixFileMappingTest, AFileShorterThanTheMappingIsNotMapped) {
+  std::shared_ptr<File> file = open("short");
+  ASSERT_TRUE(file->allocate(4096).ok());
+  EXPECT_FALSE(file->map_for_appends(kSize));
+  EXPECT_EQ(mapped_size(*file), 0u);
+  const std::vector<uint8_t> bytes = pattern(8192, 4);
+  ASSERT_TRUE(file->pwrite(kSize, bytes).ok());  // a pwrite as ever, past the end
+  EXPECT_EQ(read(*file, kSize, bytes.size()), bytes);
+}
+
+TEST_F(PosixFileMappingTest, TruncatingBelowTheMappingAndUnmapEndIt) {
+  std::shared_ptr<File> file = open("cut");
+  ASSERT_TRUE(file->allocate(kSize).ok());
+  ASSERT_TRUE(file->map_for_appends(kSize));
+  ASSERT_TRUE(file->truncate(kSize).ok());  // not below: kept
+  EXPECT_EQ(mapped_size(*file), kSize);
+  ASSERT_TRUE(file->truncate(4096).ok());
+  EXPECT_EQ(mapped_size(*file), 0u);
+  const std::vector<uint8_t> bytes = pattern(1000, 5);
+  ASSERT_TRUE(file->pwrite(kSize / 2, bytes).ok());  // past the cut: extends, no fault
+  EXPECT_EQ(*file->size(), kSize / 2 + bytes.size());
+
+  ASSERT_TRUE(file->allocate(kSize).ok());
+  ASSERT_TRUE(file->map_for_appends(kSize));
+  file->unmap();
+  EXPECT_EQ(mapped_size(*file), 0u);
+  file->unmap();  // twice: nothing more to do
+  FileReleaser::instance().wait_idle();
+  ASSERT_TRUE(file->pwrite(0, bytes).ok());
+  EXPECT_EQ(read(*file, 0, bytes.size()), bytes);
+}
+
+using PosixFileMappingDeathTest = PosixFileMappingTest;
+
+TEST_F(PosixFileMappingDeathTest, AWriteIntoTheMappingIsACopyNotASystemCall) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  std::shared_ptr<File> file = open("mapped");
+  ASSERT_TRUE(file->allocate(kSize).ok());
+  ASSERT_TRUE(file->map_for_appends(kSize));
+  // Cut behind the PosixFile's back: the mapping's later pages now lie past
+  // the end of the file. A pwrite there would extend the file; a copy faults.
+  ASSERT_EQ(::truncate(file->path().c_str(), 4096), 0);
+  const std::vector<uint8_t> bytes = pattern(100, 6);
+  EXPECT_DEATH((void)file->pwrite(kSize / 2, bytes), "");
+  ASSERT_TRUE(file->pwrite(0, bytes).ok());  // the page still inside the file is fine
+  EXPECT_EQ(read(*file, 0, bytes.size()), bytes);
+}
+
+}  // namespace
+}  // namespace mqlab::env::posix_file_mapping_test
