@@ -47,7 +47,7 @@ run() {  # name command...
 run raw_disk_bench "$BIN/raw_disk_bench"
 # Every case: both flush modes, keyed puts (the IndexFile) and the transient
 # store pool, each beside its raw baseline.
-run store_bench "$BIN/store_bench" --cases async,sync,keyed,pool --scaling-gib "$SCALING"
+run store_bench "$BIN/store_bench" --cases async,sync,keyed,pool,mapped --scaling-gib "$SCALING"
 run sim_bench "$BIN/sim_bench" "${SIM_ARGS[@]}"
 run replication_bench "$BIN/replication_bench"
 run broker_bench env BUILD_DIR="$BUILD_DIR" "$ROOT/bench/broker_bench.sh"

@@ -11,6 +11,9 @@
 //   Pool (--cases pool): ASYNC_FLUSH with transientStorePoolEnable (puts
 //   acknowledged from the write buffer, committed every 200 ms) vs without
 //   and vs sequential pwrite of the same bytes, in the same run.
+//   Mapped (--cases mapped): ASYNC_FLUSH writing the active segment through
+//   its mapping (commitLogMappedWriteEnable, the default) vs with a pwrite
+//   per group write, in the same run.
 // Each twice: on pre-touched blocks (the store with warmMapedFileEnable, the
 // raw file written with zeros and synced first) and on fresh ones (the store
 // creating and fallocating each segment on the put path, as before
@@ -51,6 +54,7 @@ struct Options {
   std::vector<int> in_flight = {1, 8, 64, 256};
   bool keyed = false;  // a UNIQ_KEY per message, messageIndexEnable on
   bool transient_store_pool = false;  // transientStorePoolEnable
+  bool mapped_write = true;  // commitLogMappedWriteEnable (ASYNC_FLUSH only)
 };
 
 // Pre-touched: segments prepared and warmed off the put path. Fresh: created
@@ -69,6 +73,7 @@ store::MessageStoreConfig bench_config(const Options& options, const std::string
   // with RocketMQ's default layout (a 420 MB file, 5M slots).
   config.messageIndexEnable = options.keyed;
   config.transientStorePoolEnable = options.transient_store_pool;
+  config.commitLogMappedWriteEnable = options.mapped_write;
   config.warmMapedFileEnable = segments == Segments::kWarm;
   config.allocateMappedFileEnable = segments == Segments::kWarm;
   // Retention as tight as it goes: every segment but the active one is
@@ -405,6 +410,27 @@ void run_pool(const Options& options) {
   }
 }
 
+// ASYNC_FLUSH writing through the active segment's mapping vs a pwrite per
+// group write, one after the other in this run.
+void run_mapped(const Options& options) {
+  for (int in_flight : options.in_flight) {
+    const auto [without, with] = run_off_then_on(options, &Options::mapped_write, in_flight);
+    const std::string suffix = "_inflight" + std::to_string(in_flight);
+    const std::string base = "store_async_flush_1k_pwrite" + suffix;
+    const std::string name = "store_async_flush_1k_mapped" + suffix;
+    print(base, without.msgs_per_second(), "msgs/s");
+    print(name, with.msgs_per_second(), "msgs/s", without.msgs_per_second(), base);
+    print(base + "_cpu", without.cpu_us_per_msg(), "us/msg");
+    // Higher is better, as for msgs/s: pwrite / mapped.
+    std::printf("%s_cpu %.2f us/msg ratio=%.2f vs %s_cpu\n", name.c_str(), with.cpu_us_per_msg(),
+                without.cpu_us_per_msg() / with.cpu_us_per_msg(), base.c_str());
+    print(base + "_cpu_system", without.system_cpu_us_per_msg(), "us/msg");
+    print(name + "_cpu_system", with.system_cpu_us_per_msg(), "us/msg");
+    print(name + "_put_p99", percentile(with.put_us, 0.99), "us");
+    if (with.failures > 0) print(name + "_failures", static_cast<double>(with.failures), "puts");
+  }
+}
+
 // N GiB through an ASYNC_FLUSH store with warm pre-allocation, retention
 // deleting segments as it goes: msgs/s should not fall with N.
 void run_scaling(const Options& options, double gib) {
@@ -449,7 +475,7 @@ int main(int argc, char** argv) {
       "messages per ASYNC_FLUSH case")("segment-mib", po::value(&options.segment_mib)->default_value(64),
                                        "CommitLog segment size (MiB)")(
       "blocks", po::value(&options.blocks)->default_value("pretouched,fresh"), "block states to run: pretouched,fresh")(
-      "cases", po::value(&cases)->default_value("async,sync"), "which cases: async,sync,keyed,pool")(
+      "cases", po::value(&cases)->default_value("async,sync"), "which cases: async,sync,keyed,pool,mapped")(
       "inflight", po::value(&in_flight)->default_value("1,8,64,256"), "puts in flight, comma-separated")(
       "scaling-gib", po::value(&options.scaling_gib)->default_value(""),
       "comma-separated GiB totals for the scaling runs (e.g. 1,4,16)");
@@ -497,9 +523,13 @@ int main(int argc, char** argv) {
     }
   }
   for (const std::string& item : split(cases)) {
-    if (item != "async" && item != "sync" && item != "keyed" && item != "pool") {
-      std::cerr << "store_bench: --cases: '" << item << "' is none of async, sync, keyed, pool\n";
+    if (item != "async" && item != "sync" && item != "keyed" && item != "pool" && item != "mapped") {
+      std::cerr << "store_bench: --cases: '" << item << "' is none of async, sync, keyed, pool, mapped\n";
       return 2;
+    }
+    if (item == "mapped") {
+      run_mapped(options);  // pre-touched blocks only: the mapping is the variable
+      continue;
     }
     if (item == "pool") {
       run_pool(options);  // pre-touched blocks only: the pool is the variable

@@ -19,6 +19,10 @@ CommitLog::CommitLog(env::Env& env, const MessageStoreConfig& config)
   if (config.allocateMappedFileEnable || config.warmMapedFileEnable) {
     queue_.enable_preallocation(config.warmMapedFileEnable);
   }
+  // Not with SYNC_FLUSH: see commitLogMappedWriteEnable.
+  if (config.commitLogMappedWriteEnable && config.flushDiskType == FlushDiskType::ASYNC_FLUSH) {
+    queue_.enable_mapped_appends();
+  }
   // A SLAVE's log grows by the master's bytes, written as they arrive.
   if (config.brokerRole != BrokerRole::SLAVE) {
     group_write_ = true;

@@ -1,6 +1,8 @@
 // MappedFile: one fixed-size segment of a CommitLog or ConsumeQueue, named by
 // the 20-digit zero-padded offset of its first byte (RocketMQ's MappedFile;
-// we use pwrite/pread through the Env instead of mmap).
+// we use pwrite/pread through the Env instead of mmap, and the real Env
+// serves the active CommitLog segment's pwrites through a mapping when
+// asked: MappedFileQueue::enable_mapped_appends).
 //
 // Invariants: 0 <= flushed_position <= wrote_position <= file_size, and
 // committed_position <= wrote_position.

@@ -117,6 +117,8 @@ void MappedFileQueue::enable_preallocation(bool warm) {
 
 Result<MappedFile*> MappedFileQueue::last_file_or_create(int64_t start_offset) {
   if (!files_.empty() && !files_.back()->is_full()) {
+    // One pointer compare per put: the last file of a load is mapped at its first append.
+    if (map_appends_ && mapped_file_ != files_.back()->file()) map_last_file();
     // One integer compare per put; a request once per segment.
     const int64_t next = files_.back()->file_from_offset() + file_size_;
     if (allocator_ && requested_next_ != next) {
@@ -131,7 +133,24 @@ Result<MappedFile*> MappedFileQueue::last_file_or_create(int64_t start_offset) {
   if (files_.empty()) flushed_where_ = next;
   MQ_ASSIGN_OR_RETURN(std::shared_ptr<MappedFile> created, create_file(next));
   files_.push_back(std::move(created));
+  if (map_appends_) map_last_file();
   return files_.back().get();
+}
+
+void MappedFileQueue::map_last_file() {
+  MQ_ASSERT(map_appends_ && !files_.empty());
+  // The full file's pages are written: its munmap is the Env's, off this thread.
+  release_mapping();
+  mapped_file_ = files_.back()->file();
+  // Allocated to file_size_ at creation or load; an Env that declines
+  // (or a failed mmap) leaves pwrite as it was.
+  (void)mapped_file_->map_for_appends(static_cast<uint64_t>(file_size_));
+}
+
+void MappedFileQueue::release_mapping() {
+  if (mapped_file_ == nullptr) return;
+  mapped_file_->unmap();
+  mapped_file_.reset();
 }
 
 std::shared_ptr<MappedFile> MappedFileQueue::find_file(int64_t offset) const {
@@ -209,6 +228,7 @@ void MappedFileQueue::flush(std::function<void(Status)> done) {
 
 Status MappedFileQueue::truncate_dirty_files(int64_t offset) {
   MQ_ASSERT(offset >= 0);
+  release_mapping();  // files go and the last is cut: its next append maps it again
   while (!files_.empty() && files_.back()->file_from_offset() > offset) {
     const std::string path = files_.back()->path();
     MQ_RETURN_IF_ERROR(env_.files().remove(path));
@@ -234,6 +254,7 @@ Status MappedFileQueue::truncate_dirty_files(int64_t offset) {
 
 Status MappedFileQueue::delete_first_file() {
   MQ_ASSERT(files_.size() > 1);  // never the active file
+  MQ_ASSERT(mapped_file_ != files_.front()->file());  // only the last file is mapped
   const std::string path = files_.front()->path();
   MQ_RETURN_IF_ERROR(env_.files().remove(path));
   files_.erase(files_.begin());
@@ -242,6 +263,7 @@ Status MappedFileQueue::delete_first_file() {
 }
 
 Status MappedFileQueue::destroy() {
+  release_mapping();
   if (allocator_) {
     allocator_->abandon_all();
     requested_next_ = -1;

@@ -58,6 +58,12 @@ class MappedFileQueue {
   void enable_preallocation(bool warm);
   const AllocateMappedFileService* allocator() const { return allocator_.get(); }
 
+  // The last file is from now on mapped for its appends
+  // (env::File::map_for_appends: pwrites into it cost no system call on the
+  // real Env; the simulator's ignores the hint), and unmapped when the next
+  // file takes over, is cut by a truncation, or goes.
+  void enable_mapped_appends() { map_appends_ = true; }
+
   // Files buffer appends in memory, up to max_pending_bytes each (see
   // MappedFile's write-behind). Only the last file ever holds buffered
   // bytes: a full one is committed before the next is created.
@@ -104,6 +110,10 @@ class MappedFileQueue {
 
  private:
   Result<std::shared_ptr<MappedFile>> create_file(int64_t start_offset);
+  // With mapped appends: unmaps the file mapped so far, maps the last one.
+  void map_last_file();
+  // Unmaps the mapped file, if any; the next append maps the last file again.
+  void release_mapping();
 
   env::Env& env_;
   std::string dir_;
@@ -121,6 +131,10 @@ class MappedFileQueue {
   size_t write_behind_bytes_ = 0;  // 0: every append is a pwrite
   bool keep_last_commit_ = false;   // MappedFile's "last commit kept"
   bool commit_on_flush_ = true;
+  bool map_appends_ = false;
+  // The file map_last_file() last asked to map (whether or not the Env
+  // mapped it: asked once per file), or null.
+  std::shared_ptr<env::File> mapped_file_;
   LifetimeToken lifetime_;
 };
 

@@ -68,6 +68,7 @@ const std::vector<Key>& keys() {
       {"flushDelayOffsetInterval", &Config::flushDelayOffsetInterval},
       {"warmMapedFileEnable", &Config::warmMapedFileEnable},
       {"allocateMappedFileEnable", &Config::allocateMappedFileEnable},
+      {"commitLogMappedWriteEnable", &Config::commitLogMappedWriteEnable},
       {"dispatchFlushedOnly", &Config::dispatchFlushedOnly},
   };
   return table;
