@@ -31,7 +31,7 @@ struct SendBackHeader {
   std::optional<int32_t> maxReconsumeTimes;
 };
 
-Result<SendBackHeader> parse_header(const RemotingCommand& request) {
+Result<SendBackHeader> parse_send_back_header(const RemotingCommand& request) {
   SendBackHeader header;
   MQ_ASSIGN_OR_RETURN(header.offset, request.ext_int("offset"));
   MQ_ASSIGN_OR_RETURN(header.group, request.ext_string("group"));
@@ -116,7 +116,7 @@ std::optional<Refusal> route_copy(BrokerController& controller, const RemotingCo
 }  // namespace
 
 void ConsumerSendMsgBackProcessor::process(const RemotingCommand& request, remoting::ResponseChannel channel) {
-  Result<SendBackHeader> parsed = parse_header(request);
+  Result<SendBackHeader> parsed = parse_send_back_header(request);
   if (!parsed.ok()) return channel.reply(ResponseCode::SYSTEM_ERROR, parsed.status().message());
   const SendBackHeader& header = *parsed;
   Result<meta::SubscriptionGroupConfig> group = controller_.subscription_group_manager().find_or_create(header.group);

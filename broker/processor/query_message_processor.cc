@@ -26,7 +26,7 @@ struct QueryMessageRequestHeader {
   int64_t endTimestamp = 0;
 };
 
-Result<QueryMessageRequestHeader> parse_header(const RemotingCommand& request) {
+Result<QueryMessageRequestHeader> parse_query_message_header(const RemotingCommand& request) {
   QueryMessageRequestHeader header;
   MQ_ASSIGN_OR_RETURN(header.topic, request.ext_string("topic"));
   MQ_ASSIGN_OR_RETURN(header.key, request.ext_string("key"));
@@ -41,7 +41,7 @@ Result<QueryMessageRequestHeader> parse_header(const RemotingCommand& request) {
 }  // namespace
 
 void QueryMessageProcessor::query_message(const RemotingCommand& request, remoting::ResponseChannel channel) {
-  Result<QueryMessageRequestHeader> parsed = parse_header(request);
+  Result<QueryMessageRequestHeader> parsed = parse_query_message_header(request);
   if (!parsed.ok()) return channel.reply(ResponseCode::SYSTEM_ERROR, parsed.status().message());
   const QueryMessageRequestHeader& header = *parsed;
   const int32_t max_num = std::clamp(header.maxNum, 1, kMaxMsgsNumBatch);

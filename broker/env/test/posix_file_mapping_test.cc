@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "broker/env/file_releaser.h"
+#include "broker/env/mapped_write_fault.h"
 #include "broker/env/path.h"
 #include "broker/env/posix_env.h"
 #include "broker/env/posix_file_system.h"
@@ -133,6 +134,22 @@ TEST_F(PosixFileMappingDeathTest, AWriteIntoTheMappingIsACopyNotASystemCall) {
   EXPECT_DEATH((void)file->pwrite(kSize / 2, bytes), "");
   ASSERT_TRUE(file->pwrite(0, bytes).ok());  // the page still inside the file is fine
   EXPECT_EQ(read(*file, 0, bytes.size()), bytes);
+}
+
+// mqbroker's SIGBUS report: the same fault, now with a line that says what it was.
+TEST_F(PosixFileMappingDeathTest, TheFaultReportNamesTheSignalAndWhatItMeans) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  std::shared_ptr<File> file = open("reported");
+  ASSERT_TRUE(file->allocate(kSize).ok());
+  ASSERT_TRUE(file->map_for_appends(kSize));
+  ASSERT_EQ(::truncate(file->path().c_str(), 4096), 0);
+  const std::vector<uint8_t> bytes = pattern(100, 7);
+  EXPECT_DEATH(
+      {
+        install_mapped_write_fault_report("mapping_test");
+        (void)file->pwrite(kSize / 2, bytes);
+      },
+      "mapping_test: SIGBUS at 0x[0-9a-f]+: a page of a mapped file could not be backed.*the next start recovers");
 }
 
 }  // namespace
