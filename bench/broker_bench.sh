@@ -9,7 +9,10 @@
 #   concurrency as redis-benchmark -c 50), and over one shared client (one
 #   connection, as RocketMQ's benchmark Producer.java: "c1"); then mqadmin
 #   perf consume of what was produced (from the page cache), and mqbroker's
-#   peak RSS (VmHWM). Each produce run also reports the CPU the broker and
+#   peak RSS: VmHWM, which counts the pages of its CommitLog mapping (the
+#   active segment is written through one with ASYNC_FLUSH: up to a segment,
+#   1 GiB by default, of page cache), and RssAnon sampled every 0.2 s (its
+#   own memory: heap, stacks), which redis's VmHWM is compared with. Each produce run also reports the CPU the broker and
 #   the client used (user and system, % of one CPU, and microseconds per
 #   message; the machine has 2 CPUs, so server % + client % near 200 means
 #   the pair, not the broker alone, ran out of CPU).
@@ -81,6 +84,25 @@ for _ in range(200):
     if ok:
         print(base); break
 PYEOF
+}
+
+# Samples the broker's RssAnon (its own memory, not the page cache of its
+# mapped CommitLog segment) every 0.2 s; stop_anon_sampler prints the peak (KiB).
+start_anon_sampler() {  # pid
+  ANON_PEAK_FILE="$SCRATCH/anon-peak-$1"
+  echo 0 > "$ANON_PEAK_FILE"
+  ( peak=0
+    while kill -0 "$1" 2>/dev/null; do
+      v=$(awk '/RssAnon/ {print $2}' "/proc/$1/status" 2>/dev/null)
+      if [ -n "$v" ] && [ "$v" -gt "$peak" ]; then peak=$v; echo "$peak" > "$ANON_PEAK_FILE"; fi
+      sleep 0.2
+    done ) &
+  ANON_SAMPLER_PID=$!
+}
+stop_anon_sampler() {
+  kill "$ANON_SAMPLER_PID" 2>/dev/null || true
+  wait "$ANON_SAMPLER_PID" 2>/dev/null || true
+  cat "$ANON_PEAK_FILE"
 }
 
 stop_pid() {
@@ -295,6 +317,7 @@ PYEOF
 run_pair_case() {  # flush_type tag appendfsync redis_tag
   local flush=$1 tag=$2 fsync=$3 rtag=$4
   start_broker "$flush" "$tag"
+  start_anon_sampler "$BROKER_PID"
   create_topics BenchTopic
   start_redis "$fsync" "$rtag"
   local produced=0
@@ -315,6 +338,7 @@ run_pair_case() {  # flush_type tag appendfsync redis_tag
   ctps=$($PY -c 'import re,sys; m=re.search(r"Consume TPS: (\d+)", open(sys.argv[1]).read()); print(m.group(1) if m else 0)' "$cout")
   MQ[$tag-consume-tps]=$ctps
   MQ[$tag-hwm]=$(awk '/VmHWM/ {print $2}' /proc/$BROKER_PID/status)
+  MQ[$tag-anon]=$(stop_anon_sampler)
   stop_pid "$BROKER_PID"
 }
 
@@ -322,12 +346,14 @@ run_pair_case() {  # flush_type tag appendfsync redis_tag
 run_topics_case() {  # count
   local n=$1 base=Scale$1
   start_broker ASYNC_FLUSH "topics$n"
+  start_anon_sampler "$BROKER_PID"
   local start=$SECONDS
   if [ "$n" -eq 1 ]; then create_topics "$base"; else create_topics $(seq -f "${base}_%.0f" 0 $((n - 1))); fi
   MQ[topics$n-create-s]=$((SECONDS - start))
   produce_run "topics$n" -t "$base" --topics "$n" -w "$SENDERS" --producers "$SENDERS"
   MQ[topics$n-hwm]=$(awk '/VmHWM/ {print $2}' /proc/$BROKER_PID/status)
   MQ[topics$n-rss]=$(awk '/VmRSS/ {print $2}' /proc/$BROKER_PID/status)
+  MQ[topics$n-anon]=$(stop_anon_sampler)
   stop_pid "$BROKER_PID"
 }
 
@@ -371,6 +397,8 @@ for pair in "async everysec ASYNC_FLUSH" "sync always SYNC_FLUSH"; do
   line "redis_peak_rss_${rd}" "$($PY -c "print(${RD[$rd-hwm]:-0} / 1024)")" MiB
   line "mqbroker_peak_rss_${mq}_flush" "$($PY -c "print(${MQ[$mq-hwm]:-0} / 1024)")" MiB \
       "$($PY -c "print(${RD[$rd-hwm]:-0} / 1024)")" "redis_peak_rss_${rd}"
+  line "mqbroker_peak_rss_anon_${mq}_flush" "$($PY -c "print(${MQ[$mq-anon]:-0} / 1024)")" MiB \
+      "$($PY -c "print(${RD[$rd-hwm]:-0} / 1024)")" "redis_peak_rss_${rd}"
 done
 first=
 for n in $TOPIC_COUNTS; do
@@ -382,6 +410,8 @@ for n in $TOPIC_COUNTS; do
   if [ "${MQ[topics$n-failed]:-0}" != "0" ]; then line "${name}_send_failed" "${MQ[topics$n-failed]}" sends; fi
   line "mqbroker_peak_rss_topics$n" "$($PY -c "print(${MQ[topics$n-hwm]:-0} / 1024)")" MiB \
       "$($PY -c "print(${MQ[topics$first-hwm]:-0} / 1024)")" "mqbroker_peak_rss_topics$first"
+  line "mqbroker_peak_rss_anon_topics$n" "$($PY -c "print(${MQ[topics$n-anon]:-0} / 1024)")" MiB \
+      "$($PY -c "print(${MQ[topics$first-anon]:-0} / 1024)")" "mqbroker_peak_rss_anon_topics$first"
   line "mqbroker_server_cpu_topics$n" "${MQ[topics$n-cpu]:-0}" "%"
   line "mqbroker_create_topics$n" "${MQ[topics$n-create-s]:-0}" s
 done

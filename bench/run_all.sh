@@ -112,13 +112,14 @@ for mq, rd in (("async", "everysec"), ("sync", "always")):
 counts = sorted({int(m.group(1)) for k in v for m in [re.match(r"mqbroker_peak_rss_topics(\d+)$", k)] if m})
 if counts:
     print("\n### broker_bench: topics (ASYNC_FLUSH, 50 clients, 1 KiB)\n")
-    print("| topics | msgs/s | ratio to 1 topic | p99 (ms) | broker peak RSS (MiB) | topic creation (s) |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    print("| topics | msgs/s | ratio to 1 topic | p99 (ms) | broker peak RSS (MiB) | of it own (RssAnon, MiB) | topic creation (s) |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
     base = float(v.get(f"mqbroker_produce_1k_async_flush_c50_w50_topics{counts[0]}", 0))
     for n in counts:
         t = float(v.get(f"mqbroker_produce_1k_async_flush_c50_w50_topics{n}", 0))
         print(f"| {n} | {t:.0f} | {t / base if base else 0:.2f} | {v.get(f'mqbroker_produce_1k_async_flush_c50_w50_topics{n}_p99', '')} "
-              f"| {v.get(f'mqbroker_peak_rss_topics{n}', '')} | {v.get(f'mqbroker_create_topics{n}', '')} |")
+              f"| {v.get(f'mqbroker_peak_rss_topics{n}', '')} | {v.get(f'mqbroker_peak_rss_anon_topics{n}', '')} "
+              f"| {v.get(f'mqbroker_create_topics{n}', '')} |")
 PYEOF
   fi
 } > "$ROOT/bench/results.md"
