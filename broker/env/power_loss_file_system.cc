@@ -65,6 +65,8 @@ struct PowerLossFileSystem::FileState {
 
 namespace {
 
+// Not map_for_appends: a copy into a mapping would bypass the pwrite whose
+// old bytes this file records, so the default (declined) stays.
 class PowerLossFile final : public File {
  public:
   PowerLossFile(std::shared_ptr<File> inner, std::shared_ptr<PowerLossFileSystem::FileState> state)

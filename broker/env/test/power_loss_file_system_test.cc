@@ -131,6 +131,16 @@ TEST_F(PowerLossFileSystemTest, SyncedBytesSurviveAndUnsyncedWritesAreUndone) {
   EXPECT_EQ(on_disk("log"), "durable-");
 }
 
+// Its files decline the mapping hint: a copy into a mapping would reach the
+// page cache without the pwrite this layer records, and the cut could not
+// undo it. So the CommitLog writes with pwrite under powerLossInjection.
+TEST_F(PowerLossFileSystemTest, ItsFilesAreNeverMapped) {
+  PowerLossFileSystem files(posix());
+  std::shared_ptr<File> file = open(files, "segment");
+  ASSERT_TRUE(file->allocate(1 << 20).ok());
+  EXPECT_FALSE(file->map_for_appends(1 << 20));
+}
+
 TEST_F(PowerLossFileSystemTest, AWriteMadeAfterASyncBeganIsNotCoveredByIt) {
   PowerLossFileSystem files(posix());
   std::shared_ptr<File> file = open(files, "log");
