@@ -44,6 +44,17 @@ class PosixFileMappingTest : public ::testing::Test {
     EXPECT_TRUE(read.ok() && *read == size) << (read.ok() ? std::to_string(*read) : read.status().to_string());
     return bytes;
   }
+  // A file mapped to kSize, then cut to one page behind the PosixFile's
+  // back: the mapping's later pages lie past the end of the file. Null on a
+  // failed step (reported).
+  std::shared_ptr<File> mapped_then_cut(std::string_view name) {
+    std::shared_ptr<File> file = open(name);
+    const bool mapped = file != nullptr && file->allocate(kSize).ok() && file->map_for_appends(kSize);
+    EXPECT_TRUE(mapped);
+    const bool cut = mapped && ::truncate(file->path().c_str(), 4096) == 0;
+    EXPECT_TRUE(cut);
+    return cut ? file : nullptr;
+  }
   Status sync(File& file) {
     std::optional<Status> result;
     file.sync([&](Status status) { result = std::move(status); });
@@ -124,12 +135,9 @@ using PosixFileMappingDeathTest = PosixFileMappingTest;
 
 TEST_F(PosixFileMappingDeathTest, AWriteIntoTheMappingIsACopyNotASystemCall) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  std::shared_ptr<File> file = open("mapped");
-  ASSERT_TRUE(file->allocate(kSize).ok());
-  ASSERT_TRUE(file->map_for_appends(kSize));
-  // Cut behind the PosixFile's back: the mapping's later pages now lie past
-  // the end of the file. A pwrite there would extend the file; a copy faults.
-  ASSERT_EQ(::truncate(file->path().c_str(), 4096), 0);
+  std::shared_ptr<File> file = mapped_then_cut("mapped");
+  ASSERT_NE(file, nullptr);
+  // A pwrite past the cut would extend the file; a copy faults.
   const std::vector<uint8_t> bytes = pattern(100, 6);
   EXPECT_DEATH((void)file->pwrite(kSize / 2, bytes), "");
   ASSERT_TRUE(file->pwrite(0, bytes).ok());  // the page still inside the file is fine
@@ -139,10 +147,8 @@ TEST_F(PosixFileMappingDeathTest, AWriteIntoTheMappingIsACopyNotASystemCall) {
 // mqbroker's SIGBUS report: the same fault, now with a line that says what it was.
 TEST_F(PosixFileMappingDeathTest, TheFaultReportNamesTheSignalAndWhatItMeans) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  std::shared_ptr<File> file = open("reported");
-  ASSERT_TRUE(file->allocate(kSize).ok());
-  ASSERT_TRUE(file->map_for_appends(kSize));
-  ASSERT_EQ(::truncate(file->path().c_str(), 4096), 0);
+  std::shared_ptr<File> file = mapped_then_cut("reported");
+  ASSERT_NE(file, nullptr);
   const std::vector<uint8_t> bytes = pattern(100, 7);
   EXPECT_DEATH(
       {
