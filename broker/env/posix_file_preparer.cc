@@ -1,11 +1,7 @@
 #include "broker/env/posix_file_preparer.h"
 
-#include <unistd.h>
-
 #include <atomic>
-#include <cerrno>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "broker/env/posix_file_system.h"
@@ -33,14 +29,7 @@ PosixFilePreparer::PosixFilePreparer(boost::asio::io_context& io, SyncData sync_
 Status PosixFilePreparer::fdatasync_file(File& file) {
   auto* posix = dynamic_cast<PosixFile*>(&file);
   if (posix == nullptr) return Status::Ok();
-  int result = 0;
-  do {
-    result = ::fdatasync(posix->fd());
-  } while (result != 0 && errno == EINTR);
-  if (result != 0) {
-    return Status::IoError(file.path() + ": fdatasync after pre-touch: " + std::generic_category().message(errno));
-  }
-  return Status::Ok();
+  return posix->fdatasync_now();
 }
 
 PosixFilePreparer::~PosixFilePreparer() {

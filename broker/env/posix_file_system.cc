@@ -184,13 +184,8 @@ class FlushThread {
       return Status::IoError(file.path() + ": an earlier fdatasync failed, so unsynced data may be lost: " +
                              file.sync_failure_);
     }
-    int result = 0;
-    do {
-      result = ::fdatasync(file.fd());
-    } while (result != 0 && errno == EINTR);
-    if (result == 0) return Status::Ok();
-    Status status = os_error(errno, file.path(), "fdatasync");
-    file.sync_failure_ = status.to_string();
+    Status status = file.fdatasync_now();
+    if (!status.ok()) file.sync_failure_ = status.to_string();
     return status;
   }
 
@@ -327,6 +322,15 @@ Status PosixFile::write_zeros(uint64_t from, uint64_t to) {
 void PosixFile::sync(SyncCallback done) {
   MQ_ASSERT(done != nullptr);
   flusher_.sync_file(shared_from_this(), std::move(done));
+}
+
+Status PosixFile::fdatasync_now() {
+  int result = 0;
+  do {
+    result = ::fdatasync(fd_);
+  } while (result != 0 && errno == EINTR);
+  if (result != 0) return os_error(errno, path_, "fdatasync");
+  return Status::Ok();
 }
 
 bool PosixFile::map_for_appends(uint64_t size) {

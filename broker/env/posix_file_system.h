@@ -66,6 +66,12 @@ class PosixFile final : public File, public std::enable_shared_from_this<PosixFi
   // 64 MiB mapping written through) is not the caller's.
   void unmap() override;
 
+  // fdatasync on the calling thread (retried on EINTR), the error coded as
+  // every other call's here. No memory of earlier failures: sync() is the
+  // Env's, with it; this is for threads that sync a file of their own (the
+  // segment preparer).
+  Status fdatasync_now();
+
   // For the real network's sendfile of a file region.
   int fd() const { return fd_; }
   // The mapped size (0: none); for tests.
