@@ -100,6 +100,15 @@ class File {
   // system calls again. Also ended by truncate() below the mapped size and
   // by destruction.
   virtual void unmap() {}
+
+  // A hint: acknowledgements wait for this file's syncs (a CommitLog
+  // segment's), so they should not queue behind other files' syncs. The real
+  // Env runs them on a flush thread of their own, as RocketMQ gives its
+  // CommitLog a flush service of its own (GroupCommitService,
+  // FlushRealTimeService) apart from FlushConsumeQueueService's. The
+  // simulator's disk queues every sync on the device, as a disk does, and
+  // ignores the hint. Requires: no sync() of this file yet.
+  virtual void isolate_syncs() {}
 };
 
 struct OpenOptions {

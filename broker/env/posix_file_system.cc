@@ -86,12 +86,15 @@ std::string read_lock_holder(int fd) {
 
 }  // namespace
 
-// The one background thread of a PosixFileSystem: a queue of sync requests,
+// A background thread of a PosixFileSystem (it has two): a queue of sync requests,
 // those for one file or directory answered in request order, each completion
 // posted to the io_context.
 class FlushThread {
  public:
-  explicit FlushThread(boost::asio::io_context& io) : io_(io), open_(std::make_shared<std::atomic<bool>>(true)) {}
+  FlushThread(boost::asio::io_context& io, PosixFileSystem::SyncFile sync_file)
+      : io_(io), sync_file_(std::move(sync_file)), open_(std::make_shared<std::atomic<bool>>(true)) {
+    MQ_ASSERT(sync_file_ != nullptr);
+  }
 
   ~FlushThread() {
     open_->store(false);  // completions not yet run are dropped
@@ -179,12 +182,12 @@ class FlushThread {
     return batch;
   }
 
-  static Status sync_file_now(PosixFile& file) {
+  Status sync_file_now(PosixFile& file) const {
     if (!file.sync_failure_.empty()) {
       return Status::IoError(file.path() + ": an earlier fdatasync failed, so unsynced data may be lost: " +
                              file.sync_failure_);
     }
-    Status status = file.fdatasync_now();
+    Status status = sync_file_(file);
     if (!status.ok()) file.sync_failure_ = status.to_string();
     return status;
   }
@@ -213,6 +216,7 @@ class FlushThread {
   }
 
   boost::asio::io_context& io_;
+  const PosixFileSystem::SyncFile sync_file_;
   // False once the file system is destroyed: its completions then run nothing,
   // as a destroyed executor's timers do not. Read on the io_context thread.
   const std::shared_ptr<std::atomic<bool>> open_;
@@ -226,8 +230,8 @@ class FlushThread {
 // ---------------------------------------------------------------------------
 // PosixFile
 
-PosixFile::PosixFile(std::string path, int fd, FlushThread& flusher)
-    : path_(std::move(path)), fd_(fd), flusher_(flusher) {
+PosixFile::PosixFile(std::string path, int fd, FlushThread& flusher, FlushThread& isolated_flusher)
+    : path_(std::move(path)), fd_(fd), flusher_(flusher), isolated_flusher_(isolated_flusher) {
   MQ_ASSERT(fd_ >= 0);
 }
 
@@ -321,7 +325,8 @@ Status PosixFile::write_zeros(uint64_t from, uint64_t to) {
 
 void PosixFile::sync(SyncCallback done) {
   MQ_ASSERT(done != nullptr);
-  flusher_.sync_file(shared_from_this(), std::move(done));
+  synced_ = true;
+  (isolated_ ? isolated_flusher_ : flusher_).sync_file(shared_from_this(), std::move(done));
 }
 
 Status PosixFile::fdatasync_now() {
@@ -346,6 +351,11 @@ bool PosixFile::map_for_appends(uint64_t size) {
   return true;
 }
 
+void PosixFile::isolate_syncs() {
+  MQ_ASSERT(!synced_);  // sync_failure_ and the order of completions belong to one thread
+  isolated_ = true;
+}
+
 void PosixFile::unmap() {
   if (mapped_ == nullptr) return;
   FileReleaser::instance().unmap_later(mapped_, static_cast<size_t>(mapped_size_));
@@ -356,7 +366,9 @@ void PosixFile::unmap() {
 // ---------------------------------------------------------------------------
 // PosixFileSystem
 
-PosixFileSystem::PosixFileSystem(boost::asio::io_context& io) : flusher_(std::make_unique<FlushThread>(io)) {}
+PosixFileSystem::PosixFileSystem(boost::asio::io_context& io, SyncFile sync_file)
+    : flusher_(std::make_unique<FlushThread>(io, sync_file)),
+      isolated_flusher_(std::make_unique<FlushThread>(io, sync_file)) {}
 
 PosixFileSystem::~PosixFileSystem() = default;
 
@@ -371,7 +383,7 @@ Result<std::shared_ptr<File>> PosixFileSystem::open(const std::string& path, Ope
     fd = ::open(path.c_str(), flags, 0644);
   } while (fd < 0 && errno == EINTR);
   if (fd < 0) return os_error(errno, path, "open");
-  return std::shared_ptr<File>(std::make_shared<PosixFile>(path, fd, *flusher_));
+  return std::shared_ptr<File>(std::make_shared<PosixFile>(path, fd, *flusher_, *isolated_flusher_));
 }
 
 Status PosixFileSystem::remove(const std::string& path) {

@@ -24,6 +24,7 @@
 //     EEXIST AlreadyExists; the rest are IoError unless noted.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,8 +40,9 @@ class PosixFile final : public File, public std::enable_shared_from_this<PosixFi
  public:
   // Takes ownership of fd (closed by the destructor).
   // Requires: the object is owned by a shared_ptr (sync() keeps it alive);
-  // flusher outlives every sync() call.
-  PosixFile(std::string path, int fd, FlushThread& flusher);
+  // both flushers outlive every sync() call: syncs go to flusher, or to
+  // isolated_flusher once isolate_syncs() was called.
+  PosixFile(std::string path, int fd, FlushThread& flusher, FlushThread& isolated_flusher);
   ~PosixFile() override;
 
   PosixFile(const PosixFile&) = delete;
@@ -65,6 +67,7 @@ class PosixFile final : public File, public std::enable_shared_from_this<PosixFi
   // Hands the mapping to the FileReleaser: its munmap (about 1 ms for a
   // 64 MiB mapping written through) is not the caller's.
   void unmap() override;
+  void isolate_syncs() override;
 
   // fdatasync on the calling thread (retried on EINTR), the error coded as
   // every other call's here. No memory of earlier failures: sync() is the
@@ -85,23 +88,35 @@ class PosixFile final : public File, public std::enable_shared_from_this<PosixFi
   const std::string path_;
   const int fd_;
   FlushThread& flusher_;
+  FlushThread& isolated_flusher_;
+  // On the io_context thread, as sync(): whether syncs go to
+  // isolated_flusher_, and whether one was issued (the switch must come
+  // first: a file's syncs stay on one thread, in order).
+  bool isolated_ = false;
+  bool synced_ = false;
   // map_for_appends' mapping of [0, mapped_size_), or null.
   uint8_t* mapped_ = nullptr;
   uint64_t mapped_size_ = 0;
-  // Touched only on the flush thread: the first fdatasync failure, repeated
+  // Touched only on the file's flush thread: the first fdatasync failure, repeated
   // to every later sync of this file.
   std::string sync_failure_;
 };
 
 class PosixFileSystem final : public FileSystem {
  public:
-  // Completions of sync() and sync_dir() are posted to io.
+  // Completions of sync() and sync_dir() are posted to io. Syncs run on a
+  // flush thread, those of files that asked (File::isolate_syncs) on a
+  // second one: behind the first, a CommitLog group commit waited for
+  // eight ConsumeQueue syncs in a row, 2-40 ms each, once a second.
   // Requires: io outlives this object.
-  explicit PosixFileSystem(boost::asio::io_context& io);
+  // sync_file is the fdatasync the flush threads run (tests hold it).
+  using SyncFile = std::function<Status(PosixFile&)>;
+  static Status fdatasync_file(PosixFile& file) { return file.fdatasync_now(); }
+  explicit PosixFileSystem(boost::asio::io_context& io, SyncFile sync_file = fdatasync_file);
   // Finishes the syncs already queued, then joins the flush thread. Their
   // completions, and any not yet run, are dropped: nothing of a destroyed Env
   // calls back into a broker. Files opened here may outlive this object but
-  // must not call sync() afterwards.
+  // must not call sync() afterwards. (Both flush threads.)
   ~PosixFileSystem() override;
 
   PosixFileSystem(const PosixFileSystem&) = delete;
@@ -128,6 +143,7 @@ class PosixFileSystem final : public FileSystem {
 
  private:
   std::unique_ptr<FlushThread> flusher_;
+  std::unique_ptr<FlushThread> isolated_flusher_;  // started by the first isolated sync
 };
 
 }  // namespace mqlab::env

@@ -101,6 +101,8 @@ class PowerLossFile final : public File {
       done(std::move(status));
     });
   }
+  // Where syncs queue changes nothing this file records.
+  void isolate_syncs() override { inner_->isolate_syncs(); }
 
  private:
   const std::shared_ptr<File> inner_;

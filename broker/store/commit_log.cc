@@ -16,6 +16,10 @@ constexpr size_t kGroupWriteMaxBytes = 1024 * 1024;
 
 CommitLog::CommitLog(env::Env& env, const MessageStoreConfig& config)
     : env_(env), config_(config), queue_(env, config.commit_log_dir(), config.mappedFileSizeCommitLog) {
+  // SYNC_FLUSH's puts wait for the CommitLog's flushes (and so does dispatch,
+  // with dispatchFlushedOnly): not behind the ConsumeQueues' syncs, which
+  // come once a second, one per queue.
+  queue_.isolate_syncs();
   if (config.allocateMappedFileEnable || config.warmMapedFileEnable) {
     queue_.enable_preallocation(config.warmMapedFileEnable);
   }

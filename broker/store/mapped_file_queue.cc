@@ -42,6 +42,7 @@ Status MappedFileQueue::load() {
       break;
     }
     MQ_ASSIGN_OR_RETURN(std::shared_ptr<env::File> file, env_.files().open(path, env::OpenOptions{}));
+    if (isolate_syncs_) file->isolate_syncs();
     MQ_ASSIGN_OR_RETURN(uint64_t size, file->size());
     if (static_cast<int64_t>(size) > file_size_) {
       return Status::Corruption(path + ": size " + std::to_string(size) + " exceeds the configured segment size " +
@@ -78,11 +79,17 @@ Result<std::shared_ptr<MappedFile>> MappedFileQueue::create_file(int64_t start_o
       return status;
     }
   }
+  if (isolate_syncs_) file->isolate_syncs();
   ++dir_changes_;
   auto mapped = std::make_shared<MappedFile>(std::move(file), start_offset, file_size_);
   if (write_behind_bytes_ > 0) mapped->enable_write_behind(write_behind_bytes_, keep_last_commit_);
   mapped->set_commit_on_flush(commit_on_flush_);
   return mapped;
+}
+
+void MappedFileQueue::isolate_syncs() {
+  MQ_ASSERT(files_.empty());  // each file hears it before its first sync
+  isolate_syncs_ = true;
 }
 
 void MappedFileQueue::enable_write_behind(size_t max_pending_bytes, bool keep_last_commit) {

@@ -64,6 +64,11 @@ class MappedFileQueue {
   // file takes over, is cut by a truncation, or goes.
   void enable_mapped_appends() { map_appends_ = true; }
 
+  // Every file's syncs run apart from other files' (env::File::isolate_syncs:
+  // the CommitLog's, which acknowledgements wait for, must not queue behind
+  // the ConsumeQueues'). Call before load() and the first create.
+  void isolate_syncs();
+
   // Files buffer appends in memory, up to max_pending_bytes each (see
   // MappedFile's write-behind). Only the last file ever holds buffered
   // bytes: a full one is committed before the next is created.
@@ -118,6 +123,7 @@ class MappedFileQueue {
   env::Env& env_;
   std::string dir_;
   int64_t file_size_;
+  bool isolate_syncs_ = false;
   std::vector<std::shared_ptr<MappedFile>> files_;
   int64_t flushed_where_ = 0;
   // Directory changes (creates, removes) counted, and how many a completed

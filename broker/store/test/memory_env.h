@@ -114,6 +114,7 @@ class MemoryClock final : public env::Clock {
 struct MemoryInode {
   std::vector<uint8_t> data;
   std::vector<uint8_t> durable;
+  bool syncs_isolated = false;  // a handle took File::isolate_syncs
 };
 
 class MemoryFile final : public env::File {
@@ -150,6 +151,7 @@ class MemoryFile final : public env::File {
       done(Status::Ok());
     });
   }
+  void isolate_syncs() override { inode_->syncs_isolated = true; }
 
  private:
   std::string path_;
@@ -260,6 +262,11 @@ class MemoryFileSystem final : public env::FileSystem {
   std::vector<uint8_t>* bytes(const std::string& path) {
     auto it = files_.find(path);
     return it == files_.end() ? nullptr : &it->second->data;
+  }
+  // Whether a handle of the file took File::isolate_syncs (false when missing).
+  bool syncs_isolated(const std::string& path) const {
+    auto it = files_.find(path);
+    return it != files_.end() && it->second->syncs_isolated;
   }
   int dir_syncs() const { return dir_syncs_; }
 

@@ -1,0 +1,148 @@
+// PosixFileSystem's two flush threads: a file that asked for it
+// (File::isolate_syncs, the CommitLog's segments) syncs apart from the
+// others, so its sync completes while another file's sync is still held
+// (here by the test; in a broker, the ConsumeQueues' once-a-second syncs,
+// eight in a row, 2-40 ms each, that a SYNC_FLUSH group commit waited
+// behind). Without the hint a file's sync waits in the shared queue.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "broker/env/path.h"
+#include "broker/env/posix_file_system.h"
+#include "broker/env/test/temp_dir.h"
+
+namespace mqlab::env::posix_file_sync_lanes_test {
+namespace {
+
+constexpr std::chrono::milliseconds kLimit(20'000);  // generous: a loaded CI machine
+
+// Holds every sync of a file named "held" until released; syncs the rest.
+class HeldSyncs {
+ public:
+  PosixFileSystem::SyncFile sync_file() {
+    return [this](PosixFile& file) {
+      std::unique_lock lock(mutex_);
+      started_.push_back(file.path());
+      changed_.notify_all();
+      if (base_name(file.path()) == "held") changed_.wait(lock, [this] { return released_; });
+      return Status::Ok();
+    };
+  }
+  bool wait_started(size_t count) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, kLimit, [&] { return started_.size() >= count; });
+  }
+  std::vector<std::string> started() {
+    std::lock_guard lock(mutex_);
+    return started_;
+  }
+  void release() {
+    std::lock_guard lock(mutex_);
+    released_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  static std::string base_name(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<std::string> started_;
+  bool released_ = false;
+};
+
+struct Fixture {
+  testing::TempDir temp{"mqlab_sync_lanes_test"};
+  HeldSyncs held;
+  boost::asio::io_context io;
+  std::optional<PosixFileSystem> files;
+  std::shared_ptr<File> open(const std::string& name) {
+    auto file = files->open(join_path(temp.path(), name), OpenOptions{.create = true});
+    EXPECT_TRUE(file.ok()) << file.status().to_string();
+    return file.ok() ? *file : nullptr;
+  }
+  // Runs completions until done() or the limit.
+  template <typename Done>
+  bool run_until(Done done) {
+    const auto deadline = std::chrono::steady_clock::now() + kLimit;
+    while (!done() && std::chrono::steady_clock::now() < deadline) io.run_one_for(std::chrono::milliseconds(20));
+    return done();
+  }
+  ~Fixture() {
+    held.release();  // before the file system joins its threads, whatever the test did
+    files.reset();
+  }
+};
+
+TEST(PosixFileSyncLanes, AnIsolatedFileSyncsWhileAnotherFilesSyncIsHeld) {
+  Fixture f;
+  f.files.emplace(f.io, f.held.sync_file());
+  const std::shared_ptr<File> held = f.open("held");
+  const std::shared_ptr<File> log = f.open("log");
+  ASSERT_TRUE(held && log);
+  log->isolate_syncs();
+  std::optional<Status> held_done;
+  std::optional<Status> log_done;
+  held->sync([&](Status status) { held_done = std::move(status); });
+  ASSERT_TRUE(f.held.wait_started(1));
+  log->sync([&](Status status) { log_done = std::move(status); });
+  ASSERT_TRUE(f.run_until([&] { return log_done.has_value(); })) << "the isolated sync waited behind the held one";
+  EXPECT_TRUE(log_done->ok()) << log_done->to_string();
+  EXPECT_FALSE(held_done.has_value());
+  f.held.release();
+  ASSERT_TRUE(f.run_until([&] { return held_done.has_value(); }));
+  EXPECT_TRUE(held_done->ok()) << held_done->to_string();
+}
+
+// The counterpart: without the hint the second file's sync does not even
+// begin while the first one is held (one queue), and begins once released.
+TEST(PosixFileSyncLanes, WithoutTheHintASyncWaitsInTheSharedQueue) {
+  Fixture f;
+  f.files.emplace(f.io, f.held.sync_file());
+  const std::shared_ptr<File> held = f.open("held");
+  const std::shared_ptr<File> other = f.open("other");
+  ASSERT_TRUE(held && other);
+  std::vector<std::string> completed;
+  held->sync([&](Status status) {
+    EXPECT_TRUE(status.ok());
+    completed.push_back("held");
+  });
+  ASSERT_TRUE(f.held.wait_started(1));
+  other->sync([&](Status status) {
+    EXPECT_TRUE(status.ok());
+    completed.push_back("other");
+  });
+  // Long enough for a free flush thread to have run it many times over.
+  f.io.run_for(std::chrono::milliseconds(200));
+  EXPECT_TRUE(completed.empty());
+  EXPECT_EQ(f.held.started(), std::vector<std::string>{held->path()});
+  f.held.release();
+  ASSERT_TRUE(f.run_until([&] { return completed.size() == 2; }));
+  EXPECT_EQ(completed, (std::vector<std::string>{"held", "other"}));
+}
+
+// A file's syncs stay on one thread, in order: the switch comes first.
+TEST(PosixFileSyncLanesDeathTest, IsolatingAfterASyncIsRefused) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        Fixture f;
+        f.files.emplace(f.io);
+        const std::shared_ptr<File> file = f.open("late");
+        bool done = false;
+        file->sync([&](Status) { done = true; });
+        f.run_until([&] { return done; });
+        file->isolate_syncs();
+      },
+      "synced_");
+}
+
+}  // namespace
+}  // namespace mqlab::env::posix_file_sync_lanes_test

@@ -1,0 +1,97 @@
+// Which files sync apart (env::File::isolate_syncs): every CommitLog
+// segment, whether loaded, created on the put path or prepared ahead by the
+// AllocateMappedFileService, and no ConsumeQueue file. On the real Env the
+// CommitLog's syncs then run on a flush thread of their own, so a SYNC_FLUSH
+// group commit no longer waits behind the ConsumeQueues' syncs
+// (broker/env/test/posix_file_sync_lanes_test.cc shows the threads).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "broker/env/path.h"
+#include "broker/store/commit_log.h"
+#include "broker/store/consume_queue.h"
+#include "broker/store/mapped_file_queue.h"
+#include "broker/store/test/memory_env.h"
+
+namespace mqlab::store::sync_isolation_test {
+namespace {
+
+using testing::MemoryEnv;
+
+constexpr int64_t kFileSize = 4096;
+
+// Creates dir/name as a file of size bytes (a segment a predecessor left).
+void leave_file(MemoryEnv& env, const std::string& dir, const std::string& name, uint64_t size) {
+  ASSERT_TRUE(env.files().mkdirs(dir).ok());
+  auto file = env.files().open(env::join_path(dir, name), env::OpenOptions{.create = true});
+  ASSERT_TRUE(file.ok()) << file.status().to_string();
+  ASSERT_TRUE((*file)->allocate(size).ok());
+}
+
+// Fills the last file and returns the next one (a roll).
+MappedFile* roll(MappedFileQueue& queue) {
+  auto last = queue.last_file_or_create(0);
+  EXPECT_TRUE(last.ok());
+  (*last)->set_wrote_position((*last)->file_size());
+  auto next = queue.last_file_or_create(0);
+  EXPECT_TRUE(next.ok()) << next.status().to_string();
+  return next.ok() ? *next : nullptr;
+}
+
+TEST(SyncIsolation, AnIsolatingQueueMarksLoadedCreatedAndPreparedFiles) {
+  MemoryEnv env;
+  const std::string dir = "/store/log";
+  leave_file(env, dir, MappedFile::file_name(0), kFileSize);
+  MappedFileQueue queue(env, dir, kFileSize);
+  queue.isolate_syncs();
+  ASSERT_TRUE(queue.load().ok());
+  EXPECT_TRUE(env.memory_files().syncs_isolated(env::join_path(dir, MappedFile::file_name(0))));  // loaded
+
+  MappedFile* created = roll(queue);  // no allocator: made on the put path
+  ASSERT_NE(created, nullptr);
+  EXPECT_TRUE(env.memory_files().syncs_isolated(created->file()->path()));
+
+  MappedFileQueue prepared_queue(env, "/store/prepared", kFileSize);
+  prepared_queue.isolate_syncs();
+  prepared_queue.enable_preallocation(/*warm=*/true);
+  ASSERT_TRUE(prepared_queue.load().ok());
+  ASSERT_TRUE(prepared_queue.last_file_or_create(0).ok());  // the first segment, on the put path
+  ASSERT_TRUE(prepared_queue.last_file_or_create(0).ok());  // it has room: the next one is requested
+  env.run_all();                                            // and prepared ahead
+  MappedFile* taken = roll(prepared_queue);
+  ASSERT_NE(taken, nullptr);
+  EXPECT_EQ(prepared_queue.allocator()->taken(), 1u);
+  EXPECT_TRUE(env.memory_files().syncs_isolated(taken->file()->path()));
+}
+
+TEST(SyncIsolation, AQueueLeftAloneMarksNothing) {
+  MemoryEnv env;
+  MappedFileQueue queue(env, "/store/plain", kFileSize);
+  ASSERT_TRUE(queue.load().ok());
+  MappedFile* created = roll(queue);
+  ASSERT_NE(created, nullptr);
+  EXPECT_FALSE(env.memory_files().syncs_isolated(created->file()->path()));
+}
+
+TEST(SyncIsolation, TheCommitLogsSegmentsAreIsolatedAndTheConsumeQueuesAreNot) {
+  MemoryEnv env;
+  MessageStoreConfig config;
+  config.mappedFileSizeCommitLog = 1 << 20;
+  config.mappedFileSizeConsumeQueue = 300 * 20;
+  leave_file(env, config.commit_log_dir(), MappedFile::file_name(0), 1 << 20);
+  const std::string queue_dir = env::join_path(env::join_path(config.consume_queue_dir(), "TopicA"), "0");
+  leave_file(env, queue_dir, MappedFile::file_name(0), 300 * 20);
+
+  CommitLog log(env, config);
+  ASSERT_TRUE(log.load().ok());
+  EXPECT_TRUE(env.memory_files().syncs_isolated(env::join_path(config.commit_log_dir(), MappedFile::file_name(0))));
+
+  ConsumeQueue queue(env, config, "TopicA", 0);
+  ASSERT_TRUE(queue.load().ok());
+  EXPECT_FALSE(env.memory_files().syncs_isolated(env::join_path(queue_dir, MappedFile::file_name(0))));
+}
+
+}  // namespace
+}  // namespace mqlab::store::sync_isolation_test
