@@ -117,6 +117,13 @@ void AllocateMappedFileService::discard(const std::string& path) {
   }
 }
 
+bool AllocateMappedFileService::preparing(const std::string& path) const {
+  const auto it = entries_.find(path);
+  if (it == entries_.end()) return false;
+  const Entry& entry = it->second;
+  return entry.state == State::kOpening || (entry.state == State::kPreparing && !entry.stopped);
+}
+
 std::shared_ptr<env::File> AllocateMappedFileService::take(const std::string& path) {
   auto it = entries_.find(path);
   if (it != entries_.end() && it->second.state == State::kPreparing && !it->second.stopped) {

@@ -57,6 +57,9 @@ class AllocateMappedFileService {
   bool warm() const { return warm_; }
   // Whether a segment is prepared and waiting to be taken.
   bool has_ready() const;
+  // Whether the segment at path is still being prepared (requested, not yet
+  // ready, failed or stopped).
+  bool preparing(const std::string& path) const;
   // Segments taken ready, and segments the log had to create itself (each
   // a stall on the put path; the first segment of an empty log is one).
   uint64_t taken() const { return taken_; }

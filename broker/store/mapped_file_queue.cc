@@ -122,6 +122,19 @@ void MappedFileQueue::enable_preallocation(bool warm) {
   allocator_ = std::make_unique<AllocateMappedFileService>(env_, warm);
 }
 
+bool MappedFileQueue::request_first_file(int64_t start_offset) {
+  MQ_ASSERT(start_offset >= 0 && start_offset % file_size_ == 0);
+  if (allocator_ == nullptr || !files_.empty()) return false;
+  first_file_offset_ = start_offset;
+  allocator_->request(env::join_path(dir_, MappedFile::file_name(start_offset)), file_size_);
+  return true;
+}
+
+bool MappedFileQueue::first_file_preparing() const {
+  return allocator_ != nullptr && files_.empty() && first_file_offset_ >= 0 &&
+         allocator_->preparing(env::join_path(dir_, MappedFile::file_name(first_file_offset_)));
+}
+
 Result<MappedFile*> MappedFileQueue::last_file_or_create(int64_t start_offset) {
   if (!files_.empty() && !files_.back()->is_full()) {
     // One pointer compare per put: the last file of a load is mapped at its first append.

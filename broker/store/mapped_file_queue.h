@@ -56,6 +56,12 @@ class MappedFileQueue {
   // Segments are from now on created ahead by an AllocateMappedFileService
   // (warm: pre-touched too). Call before the first last_file_or_create.
   void enable_preallocation(bool warm);
+  // An empty queue's first segment is prepared ahead too (the put path would
+  // create it, fallocated only): requests it, starting at start_offset.
+  // Returns false, requesting nothing, without pre-allocation or when the
+  // queue has files. first_file_preparing() says when it is done.
+  bool request_first_file(int64_t start_offset);
+  bool first_file_preparing() const;
   const AllocateMappedFileService* allocator() const { return allocator_.get(); }
 
   // The last file is from now on mapped for its appends
@@ -134,6 +140,7 @@ class MappedFileQueue {
   LatencyBuckets flush_latency_;
   std::unique_ptr<AllocateMappedFileService> allocator_;  // null: created on the put path
   int64_t requested_next_ = -1;  // start offset of the segment last requested ahead
+  int64_t first_file_offset_ = -1;  // request_first_file's, while the queue is empty
   size_t write_behind_bytes_ = 0;  // 0: every append is a pwrite
   bool keep_last_commit_ = false;   // MappedFile's "last commit kept"
   bool commit_on_flush_ = true;

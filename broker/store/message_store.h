@@ -190,6 +190,8 @@ class MessageStore {
                                      PhyOffset dispatched_from);
   void finish_start(std::function<void(Status)> done);
   void create_abort_file(std::function<void(Status)> done);
+  void prepare_first_segment(std::function<void()> then);
+  void wait_for_first_segment(std::function<void()> then);
   void start_services();
 
   ConsumeQueue& consume_queue(const std::string& topic, int32_t queue_id);

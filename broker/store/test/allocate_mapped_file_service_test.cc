@@ -264,5 +264,32 @@ RC_GTEST_PROP(AllocateMappedFileServiceProp, NeverChangesWhatTheLogHolds, ()) {
   RC_ASSERT(with.allocator()->taken() + with.allocator()->missed() == with.files().size());
 }
 
+// An empty log's first segment can be prepared ahead too (the store does it
+// before serving): the first append then takes it, and the put path makes
+// no file. Without pre-allocation, or with files, nothing is requested.
+TEST(AllocateMappedFileServiceTest, TheFirstSegmentIsPreparedWhenAsked) {
+  MemoryEnv env;
+  MappedFileQueue queue(env, kDir, kFileSize);
+  queue.enable_preallocation(/*warm=*/true);
+  ASSERT_TRUE(queue.load().ok());
+  EXPECT_FALSE(queue.first_file_preparing());
+  ASSERT_TRUE(queue.request_first_file(0));
+  EXPECT_TRUE(queue.first_file_preparing());
+  env.run_all();
+  EXPECT_FALSE(queue.first_file_preparing());
+  EXPECT_TRUE(queue.allocator()->has_ready());
+  append(queue, 1000, 1);
+  EXPECT_EQ(queue.allocator()->taken(), 1u);
+  EXPECT_EQ(queue.allocator()->missed(), 0u);  // made on the put path: none
+  ASSERT_EQ(queue.files().size(), 1u);
+  EXPECT_EQ(queue.last_file()->path(), segment(0));
+  EXPECT_FALSE(queue.request_first_file(kFileSize));  // it has a file now
+
+  MappedFileQueue plain(env, "/store/plain", kFileSize);
+  ASSERT_TRUE(plain.load().ok());
+  EXPECT_FALSE(plain.request_first_file(0));
+  EXPECT_FALSE(plain.first_file_preparing());
+}
+
 }  // namespace
 }  // namespace mqlab::store::allocate_mapped_file_service_test

@@ -108,6 +108,24 @@ TEST_F(MessageStoreTest, AsyncFlushPutReturnsOffsetsAndTheOffsetMsgIdOfTheStoreH
   EXPECT_EQ(stored.body, "second");
 }
 
+// With pre-allocation a fresh store prepares its first CommitLog segment
+// before it serves, as RocketMQ's first put waits for the allocate service:
+// no segment is made on the put path, the first one included.
+TEST_F(MessageStoreTest, AFreshStoreServesFromAPreparedFirstSegment) {
+  MessageStoreConfig config = small_store_config(FlushDiskType::SYNC_FLUSH);
+  config.allocateMappedFileEnable = true;
+  config.warmMapedFileEnable = true;
+  StoreSimWorld world(config);
+  ASSERT_TRUE(world.start().ok());
+  const AllocateMappedFileService* allocator = world.store().commit_log().file_queue().allocator();
+  ASSERT_NE(allocator, nullptr);
+  EXPECT_TRUE(allocator->has_ready());
+  const PutMessageResult put = world.put(make_message("TopicA", 0, "first"));
+  ASSERT_EQ(put.status, PutMessageStatus::PUT_OK) << put.remark;
+  EXPECT_EQ(allocator->taken(), 1u);
+  EXPECT_EQ(allocator->missed(), 0u);
+}
+
 TEST_F(MessageStoreTest, SyncFlushPutIsAcknowledgedOnlyWhenTheFlushCoversIt) {
   StoreSimWorld world(small_store_config(FlushDiskType::SYNC_FLUSH));
   ASSERT_TRUE(world.start().ok());
