@@ -58,7 +58,16 @@ class HeldSyncs {
   bool released_ = false;
 };
 
+// A PosixFileSystem whose syncs of "held" wait for held.release(), or
+// (real_syncs) one that runs fdatasync.
 struct Fixture {
+  explicit Fixture(bool real_syncs = false) {
+    if (real_syncs) {
+      files.emplace(io);
+    } else {
+      files.emplace(io, held.sync_file());
+    }
+  }
   testing::TempDir temp{"mqlab_sync_lanes_test"};
   HeldSyncs held;
   boost::asio::io_context io;
@@ -83,7 +92,6 @@ struct Fixture {
 
 TEST(PosixFileSyncLanes, AnIsolatedFileSyncsWhileAnotherFilesSyncIsHeld) {
   Fixture f;
-  f.files.emplace(f.io, f.held.sync_file());
   const std::shared_ptr<File> held = f.open("held");
   const std::shared_ptr<File> log = f.open("log");
   ASSERT_TRUE(held && log);
@@ -105,7 +113,6 @@ TEST(PosixFileSyncLanes, AnIsolatedFileSyncsWhileAnotherFilesSyncIsHeld) {
 // begin while the first one is held (one queue), and begins once released.
 TEST(PosixFileSyncLanes, WithoutTheHintASyncWaitsInTheSharedQueue) {
   Fixture f;
-  f.files.emplace(f.io, f.held.sync_file());
   const std::shared_ptr<File> held = f.open("held");
   const std::shared_ptr<File> other = f.open("other");
   ASSERT_TRUE(held && other);
@@ -133,8 +140,7 @@ TEST(PosixFileSyncLanesDeathTest, IsolatingAfterASyncIsRefused) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(
       {
-        Fixture f;
-        f.files.emplace(f.io);
+        Fixture f(/*real_syncs=*/true);
         const std::shared_ptr<File> file = f.open("late");
         bool done = false;
         file->sync([&](Status) { done = true; });
