@@ -151,6 +151,10 @@ class FileSystem {
   virtual bool is_directory(const std::string& path) = 0;
   // Makes the directory's entries durable; done runs on the executor.
   virtual void sync_dir(const std::string& dir, SyncCallback done) = 0;
+  // sync_dir for the directory of files that took File::isolate_syncs (the
+  // CommitLog's, whose flush after a new segment waits for it): apart from
+  // other syncs too, where the Env runs those apart. This default: sync_dir.
+  virtual void sync_dir_isolated(const std::string& dir, SyncCallback done) { sync_dir(dir, std::move(done)); }
   virtual Result<SpaceInfo> space(const std::string& path) = 0;
   // Creates path when missing and takes an exclusive lock on it without
   // waiting. When another holder (another process, or another lock object of

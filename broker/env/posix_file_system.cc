@@ -450,6 +450,11 @@ void PosixFileSystem::sync_dir(const std::string& dir, SyncCallback done) {
   flusher_->sync_dir(dir, std::move(done));
 }
 
+void PosixFileSystem::sync_dir_isolated(const std::string& dir, SyncCallback done) {
+  MQ_ASSERT(done != nullptr);
+  isolated_flusher_->sync_dir(dir, std::move(done));
+}
+
 Result<SpaceInfo> PosixFileSystem::space(const std::string& path) {
   struct statvfs info {};
   if (::statvfs(path.c_str(), &info) != 0) return os_error(errno, path, "statvfs");

@@ -133,6 +133,8 @@ class PosixFileSystem final : public FileSystem {
   bool exists(const std::string& path) override;
   bool is_directory(const std::string& path) override;
   void sync_dir(const std::string& dir, SyncCallback done) override;
+  // On the isolated files' flush thread.
+  void sync_dir_isolated(const std::string& dir, SyncCallback done) override;
   Result<SpaceInfo> space(const std::string& path) override;
   // flock(LOCK_EX | LOCK_NB) on the file, which then holds "pid <n>": the
   // kernel drops the lock when the descriptor closes or the process dies,

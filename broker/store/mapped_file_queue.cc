@@ -238,10 +238,17 @@ void MappedFileQueue::flush(std::function<void(Status)> done) {
     pending->done(pending->first_error);
   });
   if (sync_dir) {
-    env_.files().sync_dir(dir_, [on_dir, on_one](Status status) mutable {
+    auto on_dir_synced = [on_dir, on_one](Status status) mutable {
       on_dir(status);
       on_one(std::move(status));
-    });
+    };
+    // Apart from other syncs with the files (isolate_syncs): a roll's flush
+    // waits for this one too.
+    if (isolate_syncs_) {
+      env_.files().sync_dir_isolated(dir_, std::move(on_dir_synced));
+    } else {
+      env_.files().sync_dir(dir_, std::move(on_dir_synced));
+    }
   }
   for (const auto& file : to_sync) file->flush(on_one);
 }

@@ -109,6 +109,22 @@ TEST(PosixFileSyncLanes, AnIsolatedFileSyncsWhileAnotherFilesSyncIsHeld) {
   EXPECT_TRUE(held_done->ok()) << held_done->to_string();
 }
 
+// The isolated files' directory syncs there too (a CommitLog flush after a
+// new segment syncs its directory).
+TEST(PosixFileSyncLanes, AnIsolatedDirectorySyncDoesNotWaitForAHeldFileSync) {
+  Fixture f;
+  const std::shared_ptr<File> held = f.open("held");
+  ASSERT_TRUE(held);
+  std::optional<Status> held_done;
+  std::optional<Status> dir_done;
+  held->sync([&](Status status) { held_done = std::move(status); });
+  ASSERT_TRUE(f.held.wait_started(1));
+  f.files->sync_dir_isolated(f.temp.path(), [&](Status status) { dir_done = std::move(status); });
+  ASSERT_TRUE(f.run_until([&] { return dir_done.has_value(); })) << "the directory sync waited behind the held one";
+  EXPECT_TRUE(dir_done->ok()) << dir_done->to_string();
+  EXPECT_FALSE(held_done.has_value());
+}
+
 // The counterpart: without the hint the second file's sync does not even
 // begin while the first one is held (one queue), and begins once released.
 TEST(PosixFileSyncLanes, WithoutTheHintASyncWaitsInTheSharedQueue) {

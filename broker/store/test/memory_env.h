@@ -269,6 +269,11 @@ class MemoryFileSystem final : public env::FileSystem {
     return it != files_.end() && it->second->syncs_isolated;
   }
   int dir_syncs() const { return dir_syncs_; }
+  void sync_dir_isolated(const std::string& dir, env::SyncCallback done) override {
+    ++isolated_dir_syncs_;
+    sync_dir(dir, std::move(done));
+  }
+  int isolated_dir_syncs() const { return isolated_dir_syncs_; }
 
  private:
   std::vector<std::string> children(const std::string& dir) const {
@@ -288,6 +293,7 @@ class MemoryFileSystem final : public env::FileSystem {
   std::map<std::string, std::shared_ptr<MemoryInode>> durable_files_;
   std::set<std::string> durable_dirs_{"/"};
   int dir_syncs_ = 0;
+  int isolated_dir_syncs_ = 0;
   env::InProcessLockTable locks_;
 };
 

@@ -73,6 +73,26 @@ TEST(SyncIsolation, AQueueLeftAloneMarksNothing) {
   MappedFile* created = roll(queue);
   ASSERT_NE(created, nullptr);
   EXPECT_FALSE(env.memory_files().syncs_isolated(created->file()->path()));
+  bool flushed = false;
+  queue.flush([&](Status status) { flushed = status.ok(); });
+  env.run_all();
+  EXPECT_TRUE(flushed);
+  EXPECT_GT(env.memory_files().dir_syncs(), 0);
+  EXPECT_EQ(env.memory_files().isolated_dir_syncs(), 0);
+}
+
+// Its flush after a new segment syncs the directory apart too.
+TEST(SyncIsolation, AnIsolatingQueueSyncsItsDirectoryApart) {
+  MemoryEnv env;
+  MappedFileQueue queue(env, "/store/log", kFileSize);
+  queue.isolate_syncs();
+  ASSERT_TRUE(queue.load().ok());
+  ASSERT_NE(roll(queue), nullptr);
+  bool flushed = false;
+  queue.flush([&](Status status) { flushed = status.ok(); });
+  env.run_all();
+  EXPECT_TRUE(flushed);
+  EXPECT_GT(env.memory_files().isolated_dir_syncs(), 0);
 }
 
 TEST(SyncIsolation, TheCommitLogsSegmentsAreIsolatedAndTheConsumeQueuesAreNot) {
