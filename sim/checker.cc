@@ -155,14 +155,25 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
   // Receipts per group: first receipt per seq, duplicates, reordering.
   GroupReceipts received_by(history);
   int64_t receipts_again = 0;
-  std::map<std::tuple<std::string, std::string, int32_t>, int64_t> highest_offset;
+  // Keyed by the interned names themselves (a key of strings copied two per
+  // receipt), and the last queue's entry kept at hand: receipts come in runs
+  // from one queue (a pull's messages), so most need no lookup at all.
+  using QueueOfGroup = std::tuple<InternedName, InternedName, int32_t>;
+  std::map<QueueOfGroup, int64_t> highest_offset;
+  std::optional<QueueOfGroup> last_queue;
+  int64_t* last_highest = nullptr;  // map values stay put as others are inserted
   for (const ReceiptRecord& r : receipts) {
     if (!r.body_intact) ++report.corrupted;
     if (!received_by.mark(r)) {
       ++receipts_again;  // why: count_duplicates, in passes below
       continue;
     }
-    auto& highest = highest_offset[{r.group, r.broker_name, r.queue_id}];
+    const QueueOfGroup queue{r.group, r.broker_name, r.queue_id};
+    if (last_queue != queue) {  // InternedName equality: an index compare
+      last_queue = queue;
+      last_highest = &highest_offset[queue];
+    }
+    int64_t& highest = *last_highest;
     if (r.queue_offset < highest) {
       ++report.reordered;
       ++report.reordered_by_queue[r.broker_name.str() + ":" + std::to_string(r.queue_id)];
