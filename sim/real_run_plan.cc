@@ -31,6 +31,7 @@ nlohmann::json broker_conf(const Scenario& scenario) {
       {"syncFlushTimeout", std::to_string(s.syncFlushTimeout)},
       {"dispatchFlushedOnly", s.dispatchFlushedOnly ? "true" : "false"},
       {"transientStorePoolEnable", s.transientStorePoolEnable ? "true" : "false"},
+      {"recycleExpiredCommitLogEnable", s.recycleExpiredCommitLogEnable ? "true" : "false"},
       {"commitIntervalCommitLog", std::to_string(s.commitIntervalCommitLog)},
       {"commitCommitLogLeastPages", std::to_string(s.commitCommitLogLeastPages)},
       {"commitCommitLogThoroughInterval", std::to_string(s.commitCommitLogThoroughInterval)},

@@ -8,13 +8,18 @@
 namespace mqlab::store {
 
 bool AllocateMappedFileService::is_temp_name(std::string_view name) {
-  if (!name.ends_with(kTempSuffix)) return false;
-  return MappedFile::parse_file_name(name.substr(0, name.size() - kTempSuffix.size())).has_value();
+  for (const std::string_view suffix : {kTempSuffix, kRecycledSuffix}) {
+    if (name.ends_with(suffix) && MappedFile::parse_file_name(name.substr(0, name.size() - suffix.size()))) {
+      return true;
+    }
+  }
+  return false;
 }
 
 AllocateMappedFileService::AllocateMappedFileService(env::Env& env, bool warm) : env_(env), warm_(warm) {}
 
-void AllocateMappedFileService::request(const std::string& path, int64_t file_size) {
+void AllocateMappedFileService::request(const std::string& path, int64_t file_size,
+                                        const std::string& recycled_from) {
   MQ_ASSERT(file_size > 0);
   // Only the next segment is worth a file on disk; anything else was for a
   // log position that truncation or destruction took away.
@@ -32,11 +37,14 @@ void AllocateMappedFileService::request(const std::string& path, int64_t file_si
     if (it->second.state == State::kAbandoned) {
       it->second.state = it->second.file ? State::kPreparing : State::kOpening;
     }
+    // Already on its way: the recycled file is not needed for it.
+    if (!recycled_from.empty()) remove_file(recycled_from);
     return;
   }
   Entry entry;
   entry.temp_path = path + std::string(kTempSuffix);
   entry.file_size = file_size;
+  entry.recycled_from = recycled_from;
   entry.generation = ++generations_;
   entries_.emplace(path, std::move(entry));
   // Opening the file is a syscall that may create an inode: its own task,
@@ -60,9 +68,11 @@ void AllocateMappedFileService::start(const std::string& path) {
   Entry& entry = it->second;
   MQ_ASSERT(entry.file == nullptr);
   if (entry.state == State::kAbandoned) {
+    if (!entry.recycled_from.empty()) remove_file(entry.recycled_from);
     entries_.erase(it);  // nothing made yet
     return;
   }
+  if (!entry.recycled_from.empty() && adopt_recycled(entry)) return;
   Result<std::shared_ptr<env::File>> file =
       env_.files().open(entry.temp_path, env::OpenOptions{.create = true, .exclusive = false, .truncate = true});
   if (!file.ok()) {
@@ -77,6 +87,38 @@ void AllocateMappedFileService::start(const std::string& path) {
                     lifetime_.guard([this, path, generation = entry.generation](Status status) {
                       on_prepared(path, generation, std::move(status));
                     }));
+}
+
+bool AllocateMappedFileService::adopt_recycled(Entry& entry) {
+  MQ_ASSERT(entry.state == State::kOpening && entry.file == nullptr);
+  const std::string recycled = std::move(entry.recycled_from);
+  entry.recycled_from.clear();
+  if (Status status = env_.files().rename(recycled, entry.temp_path); !status.ok()) {
+    MQ_LOG(kWarn, "store", "reusing recycled " << recycled << ": " << status.to_string() << "; preparing a new file");
+    remove_file(recycled);
+    return false;
+  }
+  Result<std::shared_ptr<env::File>> file = env_.files().open(entry.temp_path, env::OpenOptions{});
+  Result<uint64_t> size = file.ok() ? (*file)->size() : Result<uint64_t>(file.status());
+  if (!size.ok() || *size != static_cast<uint64_t>(entry.file_size)) {
+    // Another segment size (mappedFileSizeCommitLog changed): not reusable.
+    MQ_LOG(kWarn, "store", "recycled " << recycled << " is not a " << entry.file_size << "-byte segment ("
+                                       << (size.ok() ? std::to_string(*size) + " bytes" : size.status().to_string())
+                                       << "); preparing a new file");
+    remove_file(entry.temp_path);
+    return false;
+  }
+  entry.file = *file;
+  entry.state = State::kReady;
+  ++recycled_;
+  MQ_LOG(kInfo, "store", "next segment made from recycled " << recycled << " (no zeros written)");
+  return true;
+}
+
+void AllocateMappedFileService::remove_file(const std::string& path) {
+  if (Status status = env_.files().remove(path); !status.ok()) {
+    MQ_LOG(kWarn, "store", "removing " << path << ": " << status.to_string());
+  }
 }
 
 void AllocateMappedFileService::on_prepared(const std::string& path, uint64_t generation, Status status) {

@@ -117,11 +117,17 @@ int CleanCommitLogService::run_once(bool manual) {
   while (deleted < kDeleteFilesBatchMax && queue.files().size() > 1) {
     if (!forcibly && segment_age_ms(0) < reserved_ms) break;
     const std::string path = queue.files().front()->path();
-    if (Status status = queue.delete_first_file(); !status.ok()) {
+    const bool held_recycled = queue.holds_recycled();
+    // Kept for reuse only when space is not what retention is after: a
+    // recycled segment's blocks stay allocated.
+    if (Status status = queue.delete_first_file(/*recycle=*/!by_space && !forcibly); !status.ok()) {
       MQ_LOG(kWarn, "clean", "could not delete " << path << ": " << status.to_string());
       break;
     }
-    MQ_LOG(kInfo, "clean", "deleted expired segment " << path << (forcibly ? " (disk above the forced-clean level)" : ""));
+    const bool recycled = !held_recycled && queue.holds_recycled();
+    MQ_LOG(kInfo, "clean", (recycled ? "kept expired segment " : "deleted expired segment ")
+                               << path << (recycled ? " for reuse as a later segment" : "")
+                               << (forcibly ? " (disk above the forced-clean level)" : ""));
     ++deleted;
   }
   store_.stats_.segments_deleted += static_cast<uint64_t>(deleted);

@@ -20,9 +20,10 @@ CommitLog::CommitLog(env::Env& env, const MessageStoreConfig& config)
   // with dispatchFlushedOnly): not behind the ConsumeQueues' syncs, which
   // come once a second, one per queue.
   queue_.isolate_syncs();
-  if (config.allocateMappedFileEnable || config.warmMapedFileEnable) {
+  if (config.allocateMappedFileEnable || config.warmMapedFileEnable || config.recycleExpiredCommitLogEnable) {
     queue_.enable_preallocation(config.warmMapedFileEnable);
   }
+  if (config.recycleExpiredCommitLogEnable) queue_.enable_recycling();
   // Not with SYNC_FLUSH: see commitLogMappedWriteEnable.
   if (config.commitLogMappedWriteEnable && config.flushDiskType == FlushDiskType::ASYNC_FLUSH) {
     queue_.enable_mapped_appends();

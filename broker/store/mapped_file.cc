@@ -43,10 +43,29 @@ Status MappedFile::append(std::span<const uint8_t> bytes) {
     MQ_ASSERT(pending_.empty());  // too big to buffer: written at once, below
     last_commit_.clear();         // it would no longer end at the committed position
   }
-  MQ_RETURN_IF_ERROR(file_->pwrite(static_cast<uint64_t>(wrote_position_), bytes));
+  MQ_RETURN_IF_ERROR(write_at(wrote_position_, bytes));
   wrote_position_ += static_cast<int64_t>(bytes.size());
   MQ_ASSERT(flushed_position_ <= wrote_position_);
   return Status::Ok();
+}
+
+Status MappedFile::write_at(int64_t position, std::span<const uint8_t> bytes, std::vector<uint8_t>* scratch) {
+  const int64_t end = position + static_cast<int64_t>(bytes.size());
+  MQ_ASSERT(end <= file_size_);
+  if (!end_marker_ || file_size_ - end < static_cast<int64_t>(kEndMarkerBytes)) {
+    return file_->pwrite(static_cast<uint64_t>(position), bytes);
+  }
+  if (scratch != nullptr && bytes.data() == scratch->data() && bytes.size() == scratch->size()) {
+    // The buffer's own bytes: the marker rides in the same pwrite, and is
+    // taken off again (the buffer's capacity usually has room for it).
+    scratch->resize(scratch->size() + kEndMarkerBytes, 0);
+    Status status = file_->pwrite(static_cast<uint64_t>(position), *scratch);
+    scratch->resize(scratch->size() - kEndMarkerBytes);
+    return status;
+  }
+  MQ_RETURN_IF_ERROR(file_->pwrite(static_cast<uint64_t>(position), bytes));
+  constexpr uint8_t kZeros[kEndMarkerBytes] = {};
+  return file_->pwrite(static_cast<uint64_t>(end), std::span<const uint8_t>(kZeros, kEndMarkerBytes));
 }
 
 Result<std::span<uint8_t>> MappedFile::extend_pending(size_t size) {
@@ -75,7 +94,7 @@ Status MappedFile::commit() {
   if (pending_.empty()) return Status::Ok();
   const int64_t at = committed_position();
   MQ_ASSERT(at >= flushed_position_);
-  MQ_RETURN_IF_ERROR(file_->pwrite(static_cast<uint64_t>(at), pending_));
+  MQ_RETURN_IF_ERROR(write_at(at, pending_, &pending_));
   // The committed bytes become the kept copy; the old copy's storage
   // becomes the next write buffer.
   if (keep_last_commit_) last_commit_.swap(pending_);

@@ -11,7 +11,11 @@
 //                      write-behind on, waits in memory for commit()
 //   flushed_position   bytes known durable (a sync covering them completed)
 // Appends only go at wrote_position; the file's blocks are allocated to
-// file_size at creation, so unwritten bytes read as zeros.
+// file_size at creation, so unwritten bytes read as zeros, except in a
+// recycled CommitLog segment (recycleExpiredCommitLogEnable), which holds an
+// expired segment's old records: there every write to the file is followed
+// by an 8-byte zero record header (set_end_marker), so that a recovery
+// after a crash finds the log's end where a fresh file's zeros would show it.
 //
 // Write-behind (ConsumeQueues only, RocketMQ's writeBuffer + commit): an
 // append is a memcpy, and the buffered bytes reach the file in one pwrite
@@ -105,6 +109,15 @@ class MappedFile : public std::enable_shared_from_this<MappedFile> {
   // Reads at a position inside the file; only [0, wrote_position) holds data.
   Result<size_t> read(int64_t position, std::span<uint8_t> out) const;
 
+  // From now on every write to the file (a commit, an unbuffered append)
+  // is followed by kEndMarkerBytes zero bytes when the file has room for
+  // them past the written bytes: the record header a recovery reads as the
+  // end of the log (a TOTALSIZE and MAGICCODE of 0). For files whose bytes
+  // past wrote_position are not zeros (recycled segments).
+  static constexpr size_t kEndMarkerBytes = 8;
+  void set_end_marker(bool on) { end_marker_ = on; }
+  bool end_marker() const { return end_marker_; }
+
   // Recovery and truncation set the positions directly.
   void set_wrote_position(int64_t position);
   void set_flushed_position(int64_t position);
@@ -128,6 +141,11 @@ class MappedFile : public std::enable_shared_from_this<MappedFile> {
   void flush(std::function<void(Status)> done);
 
  private:
+  // pwrite of bytes at position, followed by the end marker when it is on
+  // and fits in the file. scratch may hold the marker past bytes' end:
+  // bytes.data() == scratch->data() lets it ride in the same pwrite.
+  Status write_at(int64_t position, std::span<const uint8_t> bytes, std::vector<uint8_t>* scratch = nullptr);
+
   // Write-behind: makes room for size more buffered bytes (committing the
   // buffer first when they would not fit) and returns them, appended.
   // Requires: 0 < size < max_pending_bytes_.
@@ -141,6 +159,7 @@ class MappedFile : public std::enable_shared_from_this<MappedFile> {
   int64_t max_store_timestamp_ms_ = 0;
   bool needs_sync_ = false;
   bool commit_on_flush_ = true;
+  bool end_marker_ = false;
   // Write-behind: the bytes [committed_position(), wrote_position_).
   std::vector<uint8_t> pending_;
   size_t max_pending_bytes_ = 0;  // 0: off, every append is a pwrite

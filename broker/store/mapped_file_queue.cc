@@ -20,8 +20,9 @@ Status MappedFileQueue::load() {
   for (const std::string& name : names) {  // sorted: 20-digit names sort numerically
     const std::string path = env::join_path(dir_, name);
     if (AllocateMappedFileService::is_temp_name(name)) {
-      // A segment being pre-allocated when the process stopped: never part of the log.
-      MQ_LOG(kInfo, "store", "removing unfinished pre-allocated file " << path);
+      // A segment being pre-allocated, or an expired one kept for reuse,
+      // when the process stopped: never part of the log.
+      MQ_LOG(kInfo, "store", "removing unfinished pre-allocated or recycled file " << path);
       MQ_RETURN_IF_ERROR(env_.files().remove(path));
       ++dir_changes_;
       continue;
@@ -55,6 +56,7 @@ Status MappedFileQueue::load() {
     auto mapped = std::make_shared<MappedFile>(std::move(file), *offset, file_size_);
     if (write_behind_bytes_ > 0) mapped->enable_write_behind(write_behind_bytes_, keep_last_commit_);
     mapped->set_commit_on_flush(commit_on_flush_);
+    mapped->set_end_marker(recycling_);
     mapped->set_wrote_position(file_size_);
     mapped->set_flushed_position(file_size_);
     files_.push_back(std::move(mapped));
@@ -84,7 +86,14 @@ Result<std::shared_ptr<MappedFile>> MappedFileQueue::create_file(int64_t start_o
   auto mapped = std::make_shared<MappedFile>(std::move(file), start_offset, file_size_);
   if (write_behind_bytes_ > 0) mapped->enable_write_behind(write_behind_bytes_, keep_last_commit_);
   mapped->set_commit_on_flush(commit_on_flush_);
+  mapped->set_end_marker(recycling_);
   return mapped;
+}
+
+void MappedFileQueue::enable_recycling() {
+  MQ_ASSERT(allocator_ != nullptr);  // recycled files are handed over as pre-allocations
+  MQ_ASSERT(files_.empty());
+  recycling_ = true;
 }
 
 void MappedFileQueue::isolate_syncs() {
@@ -143,7 +152,12 @@ Result<MappedFile*> MappedFileQueue::last_file_or_create(int64_t start_offset) {
     const int64_t next = files_.back()->file_from_offset() + file_size_;
     if (allocator_ && requested_next_ != next) {
       requested_next_ = next;
-      allocator_->request(env::join_path(dir_, MappedFile::file_name(next)), file_size_);
+      std::string recycled;
+      if (recycled_ && dir_changes_synced_ >= recycled_->dir_change) {
+        recycled = std::move(recycled_->path);
+        recycled_.reset();
+      }
+      allocator_->request(env::join_path(dir_, MappedFile::file_name(next)), file_size_, recycled);
     }
     return files_.back().get();
   }
@@ -279,13 +293,19 @@ Status MappedFileQueue::truncate_dirty_files(int64_t offset) {
   return Status::Ok();
 }
 
-Status MappedFileQueue::delete_first_file() {
+Status MappedFileQueue::delete_first_file(bool recycle) {
   MQ_ASSERT(files_.size() > 1);  // never the active file
   MQ_ASSERT(mapped_file_ != files_.front()->file());  // only the last file is mapped
   const std::string path = files_.front()->path();
-  MQ_RETURN_IF_ERROR(env_.files().remove(path));
+  if (recycle && recycling_ && !recycled_) {
+    const std::string kept = path + std::string(AllocateMappedFileService::kRecycledSuffix);
+    MQ_RETURN_IF_ERROR(env_.files().rename(path, kept));
+    recycled_ = Recycled{kept, ++dir_changes_};
+  } else {
+    MQ_RETURN_IF_ERROR(env_.files().remove(path));
+    ++dir_changes_;
+  }
   files_.erase(files_.begin());
-  ++dir_changes_;
   return Status::Ok();
 }
 
@@ -294,6 +314,10 @@ Status MappedFileQueue::destroy() {
   if (allocator_) {
     allocator_->abandon_all();
     requested_next_ = -1;
+  }
+  if (recycled_) {
+    MQ_RETURN_IF_ERROR(env_.files().remove(recycled_->path));
+    recycled_.reset();
   }
   while (!files_.empty()) {
     MQ_RETURN_IF_ERROR(env_.files().remove(files_.back()->path()));

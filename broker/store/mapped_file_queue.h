@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -114,8 +115,22 @@ class MappedFileQueue {
   // past the cut can never be read back as valid by a later recovery.
   Status truncate_dirty_files(int64_t offset);
 
-  // Removes the first file (retention). Requires: more than one file.
-  Status delete_first_file();
+  // Expired segments may be recycled from now on (recycleExpiredCommitLogEnable,
+  // allocate_mapped_file_service.h): delete_first_file(recycle) keeps one
+  // as "<offset>.recycled", and the next segment requested ahead, once that
+  // name is durable, is made from it. Every file writes an end marker after
+  // its writes (MappedFile::set_end_marker): after a restart nothing tells
+  // a recycled segment from a fresh one. Requires: enable_preallocation
+  // first; call before load() and the first create.
+  void enable_recycling();
+  bool recycling() const { return recycling_; }
+  // Whether an expired segment is kept for reuse (not yet handed over).
+  bool holds_recycled() const { return recycled_.has_value(); }
+
+  // Removes the first file (retention), or with recycle (and recycling
+  // enabled, and no file kept yet) keeps it for reuse, renamed out of the
+  // log. Requires: more than one file.
+  Status delete_first_file(bool recycle = false);
   // Removes every file (a queue whose log vanished).
   Status destroy();
 
@@ -145,6 +160,16 @@ class MappedFileQueue {
   bool keep_last_commit_ = false;   // MappedFile's "last commit kept"
   bool commit_on_flush_ = true;
   bool map_appends_ = false;
+  bool recycling_ = false;
+  // The expired segment kept for reuse, and the directory change that
+  // renamed it: handed to the allocator once a sync_dir covers that change
+  // (before, a power loss could bring the old name back, and with it a
+  // segment of the log holding another segment's new records).
+  struct Recycled {
+    std::string path;
+    uint64_t dir_change = 0;
+  };
+  std::optional<Recycled> recycled_;
   // The file map_last_file() last asked to map (whether or not the Env
   // mapped it: asked once per file), or null.
   std::shared_ptr<env::File> mapped_file_;

@@ -68,6 +68,7 @@ const std::vector<Key>& keys() {
       {"flushDelayOffsetInterval", &Config::flushDelayOffsetInterval},
       {"warmMapedFileEnable", &Config::warmMapedFileEnable},
       {"allocateMappedFileEnable", &Config::allocateMappedFileEnable},
+      {"recycleExpiredCommitLogEnable", &Config::recycleExpiredCommitLogEnable},
       {"commitLogMappedWriteEnable", &Config::commitLogMappedWriteEnable},
       {"dispatchFlushedOnly", &Config::dispatchFlushedOnly},
   };

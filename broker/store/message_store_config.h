@@ -103,6 +103,16 @@ struct MessageStoreConfig {
   // makes filling it several times faster. Warming implies pre-allocation.
   bool allocateMappedFileEnable = false;
   bool warmMapedFileEnable = false;
+  // mqlab's key (RocketMQ deletes expired segments): retention by time keeps
+  // one expired CommitLog segment, renamed out of the log, and the next
+  // segment is made from it instead of a new file (RocksDB's
+  // recycle_log_file_num). Its blocks are written already, so it needs no
+  // zeros: a warmed new segment writes every byte twice, and on a
+  // thin-provisioned disk the first write is the slow kind. Deletion for
+  // disk space never recycles. Implies pre-allocation. Recovery tells the old
+  // records from new ones by PHYSICALOFFSET, and every write is followed by
+  // an 8-byte zero end marker (mapped_file.h).
+  bool recycleExpiredCommitLogEnable = false;
 
   // mqlab's key (RocketMQ always maps its segments): with ASYNC_FLUSH the
   // CommitLog's active segment is written through a shared mapping
