@@ -14,11 +14,17 @@
 //   Mapped (--cases mapped): ASYNC_FLUSH writing the active segment through
 //   its mapping (commitLogMappedWriteEnable, the default) vs with a pwrite
 //   per group write, in the same run.
-// Each twice: on pre-touched blocks (the store with warmMapedFileEnable, the
-// raw file written with zeros and synced first) and on fresh ones (the store
+// Each three times: on pre-touched blocks (the store with warmMapedFileEnable, the
+// raw file written with zeros and synced first), on fresh ones (the store
 // creating and fallocating each segment on the put path, as before
 // pre-allocation; the raw file fallocated only): a thin-provisioned disk
-// writes never-written blocks several times slower.
+// writes never-written blocks several times slower; and on recycled ones
+// (recycleExpiredCommitLogEnable, retention deleting every segment but the
+// active one ten times a second: the steady state of a broker whose
+// retention keeps pace, each new segment made from an expired one, whose
+// blocks are written already; against the pre-touched raw file, which is
+// rewritten the same way). With pre-touching, each segment rolled onto in a
+// window was written with zeros while the puts ran: the disk wrote it twice.
 // Also the latency of the put that rolls onto a new segment, and with
 // --scaling-gib a run of N GiB with segment rolls and retention deleting old
 // segments as it goes (usage stays under a few segments).
@@ -50,7 +56,7 @@ struct Options {
   int body_bytes = 1024;
   int64_t segment_mib = 64;
   std::string scaling_gib;  // "1,4": the scaling runs; empty: none
-  std::string blocks = "pretouched,fresh";
+  std::string blocks = "pretouched,fresh,recycled";
   std::vector<int> in_flight = {1, 8, 64, 256};
   bool keyed = false;  // a UNIQ_KEY per message, messageIndexEnable on
   bool transient_store_pool = false;  // transientStorePoolEnable
@@ -59,8 +65,16 @@ struct Options {
 
 // Pre-touched: segments prepared and warmed off the put path. Fresh: created
 // and fallocated on the put path, as mqlab did before pre-allocation.
-enum class Segments { kWarm, kFresh };
-const char* segments_name(Segments segments) { return segments == Segments::kWarm ? "pretouched" : "fresh"; }
+// Recycled: pre-touched, and expired segments recycled into new ones.
+enum class Segments { kWarm, kFresh, kRecycled };
+const char* segments_name(Segments segments) {
+  switch (segments) {
+    case Segments::kWarm: return "pretouched";
+    case Segments::kFresh: return "fresh";
+    case Segments::kRecycled: return "recycled";
+  }
+  return "?";
+}
 
 store::MessageStoreConfig bench_config(const Options& options, const std::string& root, store::FlushDiskType flush,
                                        Segments segments) {
@@ -74,8 +88,9 @@ store::MessageStoreConfig bench_config(const Options& options, const std::string
   config.messageIndexEnable = options.keyed;
   config.transientStorePoolEnable = options.transient_store_pool;
   config.commitLogMappedWriteEnable = options.mapped_write;
-  config.warmMapedFileEnable = segments == Segments::kWarm;
-  config.allocateMappedFileEnable = segments == Segments::kWarm;
+  config.warmMapedFileEnable = segments != Segments::kFresh;
+  config.allocateMappedFileEnable = segments != Segments::kFresh;
+  config.recycleExpiredCommitLogEnable = segments == Segments::kRecycled;
   // Retention as tight as it goes: every segment but the active one is
   // deleted once a second, so a long run stays within a few segments of disk.
   // The machine's disk is shared and fuller than the default thresholds.
@@ -84,6 +99,13 @@ store::MessageStoreConfig bench_config(const Options& options, const std::string
   config.cleanResourceInterval = 1'000;
   config.diskSpaceWarningLevelRatio = 0.99;
   config.diskSpaceCleanForciblyRatio = 0.99;
+  if (segments == Segments::kRecycled) {
+    // Deletion by age at every hour, not for space (which never recycles),
+    // often enough that each roll's request finds an expired segment kept.
+    config.deleteWhen = "00;01;02;03;04;05;06;07;08;09;10;11;12;13;14;15;16;17;18;19;20;21;22;23";
+    config.diskMaxUsedSpaceRatio = 95;
+    config.cleanResourceInterval = 100;
+  }
   return config;
 }
 
@@ -117,6 +139,7 @@ struct RunResult {
   uint64_t segments_taken_ready = 0;
   uint64_t segments_taken_half_prepared = 0;  // of those ready: stopped mid pre-touch and taken
   uint64_t segments_made_on_put_path = 0;
+  uint64_t segments_recycled = 0;  // made ready from an expired segment
   uint64_t segments_deleted = 0;
   double msgs_per_second() const { return static_cast<double>(messages) / seconds; }
   double mb_per_second() const { return static_cast<double>(bytes) / seconds / 1e6; }
@@ -213,16 +236,22 @@ RunResult run_puts(const Options& options, store::FlushDiskType flush, Segments 
     env.run_until([&] { return outstanding == 0; }, std::chrono::seconds(30));
     wait_for_prepared();
     in_flight = 256;
-    max_bytes = segment_bytes + 8192;
+    // Recycled: three segments, so that retention has expired ones to keep.
+    max_bytes = (segments == Segments::kRecycled ? 3 : 1) * segment_bytes + 8192;
     issue();
     env.run_until([&] { return outstanding == 0; }, std::chrono::seconds(300));
     wait_for_prepared();
+    if (segments == Segments::kRecycled) {
+      const store::MappedFileQueue& queue = store.commit_log().file_queue();
+      env.run_until([&] { return queue.holds_recycled() || allocator->recycled() > 0; }, std::chrono::seconds(30));
+    }
     max_bytes = timed_max;
     in_flight = timed_in_flight;
   }
   const uint64_t taken_before = allocator ? allocator->taken() : 0;
   const uint64_t missed_before = allocator ? allocator->missed() : 0;
   const uint64_t half_prepared_before = allocator ? allocator->taken_half_prepared() : 0;
+  const uint64_t recycled_before = allocator ? allocator->recycled() : 0;
   const uint64_t deleted_before = store.stats().segments_deleted;
   timing = true;
   stored_bytes = 0;
@@ -240,6 +269,7 @@ RunResult run_puts(const Options& options, store::FlushDiskType flush, Segments 
     result.segments_taken_ready = allocator->taken() - taken_before;
     result.segments_taken_half_prepared = allocator->taken_half_prepared() - half_prepared_before;
     result.segments_made_on_put_path = allocator->missed() - missed_before;
+    result.segments_recycled = allocator->recycled() - recycled_before;
   } else {
     result.segments_made_on_put_path = result.roll_us.size();
   }
@@ -263,7 +293,7 @@ void print(const std::string& name, double value, const std::string& unit, doubl
 }
 
 bench::BlockState raw_blocks(Segments segments) {
-  return segments == Segments::kWarm ? bench::BlockState::kPretouched : bench::BlockState::kFallocated;
+  return segments == Segments::kFresh ? bench::BlockState::kFallocated : bench::BlockState::kPretouched;
 }
 
 [[noreturn]] void fail(const std::string& what, const Status& status) {
@@ -305,6 +335,9 @@ void run_async(const Options& options, Segments segments) {
     print(name + "_segments_ready", static_cast<double>(store.segments_taken_ready), "segments");
     print(name + "_segments_on_put_path", static_cast<double>(store.segments_made_on_put_path), "segments");
     print(name + "_segments_half_prepared", static_cast<double>(store.segments_taken_half_prepared), "segments");
+    if (segments == Segments::kRecycled) {
+      print(name + "_segments_recycled", static_cast<double>(store.segments_recycled), "segments");
+    }
     roll_us.insert(roll_us.end(), store.roll_us.begin(), store.roll_us.end());
   }
   if (!roll_us.empty()) {
@@ -329,7 +362,7 @@ void run_sync(const Options& options, Segments segments) {
     raw_options.blocks = raw_blocks(segments);
     // Fresh blocks must stay fresh for the whole case: a region larger than
     // the case writes (fallocate is instant); pre-touched ones cycle in 64 MiB.
-    raw_options.region_bytes = segments == Segments::kWarm ? (uint64_t{64} << 20) : (uint64_t{2} << 30);
+    raw_options.region_bytes = segments == Segments::kFresh ? (uint64_t{2} << 30) : (uint64_t{64} << 20);
     auto raw = bench::measure_sync_batches(options.dir + "/raw-sync", raw_options);
     if (!raw.ok()) fail("raw sync baseline", raw.status());
     const std::string raw_name = "raw_pwrite_fdatasync_1k_batch" + std::to_string(in_flight) + "_" + tag;
@@ -346,6 +379,11 @@ void run_sync(const Options& options, Segments segments) {
           static_cast<double>(store.segments_taken_ready + store.segments_taken_half_prepared +
                               store.segments_made_on_put_path),
           "rolls");
+    // Of the segments made ready in the window, those made from expired ones
+    // (no zeros written): the rest were pre-touched while the puts ran.
+    if (segments == Segments::kRecycled) {
+      print(name + "_recycled", static_cast<double>(store.segments_recycled), "segments");
+    }
     if (store.failures > 0) print(name + "_failures", static_cast<double>(store.failures), "puts");
   }
 }
@@ -482,7 +520,8 @@ int main(int argc, char** argv) {
       "async-messages", po::value(&options.async_messages)->default_value(200'000),
       "messages per ASYNC_FLUSH case")("segment-mib", po::value(&options.segment_mib)->default_value(64),
                                        "CommitLog segment size (MiB)")(
-      "blocks", po::value(&options.blocks)->default_value("pretouched,fresh"), "block states to run: pretouched,fresh")(
+      "blocks", po::value(&options.blocks)->default_value("pretouched,fresh,recycled"),
+      "block states to run: pretouched,fresh,recycled")(
       "cases", po::value(&cases)->default_value("async,sync"), "which cases: async,sync,keyed,pool,mapped")(
       "inflight", po::value(&in_flight)->default_value("1,8,64,256"), "puts in flight, comma-separated")(
       "scaling-gib", po::value(&options.scaling_gib)->default_value(""),
@@ -525,8 +564,10 @@ int main(int argc, char** argv) {
       block_states.push_back(Segments::kWarm);
     } else if (item == "fresh") {
       block_states.push_back(Segments::kFresh);
+    } else if (item == "recycled") {
+      block_states.push_back(Segments::kRecycled);
     } else {
-      std::cerr << "store_bench: --blocks: '" << item << "' is neither pretouched nor fresh\n";
+      std::cerr << "store_bench: --blocks: '" << item << "' is none of pretouched, fresh, recycled\n";
       return 2;
     }
   }
