@@ -77,6 +77,7 @@ const std::map<std::string, std::string>& samples() {
       {"checkCRCOnRecover", "false"},
       {"allocateMappedFileEnable", "true"},
       {"warmMapedFileEnable", "true"},
+      {"recycleExpiredCommitLogEnable", "true"},
       {"commitLogMappedWriteEnable", "false"},
       {"powerLossInjection", "true"},
       {"flushCommitLogLeastPages", "8"},
