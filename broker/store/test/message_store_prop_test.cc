@@ -10,6 +10,10 @@
 //      prefix of what was written: no hole, no corrupt or invented message.
 //   3. ConsumeQueues and the index agree exactly with the CommitLog.
 //   4. Recovery is idempotent: crash again without writes, recover, same state.
+// With recycling (recycleExpiredCommitLogEnable), retention runs among the
+// operations too, deleting every segment but the active one and keeping one
+// for reuse, so later segments are made from files full of old records:
+// property 1 must hold as well, and the log must never show an old record.
 // And a canary: SYNC_FLUSH acknowledged before its fsync (a test-only switch)
 // must fail property 1, or the harness could not see loss at all.
 #include <gtest/gtest.h>
@@ -52,12 +56,17 @@ struct Outcome {
   int acked = 0;
   int dropped_by_power_loss = 0;  // written messages a power loss took
   int unanswered_lost_by_crash = 0;  // puts of the crash's last turn, never answered
+  int retention_runs = 0;
+  int records_expired = 0;  // deleted by retention (no longer in the model)
+  uint64_t segments_recycled = 0;
 };
 
 class StoreModelRun {
  public:
-  StoreModelRun(FlushDiskType flush, uint64_t seed, bool ack_before_sync)
-      : world_(make_config(flush, ack_before_sync), sim::DiskProfile::sata_ssd(), seed), flush_(flush) {}
+  StoreModelRun(FlushDiskType flush, uint64_t seed, bool ack_before_sync, bool recycling = false)
+      : world_(make_config(flush, ack_before_sync, recycling), sim::DiskProfile::sata_ssd(), seed),
+        flush_(flush),
+        recycling_(recycling) {}
 
   Outcome run(const std::vector<std::array<uint16_t, 4>>& ops) {
     if (Status status = world_.start(); !status.ok()) return fail("first start: " + status.to_string());
@@ -69,15 +78,23 @@ class StoreModelRun {
       restart_and_check(Fault::kPowerLoss);
       --outcome_.power_losses;  // the final one is not "mid-run"
     }
+    if (recycling_ && world_.running()) {
+      const auto* allocator = world_.store().commit_log().file_queue().allocator();
+      outcome_.segments_recycled = recycled_before_restarts_ + (allocator ? allocator->recycled() : 0);
+    }
     return outcome_;
   }
 
  private:
   enum class Fault { kCrash, kPowerLoss, kClean };
 
-  static MessageStoreConfig make_config(FlushDiskType flush, bool ack_before_sync) {
+  static MessageStoreConfig make_config(FlushDiskType flush, bool ack_before_sync, bool recycling) {
     MessageStoreConfig config = small_store_config(flush);
     config.testOnlyAckBeforeSync = ack_before_sync;
+    if (recycling) {
+      config.recycleExpiredCommitLogEnable = true;
+      config.fileReservedTime = 0;  // a retention run deletes every segment but the active one
+    }
     config.flushIntervalCommitLog = 50;
     config.flushIntervalConsumeQueue = 100;
     config.flushConsumeQueueThoroughInterval = 400;
@@ -91,8 +108,17 @@ class StoreModelRun {
 
   void apply(const std::array<uint16_t, 4>& op) {
     const int kind = op[0] % 100;
+    if (kind < 70 && recycling_) {
+      // Bursts, so that a run fills several segments (retention, then two
+      // rolls, before a kept segment is reused).
+      for (uint16_t i = 0; i < 1 + op[1] % 8; ++i) {
+        put({op[0], static_cast<uint16_t>(op[1] + i), static_cast<uint16_t>(op[2] + i), op[3]}, kind < 45);
+      }
+      return;
+    }
     if (kind < 45) return put(op, /*wait=*/true);
     if (kind < 70) return put(op, /*wait=*/false);
+    if (recycling_ && kind >= 80 && kind < 85) return expire();
     if (kind < 85) return world_.run_for(millis(op[1] % 700));
     if (kind < 92) return restart_and_check(Fault::kCrash);
     if (kind < 97) return restart_and_check(Fault::kPowerLoss);
@@ -106,7 +132,8 @@ class StoreModelRun {
     written->topic = kTopics[op[1] % 3];
     written->queue_id = op[2] % 3;
     std::string body = "msg-" + std::to_string(written->seq) + "|";
-    body.append(op[3] % 700, static_cast<char>('a' + written->seq % 26));
+    // With recycling, bodies up to ~3.5 KiB: a few dozen puts fill a segment.
+    body.append(recycling_ ? op[3] * 7 % 3500 : op[3] % 700, static_cast<char>('a' + written->seq % 26));
     written->body = body;
     if (op[3] % 4 == 0) written->key = "key" + std::to_string(op[2] % 5);
     MessageToStore message = make_message(written->topic, written->queue_id, body, written->key);
@@ -127,7 +154,33 @@ class StoreModelRun {
     if (wait) world_.run_until([&] { return answered; });
   }
 
+  // Retention now, then long enough for the flush that makes its removals
+  // durable (so no power loss can bring a deleted segment back, which the
+  // model would read as records invented in front of the log). The model
+  // forgets the deleted records; their queues' offsets start past them.
+  void expire() {
+    ++outcome_.retention_runs;
+    const std::vector<LoggedRecord> before = scan_log(world_.store());
+    world_.store().run_clean_now();
+    world_.run_for(millis(200));
+    const PhyOffset min = world_.store().min_phy_offset();
+    size_t gone = 0;
+    while (gone < before.size() && before[gone].offset < min) ++gone;
+    if (gone > written_.size()) return void(fail("retention deleted records the model never wrote"));
+    for (size_t i = 0; i < gone; ++i) {
+      const Written& w = *written_[i];
+      if (before[i].body != w.body) return void(fail("retention: record " + std::to_string(i) + " is not the model's"));
+      ++queue_base_[{w.topic, w.queue_id}];
+    }
+    written_.erase(written_.begin(), written_.begin() + static_cast<std::ptrdiff_t>(gone));
+    outcome_.records_expired += static_cast<int>(gone);
+  }
+
   void restart_and_check(Fault fault) {
+    if (recycling_) {
+      const auto* allocator = world_.store().commit_log().file_queue().allocator();
+      recycled_before_restarts_ += allocator ? allocator->recycled() : 0;
+    }
     if (fault == Fault::kClean) {
       if (Status status = world_.shutdown(); !status.ok()) return void(fail("clean shutdown: " + status.to_string()));
     } else if (fault == Fault::kCrash) {
@@ -156,7 +209,7 @@ class StoreModelRun {
     if (log.size() > written_.size()) return void(fail("log holds " + std::to_string(log.size()) +
                                                        " records but only " + std::to_string(written_.size()) +
                                                        " were written: invented records"));
-    std::map<std::pair<std::string, int32_t>, int64_t> next_queue_offset;
+    std::map<std::pair<std::string, int32_t>, int64_t> next_queue_offset = queue_base_;
     for (size_t i = 0; i < log.size(); ++i) {
       const Written& w = *written_[i];
       const LoggedRecord& r = log[i];
@@ -209,6 +262,11 @@ class StoreModelRun {
 
   StoreSimWorld world_;
   FlushDiskType flush_;
+  bool recycling_ = false;
+  // Per queue, how many of its records retention deleted: the first kept
+  // record's queue offset.
+  std::map<std::pair<std::string, int32_t>, int64_t> queue_base_;
+  uint64_t recycled_before_restarts_ = 0;
   std::vector<std::shared_ptr<Written>> written_;
   std::set<std::pair<std::string, std::string>> all_keys_;
   uint64_t next_seq_ = 0;
@@ -216,7 +274,7 @@ class StoreModelRun {
   Outcome outcome_;
 };
 
-Outcome run_model(FlushDiskType flush, bool ack_before_sync) {
+Outcome run_model(FlushDiskType flush, bool ack_before_sync, bool recycling = false) {
   const auto seed = *rc::gen::inRange<uint64_t>(1, 1'000'000);
   // Uniform fields (not size-scaled), so faults are as likely in short
   // sequences as in long ones; shrinking still works field by field.
@@ -232,7 +290,7 @@ Outcome run_model(FlushDiskType flush, bool ack_before_sync) {
                           : log_enabled(LogLevel::kInfo) ? LogLevel::kInfo
                                                          : LogLevel::kWarn;
   set_log_level(std::getenv("MQLAB_TEST_LOG") ? LogLevel::kInfo : LogLevel::kError);
-  StoreModelRun run(flush, seed, ack_before_sync);
+  StoreModelRun run(flush, seed, ack_before_sync, recycling);
   Outcome outcome = run.run(ops);
   set_log_level(before);
   return outcome;
@@ -245,6 +303,15 @@ RC_GTEST_PROP(MessageStore, SyncFlushKeepsEveryAcknowledgedMessageThroughCrashes
   RC_CLASSIFY(outcome.crashes > 0, "kill -9 mid-run");
   RC_CLASSIFY(outcome.power_losses > 0, "power loss mid-run");
   RC_CLASSIFY(outcome.dropped_by_power_loss > 0, "unacknowledged writes lost");
+  if (!outcome.failure.empty()) RC_FAIL(outcome.failure);
+}
+
+RC_GTEST_PROP(MessageStore, SyncFlushWithRecycledSegmentsKeepsEveryAcknowledgedMessage, ()) {
+  const Outcome outcome = run_model(FlushDiskType::SYNC_FLUSH, /*ack_before_sync=*/false, /*recycling=*/true);
+  RC_CLASSIFY(outcome.segments_recycled > 0, "a segment made from a recycled one");
+  RC_CLASSIFY(outcome.records_expired > 0, "retention deleted records");
+  RC_CLASSIFY(outcome.crashes > 0, "kill -9 mid-run");
+  RC_CLASSIFY(outcome.power_losses > 0, "power loss mid-run");
   if (!outcome.failure.empty()) RC_FAIL(outcome.failure);
 }
 
