@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -180,6 +181,44 @@ TEST_F(MessageStorePosixTest, DestroyWithoutShutdownThenAbnormalRecovery) {
   EXPECT_EQ(report.recovered_end, end) << "the page cache kept every write";
   EXPECT_EQ(report.stop_reason, "");
   EXPECT_TRUE(consistent(puts.size()));
+  ASSERT_TRUE(shutdown().ok());
+}
+
+// Recycling on the real file system, with ASYNC_FLUSH's mapped appends: the
+// kept segment is renamed back into the log, written through its mapping
+// with the end marker after each group write, and a crash recovers to the
+// last new record with no stop reason, though the file holds old records.
+TEST_F(MessageStorePosixTest, ARecycledSegmentRecoversCleanlyAfterACrash) {
+  MessageStoreConfig cfg = config(FlushDiskType::ASYNC_FLUSH);
+  cfg.recycleExpiredCommitLogEnable = true;
+  cfg.warmMapedFileEnable = true;
+  cfg.fileReservedTime = 0;
+  cfg.diskMaxUsedSpaceRatio = 95;  // deletion by age (run_clean_now), not for the host's space
+  ASSERT_TRUE(start(cfg).ok());
+  std::vector<PutMessageResult> puts = put_many(100);
+  ASSERT_EQ(store_->commit_log().file_queue().files().size(), 3u);
+  store_->run_clean_now();
+  ASSERT_EQ(store_->commit_log().file_queue().files().size(), 1u);
+  ASSERT_TRUE(store_->commit_log().file_queue().holds_recycled());
+  env_->run_until([] { return false; }, std::chrono::milliseconds(1'200));  // a flush syncs the directory
+  const std::vector<PutMessageResult> more = put_many(100);
+  puts.insert(puts.end(), more.begin(), more.end());
+  EXPECT_EQ(store_->commit_log().file_queue().allocator()->recycled(), 1u);
+  for (const auto& entry : std::filesystem::directory_iterator(cfg.commit_log_dir())) {
+    EXPECT_FALSE(entry.path().string().ends_with(".recycled")) << entry.path();
+  }
+  const PhyOffset end = store_->max_phy_offset();
+  const PhyOffset min = store_->min_phy_offset();
+  crash();
+
+  ASSERT_TRUE(start(cfg).ok());
+  const RecoveryReport& report = store_->recovery_report();
+  EXPECT_TRUE(report.abnormal);
+  EXPECT_EQ(report.recovered_end, end);
+  EXPECT_EQ(report.stop_reason, "") << "the end marker ends the log";
+  const size_t kept = static_cast<size_t>(
+      std::count_if(puts.begin(), puts.end(), [&](const PutMessageResult& p) { return p.append.wrote_offset >= min; }));
+  EXPECT_TRUE(consistent(kept));
   ASSERT_TRUE(shutdown().ok());
 }
 
