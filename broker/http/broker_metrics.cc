@@ -63,7 +63,10 @@ void render_counters(const BrokerSnapshot& s, PrometheusText& out) {
   single(out, "mqlab_commitlog_flushes_total", MetricType::kCounter, "CommitLog flushes (fsync rounds) completed.",
          c.commit_log_flushes);
   single(out, "mqlab_commitlog_segments_deleted_total", MetricType::kCounter,
-         "CommitLog segment files deleted by retention.", c.segments_deleted);
+         "CommitLog segment files deleted by retention (recycled ones included).", c.segments_deleted);
+  single(out, "mqlab_commitlog_segments_recycled_total", MetricType::kCounter,
+         "CommitLog segments made from an expired one (recycleExpiredCommitLogEnable) instead of a new file.",
+         c.segments_recycled);
   single(out, "mqlab_ha_replica_bytes_total", MetricType::kCounter, "Slave: CommitLog bytes received from the master.",
          c.replica_bytes_appended);
 }

@@ -10,6 +10,7 @@
 //   mqlab_store_put_bytes_total, mqlab_store_flush_timeouts_total,
 //   mqlab_store_slave_timeouts_total, mqlab_store_slave_not_available_total,
 //   mqlab_commitlog_flushes_total, mqlab_commitlog_segments_deleted_total,
+//   mqlab_commitlog_segments_recycled_total,
 //   mqlab_ha_replica_bytes_total                              counters
 //   mqlab_put_latency_seconds                                 histogram (store round trip of a put)
 //   mqlab_commitlog_flush_latency_seconds                     histogram (one CommitLog flush)

@@ -66,6 +66,7 @@ void collect_commit_log(BrokerController& controller, BrokerSnapshot& snapshot) 
   snapshot.commit_log_dispatched_offset = store.dispatched_phy_offset().value();
   snapshot.dirty_bytes = snapshot.commit_log_max_offset - snapshot.commit_log_flushed_offset;
   snapshot.commit_log_segments = files.files().size();
+  snapshot.counters.segments_recycled = files.allocator() ? files.allocator()->recycled() : 0;
   snapshot.flush_latency = files.flush_latency();
   MQ_ASSERT(snapshot.dirty_bytes >= 0);  // MappedFileQueue: flushed_where <= max_offset
   MQ_ASSERT(snapshot.commit_log_min_offset <= snapshot.commit_log_max_offset);

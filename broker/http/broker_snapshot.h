@@ -53,6 +53,8 @@ struct BrokerSnapshot {
     uint64_t slave_not_available = 0;
     uint64_t replica_bytes_appended = 0;
     uint64_t segments_deleted = 0;
+    // Segments made from expired ones (recycleExpiredCommitLogEnable) since start.
+    uint64_t segments_recycled = 0;
   };
   // A master's view of one slave connection.
   struct Slave {

@@ -36,7 +36,8 @@ json counters_json(const BrokerSnapshot::Counters& c) {
               {"slave_timeouts", c.slave_timeouts},
               {"slave_not_available", c.slave_not_available},
               {"replica_bytes_appended", c.replica_bytes_appended},
-              {"segments_deleted", c.segments_deleted}};
+              {"segments_deleted", c.segments_deleted},
+              {"segments_recycled", c.segments_recycled}};
 }
 
 json replication_json(const BrokerSnapshot& s) {

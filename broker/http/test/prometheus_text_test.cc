@@ -254,6 +254,8 @@ BrokerSnapshot known_snapshot() {
   s.boot_timestamp_ms = 1'700'000'000'500;
   s.counters.msg_put_total = 7;
   s.counters.msg_put_failed = 1;
+  s.counters.segments_deleted = 4;
+  s.counters.segments_recycled = 3;
   s.put_latency.record(30'000);
   s.flush_latency.record(2'000'000);
   s.commit_log_min_offset = 0;
@@ -286,6 +288,8 @@ TEST(BrokerMetrics, KnownSnapshotRendersTheExpectedSamples) {
            "mqlab_put_latency_seconds_count 1",
            "mqlab_commitlog_flush_latency_seconds_bucket{le=\"0.0025\"} 1",
            "mqlab_commitlog_dirty_bytes 3072",
+           "mqlab_commitlog_segments_deleted_total 4",
+           "mqlab_commitlog_segments_recycled_total 3",
            "mqlab_commitlog_max_offset_bytes 4096",
            "mqlab_commitlog_flushed_offset_bytes 1024",
            "mqlab_ha_slaves 1",
@@ -300,6 +304,7 @@ TEST(BrokerMetrics, KnownSnapshotRendersTheExpectedSamples) {
   }
   const std::map<std::string, std::string> types = check_exposition(text);
   EXPECT_EQ(types.at("mqlab_put_messages_total"), "counter");
+  EXPECT_EQ(types.at("mqlab_commitlog_segments_recycled_total"), "counter");
   EXPECT_EQ(types.at("mqlab_commitlog_flush_latency_seconds"), "histogram");
   EXPECT_EQ(types.at("mqlab_consumer_lag_messages"), "gauge");
   // A slave's families are declared even on a master, with no samples.
