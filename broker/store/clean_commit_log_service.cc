@@ -114,6 +114,17 @@ int CleanCommitLogService::run_once(bool manual) {
   const int64_t reserved_ms = int64_t{config.fileReservedTime} * kMillisPerHour;
   int deleted = 0;
   MappedFileQueue& queue = store_.commit_log_.file_queue();
+  bool dropped_kept = false;
+  if ((by_space || forcibly) && queue.holds_recycled()) {
+    // Space is what retention is after: a kept segment's blocks go first.
+    const std::string kept = queue.recycled_path();
+    if (Status status = queue.drop_recycled(); !status.ok()) {
+      MQ_LOG(kWarn, "clean", "could not delete the kept segment " << kept << ": " << status.to_string());
+    } else {
+      MQ_LOG(kInfo, "clean", "deleted the expired segment kept for reuse " << kept << " (disk space)");
+      dropped_kept = true;
+    }
+  }
   while (deleted < kDeleteFilesBatchMax && queue.files().size() > 1) {
     if (!forcibly && segment_age_ms(0) < reserved_ms) break;
     const std::string path = queue.files().front()->path();
@@ -132,10 +143,8 @@ int CleanCommitLogService::run_once(bool manual) {
   }
   store_.stats_.segments_deleted += static_cast<uint64_t>(deleted);
   if (deleted > 0) store_.stats_.retention_rule = deletion_rule(config, by_time, by_space, forcibly, used);
-  if (deleted > 0) {
-    clean_consume_queues();
-    make_removals_durable();
-  }
+  if (deleted > 0) clean_consume_queues();
+  if (deleted > 0 || dropped_kept) make_removals_durable();
   return deleted;
 }
 

@@ -309,16 +309,21 @@ Status MappedFileQueue::delete_first_file(bool recycle) {
   return Status::Ok();
 }
 
+Status MappedFileQueue::drop_recycled() {
+  if (!recycled_) return Status::Ok();
+  MQ_RETURN_IF_ERROR(env_.files().remove(recycled_->path));
+  recycled_.reset();
+  ++dir_changes_;
+  return Status::Ok();
+}
+
 Status MappedFileQueue::destroy() {
   release_mapping();
   if (allocator_) {
     allocator_->abandon_all();
     requested_next_ = -1;
   }
-  if (recycled_) {
-    MQ_RETURN_IF_ERROR(env_.files().remove(recycled_->path));
-    recycled_.reset();
-  }
+  MQ_RETURN_IF_ERROR(drop_recycled());
   while (!files_.empty()) {
     MQ_RETURN_IF_ERROR(env_.files().remove(files_.back()->path()));
     files_.pop_back();

@@ -126,6 +126,13 @@ class MappedFileQueue {
   bool recycling() const { return recycling_; }
   // Whether an expired segment is kept for reuse (not yet handed over).
   bool holds_recycled() const { return recycled_.has_value(); }
+  const std::string& recycled_path() const {
+    MQ_ASSERT(recycled_.has_value());
+    return recycled_->path;
+  }
+  // Removes the kept segment, if any (retention deleting for disk space:
+  // its blocks count as used).
+  Status drop_recycled();
 
   // Removes the first file (retention), or with recycle (and recycling
   // enabled, and no file kept yet) keeps it for reuse, renamed out of the

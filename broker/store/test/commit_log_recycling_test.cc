@@ -186,6 +186,18 @@ TEST_F(CommitLogRecyclingTest, DeletionForDiskSpaceFreesTheSegment) {
   EXPECT_FALSE(has_recycled_name(log_dir(world)));
 }
 
+TEST_F(CommitLogRecyclingTest, DeletionForDiskSpaceAlsoDropsAKeptSegment) {
+  MessageStoreConfig config = recycling_config(FlushDiskType::ASYNC_FLUSH);
+  StoreSimWorld world(config);
+  ASSERT_TRUE(world.start().ok());
+  expire_all_but_the_active_segment(world);  // by age: one kept
+  ASSERT_TRUE(world.store().commit_log().file_queue().holds_recycled());
+  world.disk().set_capacity_bytes(static_cast<uint64_t>(static_cast<double>(world.disk().used_bytes()) / 0.97));
+  world.store().run_clean_now();
+  EXPECT_FALSE(world.store().commit_log().file_queue().holds_recycled());
+  EXPECT_FALSE(has_recycled_name(log_dir(world)));
+}
+
 TEST_F(CommitLogRecyclingTest, ARestartRemovesAKeptSegment) {
   StoreSimWorld world(recycling_config(FlushDiskType::ASYNC_FLUSH));
   ASSERT_TRUE(world.start().ok());
