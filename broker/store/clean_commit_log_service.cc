@@ -127,7 +127,13 @@ int CleanCommitLogService::run_once(bool manual) {
   }
   while (deleted < kDeleteFilesBatchMax && queue.files().size() > 1) {
     if (!forcibly && segment_age_ms(0) < reserved_ms) break;
-    const std::string path = queue.files().front()->path();
+    // Nor records the dispatcher has not read yet (a SYNC_FLUSH master
+    // dispatches only flushed ones): their ConsumeQueue entries would never
+    // be written, and the queue would meet a gap in its offsets. Only a
+    // disk above the forced-clean level deletes them anyway.
+    const std::shared_ptr<MappedFile>& front = queue.files().front();
+    if (!forcibly && PhyOffset(front->file_from_offset() + front->file_size()) > store_.reput_from_) break;
+    const std::string path = front->path();
     const bool held_recycled = queue.holds_recycled();
     // Kept for reuse only when space is not what retention is after: a
     // recycled segment's blocks stay allocated.
