@@ -134,16 +134,15 @@ int CleanCommitLogService::run_once(bool manual) {
     const std::shared_ptr<MappedFile>& front = queue.files().front();
     if (!forcibly && PhyOffset(front->file_from_offset() + front->file_size()) > store_.reput_from_) break;
     const std::string path = front->path();
-    const bool held_recycled = queue.holds_recycled();
     // Kept for reuse only when space is not what retention is after: a
     // recycled segment's blocks stay allocated.
-    if (Status status = queue.delete_first_file(/*recycle=*/!by_space && !forcibly); !status.ok()) {
-      MQ_LOG(kWarn, "clean", "could not delete " << path << ": " << status.to_string());
+    Result<bool> kept = queue.delete_first_file(/*recycle=*/!by_space && !forcibly);
+    if (!kept.ok()) {
+      MQ_LOG(kWarn, "clean", "could not delete " << path << ": " << kept.status().to_string());
       break;
     }
-    const bool recycled = !held_recycled && queue.holds_recycled();
-    MQ_LOG(kInfo, "clean", (recycled ? "kept expired segment " : "deleted expired segment ")
-                               << path << (recycled ? " for reuse as a later segment" : "")
+    MQ_LOG(kInfo, "clean", (*kept ? "kept expired segment " : "deleted expired segment ")
+                               << path << (*kept ? " for reuse as a later segment" : "")
                                << (forcibly ? " (disk above the forced-clean level)" : ""));
     ++deleted;
   }

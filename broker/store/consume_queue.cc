@@ -356,7 +356,7 @@ Result<int> ConsumeQueue::delete_expired_files(PhyOffset commitlog_min) {
     MQ_ASSIGN_OR_RETURN(size_t got, first->read(first->file_size() - kConsumeQueueEntrySize, bytes));
     if (got != bytes.size()) return Status::Corruption(first->path() + ": short read of its last entry");
     if (PhyOffset(get_i64_be(bytes.data())) >= commitlog_min) break;
-    MQ_RETURN_IF_ERROR(files_.delete_first_file());
+    MQ_RETURN_IF_ERROR(files_.delete_first_file().status());
     MQ_LOG(kInfo, kConsumeQueueLog, "deleted expired " << first->path() << " (commitlog min " << commitlog_min.value()
                                                     << ")");
     ++deleted;

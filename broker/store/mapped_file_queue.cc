@@ -293,11 +293,12 @@ Status MappedFileQueue::truncate_dirty_files(int64_t offset) {
   return Status::Ok();
 }
 
-Status MappedFileQueue::delete_first_file(bool recycle) {
+Result<bool> MappedFileQueue::delete_first_file(bool recycle) {
   MQ_ASSERT(files_.size() > 1);  // never the active file
   MQ_ASSERT(mapped_file_ != files_.front()->file());  // only the last file is mapped
   const std::string path = files_.front()->path();
-  if (recycle && recycling_ && !recycled_) {
+  const bool keep = recycle && recycling_ && !recycled_;
+  if (keep) {
     const std::string kept = path + std::string(AllocateMappedFileService::kRecycledSuffix);
     MQ_RETURN_IF_ERROR(env_.files().rename(path, kept));
     recycled_ = Recycled{kept, ++dir_changes_};
@@ -306,7 +307,7 @@ Status MappedFileQueue::delete_first_file(bool recycle) {
     ++dir_changes_;
   }
   files_.erase(files_.begin());
-  return Status::Ok();
+  return keep;
 }
 
 Status MappedFileQueue::drop_recycled() {

@@ -136,8 +136,8 @@ class MappedFileQueue {
 
   // Removes the first file (retention), or with recycle (and recycling
   // enabled, and no file kept yet) keeps it for reuse, renamed out of the
-  // log. Requires: more than one file.
-  Status delete_first_file(bool recycle = false);
+  // log; returns whether it was kept. Requires: more than one file.
+  Result<bool> delete_first_file(bool recycle = false);
   // Removes every file (a queue whose log vanished).
   Status destroy();
 

@@ -245,9 +245,9 @@ TEST_F(CommitLogRecyclingTest, TheKeptFileWaitsForItsNameToBeDurable) {
     env.run_all();
   }
   ASSERT_EQ(queue.files().size(), 3u);
-  ASSERT_TRUE(queue.delete_first_file(/*recycle=*/true).ok());
+  ASSERT_EQ(queue.delete_first_file(/*recycle=*/true).value(), true);
   ASSERT_TRUE(queue.holds_recycled());
-  ASSERT_TRUE(queue.delete_first_file(/*recycle=*/true).ok());  // one is kept: this one goes
+  ASSERT_EQ(queue.delete_first_file(/*recycle=*/true).value(), false);  // one is kept: this one goes
   EXPECT_EQ(env.memory_files().bytes(kLogDir + "/" + MappedFile::file_name(kFileSize)), nullptr);
   append(4000, 4);  // a roll, and a request before any flush: not the kept file
   env.run_all();
