@@ -117,7 +117,7 @@ bool AllocateMappedFileService::adopt_recycled(Entry& entry) {
 
 void AllocateMappedFileService::remove_file(const std::string& path) {
   if (Status status = env_.files().remove(path); !status.ok()) {
-    MQ_LOG(kWarn, "store", "removing " << path << ": " << status.to_string());
+    MQ_LOG(kWarn, "store", "removing the unused file " << path << ": " << status.to_string());
   }
 }
 
@@ -154,9 +154,7 @@ void AllocateMappedFileService::discard(const std::string& path) {
   MQ_ASSERT(it != entries_.end());
   const std::string temp_path = it->second.temp_path;
   entries_.erase(it);
-  if (Status status = env_.files().remove(temp_path); !status.ok()) {
-    MQ_LOG(kWarn, "store", "removing the unused pre-allocated file " << temp_path << ": " << status.to_string());
-  }
+  remove_file(temp_path);
 }
 
 bool AllocateMappedFileService::preparing(const std::string& path) const {

@@ -52,10 +52,11 @@ Status MappedFile::append(std::span<const uint8_t> bytes) {
 Status MappedFile::write_at(int64_t position, std::span<const uint8_t> bytes, std::vector<uint8_t>* scratch) {
   const int64_t end = position + static_cast<int64_t>(bytes.size());
   MQ_ASSERT(end <= file_size_);
+  MQ_ASSERT(scratch == nullptr || (bytes.data() == scratch->data() && bytes.size() == scratch->size()));
   if (!end_marker_ || file_size_ - end < static_cast<int64_t>(kEndMarkerBytes)) {
     return file_->pwrite(static_cast<uint64_t>(position), bytes);
   }
-  if (scratch != nullptr && bytes.data() == scratch->data() && bytes.size() == scratch->size()) {
+  if (scratch != nullptr) {
     // The buffer's own bytes: the marker rides in the same pwrite, and is
     // taken off again (the buffer's capacity usually has room for it).
     scratch->resize(scratch->size() + kEndMarkerBytes, 0);

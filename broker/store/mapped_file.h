@@ -142,8 +142,8 @@ class MappedFile : public std::enable_shared_from_this<MappedFile> {
 
  private:
   // pwrite of bytes at position, followed by the end marker when it is on
-  // and fits in the file. scratch may hold the marker past bytes' end:
-  // bytes.data() == scratch->data() lets it ride in the same pwrite.
+  // and fits in the file. scratch, when given, is the buffer bytes views:
+  // the marker rides past its end in the same pwrite.
   Status write_at(int64_t position, std::span<const uint8_t> bytes, std::vector<uint8_t>* scratch = nullptr);
 
   // Write-behind: makes room for size more buffered bytes (committing the
