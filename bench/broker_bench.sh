@@ -30,7 +30,11 @@
 # Output: one line per figure, `name value unit [ratio=x.xx vs BASELINE]`.
 # Environment: BUILD_DIR (default build), DURATION seconds per mqbroker case
 # (default 8), REDIS_REQUESTS_P1 / REDIS_REQUESTS_P16 (requests per redis
-# case), TOPIC_COUNTS (default "1 100 1000"). Installs redis-server with apt-get when missing (the Debian service
+# case), TOPIC_COUNTS (default "1 100 1000"), PAGE_CACHE_FILL (default 1:
+# fill the free memory with clean page cache, kept until the end, and top it
+# up before each case, so that neither side of a ratio pays the hypervisor's
+# first touch of a page taken from free memory: bench/page_cache_fill.cc).
+# Installs redis-server with apt-get when missing (the Debian service
 # is not started: policy-rc.d, or stopped if it was). Every process it starts
 # is stopped by PID; its scratch directory is removed.
 set -euo pipefail
@@ -59,6 +63,22 @@ cleanup() {
   rm -rf "$SCRATCH"
 }
 trap cleanup EXIT
+
+# Fills what is free with clean page cache (removed with the scratch
+# directory); the first fill's figures are printed, the top-ups' are not.
+FILLS=0
+fill_page_cache() {
+  [ "${PAGE_CACHE_FILL:-1}" = 1 ] || return 0
+  FILLS=$((FILLS + 1))
+  if [ $FILLS -eq 1 ]; then
+    "$BIN/page_cache_fill" --file "$SCRATCH/page-cache-fill-$FILLS" --name broker_bench_page_cache_fill
+  else
+    "$BIN/page_cache_fill" --file "$SCRATCH/page-cache-fill-$FILLS" > /dev/null
+  fi
+}
+if [ "${PAGE_CACHE_FILL:-1}" = 1 ] && [ ! -x "$BIN/page_cache_fill" ]; then
+  echo "broker_bench: $BIN/page_cache_fill missing (build it first)" >&2; exit 2
+fi
 
 line() {  # name value unit [baseline baseline_name]
   if [ $# -ge 5 ] && [ -n "$4" ] && [ "$4" != "0" ]; then
@@ -316,6 +336,7 @@ PYEOF
 # number of requests in flight (50 clients, then 1 client).
 run_pair_case() {  # flush_type tag appendfsync redis_tag
   local flush=$1 tag=$2 fsync=$3 rtag=$4
+  fill_page_cache
   start_broker "$flush" "$tag"
   start_anon_sampler "$BROKER_PID"
   create_topics BenchTopic
@@ -323,6 +344,7 @@ run_pair_case() {  # flush_type tag appendfsync redis_tag
   local produced=0
   for inflight in $SENDERS $((SENDERS * PIPELINE)); do
     local pipeline=1; [ "$inflight" -gt $SENDERS ] && pipeline=$PIPELINE
+    fill_page_cache
     redis_run "$rtag" "$pipeline"
     for clients in $SENDERS 1; do
       produce_run "$tag-c$clients-w$inflight" -t BenchTopic -w "$inflight" --producers "$clients"
@@ -345,6 +367,7 @@ run_pair_case() {  # flush_type tag appendfsync redis_tag
 # Topic scaling: a fresh broker per count, so VmHWM is that case's own.
 run_topics_case() {  # count
   local n=$1 base=Scale$1
+  fill_page_cache
   start_broker ASYNC_FLUSH "topics$n"
   start_anon_sampler "$BROKER_PID"
   local start=$SECONDS
