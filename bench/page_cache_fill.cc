@@ -124,7 +124,13 @@ int main(int argc, char** argv) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ::close(fd);
 
+  // What the reads took from free memory: the cache they filled. Less than
+  // what was read when the file system keeps no pages for holes (tmpfs
+  // maps its zero page), so a fill that did nothing says so.
+  const uint64_t free_at_end = mem_free_bytes();
+  const uint64_t cached = free_at_start > free_at_end ? free_at_start - free_at_end : 0;
   std::printf("%s_filled %llu MiB\n", name.c_str(), static_cast<unsigned long long>(filled >> 20));
+  std::printf("%s_free_memory_taken %llu MiB\n", name.c_str(), static_cast<unsigned long long>(cached >> 20));
   std::printf("%s_seconds %.1f s\n", name.c_str(), seconds);
   if (filled > 0) {
     std::printf("%s_per_page %.2f us/page\n", name.c_str(), seconds * 1e6 / static_cast<double>(filled / kPageBytes));
