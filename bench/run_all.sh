@@ -54,7 +54,7 @@ run() {  # name command...
 
 # First the machine's free memory, filled with clean page cache kept until
 # the end: on this VM a page taken from free memory costs the hypervisor's
-# first touch (8-9 us), which would land in whichever benchmark takes it; a
+# first touch (8-60 us, as the host's load goes), which would land in whichever benchmark takes it; a
 # page reclaimed from the cache does not (bench/page_cache_fill.cc).
 run page_cache_fill "$BIN/page_cache_fill" --file "$FILL_DIR/fill"
 run raw_disk_bench "$BIN/raw_disk_bench"
