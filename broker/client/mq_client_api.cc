@@ -1,11 +1,18 @@
 #include "broker/client/mq_client_api.h"
 
+#include <charconv>
+#include <cstring>
+#include <optional>
+#include <iterator>
+#include <string_view>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "broker/client/mix_all.h"
+#include "broker/common/assert.h"
 #include "broker/remoting/ext_field_value.h"
+#include "broker/remoting/json_header.h"
 #include "broker/remoting/request_code.h"
 #include "broker/remoting/response_code.h"
 #include "broker/remoting/wire_text.h"
@@ -74,6 +81,59 @@ Status read_cluster_info(const Json& root, ClusterInfo* out) {
 // (set_ext_string's by-value string is a copy, then a move).
 void set_text(RemotingCommand& request, std::string_view name, std::string_view value) {
   request.ext_fields.insert_or_assign(name, value);
+}
+
+// Through the vector, string by string: for a header with non-ASCII text,
+// whose strings append_json_string_literal hands to nlohmann's serializer.
+void append_send_message_v2_json_header_general(const SendMessageRequestHeader& header, int32_t opaque,
+                                                std::vector<uint8_t>& out) {
+  // The layout of json_header.h: keys sorted, "a".."n" in extFields, every
+  // ext value a string (numbers quoted), no remark.
+  const auto text = [&out](std::string_view literal) { out.insert(out.end(), literal.begin(), literal.end()); };
+  const auto number = [&out](int64_t value) {
+    char digits[24];
+    const auto [end, error] = std::to_chars(std::begin(digits), std::end(digits), value);
+    MQ_ASSERT(error == std::errc());
+    out.insert(out.end(), digits, end);
+  };
+  const auto string_field = [&out, &text](std::string_view key, std::string_view value) {
+    text(key);
+    remoting::append_json_string_literal(value, out);
+  };
+  const auto number_field = [&out, &text, &number](std::string_view key, int64_t value) {
+    text(key);
+    out.push_back('"');
+    number(value);
+    out.push_back('"');
+  };
+  const auto bool_field = [&text](std::string_view key, bool value) {
+    text(key);
+    text(value ? "\"true\"" : "\"false\"");
+  };
+  text("{\"code\":");
+  number(RequestCode::SEND_MESSAGE_V2);
+  text(",\"extFields\":{");
+  string_field("\"a\":", header.producerGroup);
+  string_field(",\"b\":", header.topic);
+  string_field(",\"c\":", header.defaultTopic);
+  number_field(",\"d\":", header.defaultTopicQueueNums);
+  number_field(",\"e\":", header.queueId);
+  number_field(",\"f\":", header.sysFlag);
+  number_field(",\"g\":", header.bornTimestamp);
+  number_field(",\"h\":", header.flag);
+  string_field(",\"i\":", header.properties);
+  number_field(",\"j\":", header.reconsumeTimes);
+  bool_field(",\"k\":", header.unitMode);
+  if (header.maxReconsumeTimes) number_field(",\"l\":", *header.maxReconsumeTimes);
+  bool_field(",\"m\":", header.batch);
+  if (!header.brokerName.empty()) string_field(",\"n\":", header.brokerName);
+  text("},\"flag\":0,\"language\":");
+  remoting::append_json_string_literal(remoting::kDefaultLanguage, out);
+  text(",\"opaque\":");
+  number(opaque);
+  text(",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
+  number(remoting::kDefaultVersion);
+  out.push_back('}');
 }
 
 }  // namespace
@@ -158,6 +218,80 @@ RemotingCommand build_send_message_v2_header(const SendMessageRequestHeader& hea
   request.set_ext_bool("m", header.batch);
   if (!header.brokerName.empty()) set_text(request, "n", header.brokerName);
   return request;
+}
+
+void append_send_message_v2_json_header(const SendMessageRequestHeader& header, int32_t opaque,
+                                        std::vector<uint8_t>& out) {
+  // Sized once, then written through a pointer: appending piece by piece
+  // cost a vector insert each (4.8K instructions a header, against 5.9K for
+  // building the command and encoding it).
+  const std::string_view strings[] = {header.producerGroup, header.topic, header.defaultTopic,
+                                      header.properties,    header.brokerName, remoting::kDefaultLanguage};
+  // The bound: 10 numbers (code, d-h, j, l, opaque, version) of at most 20
+  // digits and sign and their quotes, and the fixed text (keys, punctuation,
+  // "false" twice, "JSON"): 182 bytes, counted.
+  constexpr size_t kNumberBytes = 22;
+  constexpr size_t kFixedBytes = 256;
+  size_t bound = kFixedBytes + 10 * kNumberBytes;
+  for (const std::string_view text : strings) {
+    const std::optional<size_t> literal = remoting::ascii_json_string_literal_bound(text);
+    if (!literal) return append_send_message_v2_json_header_general(header, opaque, out);
+    bound += *literal;
+  }
+  const size_t start = out.size();
+  out.resize(start + bound);
+  char* const begin = reinterpret_cast<char*>(out.data() + start);
+  char* p = begin;
+  const auto text = [&p](std::string_view literal) {
+    std::memcpy(p, literal.data(), literal.size());
+    p += literal.size();
+  };
+  const auto number = [&p](int64_t value) {
+    const auto [end, error] = std::to_chars(p, p + kNumberBytes, value);
+    MQ_ASSERT(error == std::errc());
+    p = end;
+  };
+  const auto string_field = [&p, &text](std::string_view key, std::string_view value) {
+    text(key);
+    p = remoting::put_ascii_json_string_literal(value, p);
+  };
+  const auto number_field = [&p, &text, &number](std::string_view key, int64_t value) {
+    text(key);
+    *p++ = '"';
+    number(value);
+    *p++ = '"';
+  };
+  const auto bool_field = [&text](std::string_view key, bool value) {
+    text(key);
+    text(value ? "\"true\"" : "\"false\"");
+  };
+  text("{\"code\":");
+  number(RequestCode::SEND_MESSAGE_V2);
+  text(",\"extFields\":{");
+  string_field("\"a\":", header.producerGroup);
+  string_field(",\"b\":", header.topic);
+  string_field(",\"c\":", header.defaultTopic);
+  number_field(",\"d\":", header.defaultTopicQueueNums);
+  number_field(",\"e\":", header.queueId);
+  number_field(",\"f\":", header.sysFlag);
+  number_field(",\"g\":", header.bornTimestamp);
+  number_field(",\"h\":", header.flag);
+  string_field(",\"i\":", header.properties);
+  number_field(",\"j\":", header.reconsumeTimes);
+  bool_field(",\"k\":", header.unitMode);
+  if (header.maxReconsumeTimes) number_field(",\"l\":", *header.maxReconsumeTimes);
+  bool_field(",\"m\":", header.batch);
+  if (!header.brokerName.empty()) string_field(",\"n\":", header.brokerName);
+  text("},\"flag\":0,\"language\":");
+  p = remoting::put_ascii_json_string_literal(remoting::kDefaultLanguage, p);
+  text(",\"opaque\":");
+  number(opaque);
+  text(",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
+  number(remoting::kDefaultVersion);
+  *p++ = '}';
+  const auto written = static_cast<size_t>(p - begin);
+  MQ_ASSERT(written <= bound);
+  out.resize(start + written);
 }
 
 SendMessageResponseHeader read_send_message_response(const RemotingCommand& response) {

@@ -6,6 +6,7 @@
 #include "broker/client/compression.h"
 #include "broker/client/mq_client_api.h"
 #include "broker/common/log.h"
+#include "broker/remoting/request_code.h"
 #include "broker/remoting/wire_text.h"
 #include "broker/store/message_codec.h"
 
@@ -251,13 +252,25 @@ void Producer::attempt(std::shared_ptr<SendContext> context) {
   context->header.brokerName = queue.brokerName;
   // The body is framed from the context, which keeps it for the next
   // attempt: a request carrying a copy of it cost an allocation and a copy.
-  RemotingCommand request = api::build_send_message_v2_header(context->header);
   const Nanos attempt_start = now_ns;
-  instance_.remoting().invoke(
-      *address, request, context->body, timeout - elapsed,
-      lifetime_.guard([this, context, attempt_start](Result<RemotingCommand> response) mutable {
-        on_response(std::move(context), attempt_start, std::move(response));
-      }));
+  auto on_answer = lifetime_.guard([this, context, attempt_start](Result<RemotingCommand> response) mutable {
+    on_response(std::move(context), attempt_start, std::move(response));
+  });
+  remoting::RemotingClient& remoting = instance_.remoting();
+  if (remoting.sends_json_headers()) {
+    // The header written straight from the struct: the same bytes as the
+    // command below would encode to, without building its fields' strings.
+    const api::SendMessageRequestHeader& header = context->header;
+    remoting.invoke_written(
+        *address, remoting::RequestCode::SEND_MESSAGE_V2,
+        [&header](int32_t opaque, std::vector<uint8_t>& out) {
+          api::append_send_message_v2_json_header(header, opaque, out);
+        },
+        context->body, timeout - elapsed, std::move(on_answer));
+    return;
+  }
+  RemotingCommand request = api::build_send_message_v2_header(context->header);
+  remoting.invoke(*address, request, context->body, timeout - elapsed, std::move(on_answer));
 }
 
 void Producer::on_response(std::shared_ptr<SendContext> context, Nanos attempt_start,

@@ -132,6 +132,17 @@ std::vector<uint8_t> encode_frame_with_body(const RemotingCommand& command, std:
   return encode_frame_parts(command, body, 0);
 }
 
+void finish_json_frame(std::vector<uint8_t>& frame, std::span<const uint8_t> body) {
+  MQ_ASSERT(frame.size() > kFramePrefixBytes);
+  const size_t header_length = frame.size() - kFramePrefixBytes;
+  MQ_ASSERT(header_length <= kMaxHeaderLength);
+  frame.insert(frame.end(), body.begin(), body.end());
+  const uint64_t total_length = frame.size() - 4;
+  MQ_ASSERT(total_length <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max()));
+  put_u32_be(frame.data(), static_cast<uint32_t>(total_length));
+  put_u32_be(frame.data() + 4, (static_cast<uint32_t>(SerializeType::JSON) << 24) | static_cast<uint32_t>(header_length));
+}
+
 Result<RemotingCommand> decode_frame(std::span<const uint8_t> frame, size_t max_frame_bytes) {
   if (frame.size() < 4) {
     return Status::Corruption("remoting frame: " + std::to_string(frame.size()) +

@@ -60,6 +60,12 @@ std::vector<uint8_t> encode_frame_prefix(const RemotingCommand& command, uint64_
 // Requires: command.body is empty; as encode_frame.
 std::vector<uint8_t> encode_frame_with_body(const RemotingCommand& command, std::span<const uint8_t> body);
 
+// Completes a frame whose header the caller wrote: frame holds
+// kFramePrefixBytes placeholder bytes, then a JSON header; body is appended
+// and the two length fields are filled in. The same bytes as encode_frame_with_body
+// of the command that header encodes. Requires: as encode_frame.
+void finish_json_frame(std::vector<uint8_t>& frame, std::span<const uint8_t> body);
+
 // Decodes exactly one whole frame, length field included; trailing or
 // missing bytes are errors. The decoded command's serialize_type says which
 // header it had, so make_response answers in kind.

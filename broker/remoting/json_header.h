@@ -45,6 +45,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "broker/common/status.h"
@@ -60,6 +61,19 @@ void append_json_header(const RemotingCommand& command, std::vector<uint8_t>& ou
 // the peer left out hold what Java's RemotingCommand holds: version 0,
 // language JAVA.
 Result<RemotingCommand> decode_json_header(std::span<const uint8_t> header);
+
+// A JSON string literal of text, quotes included: what append_json_header
+// writes for every string of a header (escapes as nlohmann's serializer,
+// invalid UTF-8 as U+FFFD). For callers that write a header of their own
+// (api::append_send_message_v2_json_header) and must match it byte for byte.
+void append_json_string_literal(std::string_view text, std::vector<uint8_t>& out);
+// The same through a pointer, for a writer that sizes its output once: the
+// most bytes the literal of text takes (quotes included), or nullopt when
+// text holds a non-ASCII byte (then append_json_string_literal decides).
+std::optional<size_t> ascii_json_string_literal_bound(std::string_view text);
+// Writes the literal at p and returns its end. Requires:
+// ascii_json_string_literal_bound(text) has a value, and p that much room.
+char* put_ascii_json_string_literal(std::string_view text, char* p);
 
 // The general paths alone: what the two functions above must equal.
 void append_json_header_general(const RemotingCommand& command, std::vector<uint8_t>& out);

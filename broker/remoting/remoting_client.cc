@@ -322,6 +322,15 @@ void RemotingClient::invoke(const std::string& address, RemotingCommand& request
   connection_to(address)->send_request(request.opaque, request.code, std::move(frame), timeout, std::move(done));
 }
 
+int32_t RemotingClient::take_request_opaque() { return take_opaque(next_opaque_); }
+
+void RemotingClient::send_written_request(const std::string& address, int32_t opaque, int32_t code,
+                                          std::vector<uint8_t> frame, Nanos timeout, ResponseCallback done) {
+  MQ_ASSERT(done != nullptr);
+  MQ_ASSERT(timeout > 0);
+  connection_to(address)->send_request(opaque, code, std::move(frame), timeout, std::move(done));
+}
+
 void RemotingClient::invoke_oneway(const std::string& address, RemotingCommand request,
                                    std::function<void(Status)> done) {
   MQ_ASSERT(!request.is_response());
