@@ -7,7 +7,8 @@
 // Why: on this virtual machine a guest page the hypervisor does not back
 // costs a fault in the host the first time it is written: 8.5-9.5 us per
 // 4 KiB page here (2026-12-03; 52-59 us later that day, the host busier),
-// against 1.2-1.3 us for a page the guest used a moment ago. And the guest hands freed memory back: its balloon driver
+// against 1.2-1.3 us for a page the guest used a moment ago. And the guest
+// hands freed memory back: its balloon driver
 // reports free pages to the host, which drops them, so a page freed half a
 // minute ago costs the host's fault again (touching 20 GiB twice, 30 s apart:
 // 2.75 then 9.46 us per page). Free memory is therefore cold, however often
@@ -32,7 +33,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cerrno>
 #include <chrono>

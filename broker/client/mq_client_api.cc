@@ -2,8 +2,8 @@
 
 #include <charconv>
 #include <cstring>
-#include <optional>
 #include <iterator>
+#include <optional>
 #include <string_view>
 #include <utility>
 

@@ -94,6 +94,21 @@ size_t estimated_header_bytes(const RemotingCommand& command) {
 
 // The frame of command's header, then body, then trailing_body_bytes the
 // caller sends itself: what the three encode functions below share.
+// Appends body to a frame holding its 8 length bytes and then its header,
+// and fills the two length fields in: the end of every frame encoding.
+void finish_frame(std::vector<uint8_t>& frame, std::span<const uint8_t> body, SerializeType type,
+                  uint64_t trailing_body_bytes) {
+  MQ_ASSERT(frame.size() >= kFramePrefixBytes);
+  const size_t header_length = frame.size() - kFramePrefixBytes;
+  MQ_ASSERT(header_length <= kMaxHeaderLength);
+  frame.insert(frame.end(), body.begin(), body.end());
+  const uint64_t total_length = frame.size() - 4 + trailing_body_bytes;
+  MQ_ASSERT(trailing_body_bytes <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max()));
+  MQ_ASSERT(total_length <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max()));
+  put_u32_be(frame.data(), static_cast<uint32_t>(total_length));
+  put_u32_be(frame.data() + 4, (static_cast<uint32_t>(type) << 24) | static_cast<uint32_t>(header_length));
+}
+
 std::vector<uint8_t> encode_frame_parts(const RemotingCommand& command, std::span<const uint8_t> body,
                                         uint64_t trailing_body_bytes) {
   MQ_ASSERT(command.serialize_type == SerializeType::JSON || command.serialize_type == SerializeType::ROCKETMQ);
@@ -107,15 +122,7 @@ std::vector<uint8_t> encode_frame_parts(const RemotingCommand& command, std::spa
   } else {
     append_json_header(command, frame);
   }
-  const size_t header_length = frame.size() - kFramePrefixBytes;
-  MQ_ASSERT(header_length <= kMaxHeaderLength);
-  frame.insert(frame.end(), body.begin(), body.end());
-  const uint64_t total_length = frame.size() - 4 + trailing_body_bytes;
-  MQ_ASSERT(trailing_body_bytes <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max()));
-  MQ_ASSERT(total_length <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max()));
-  put_u32_be(frame.data(), static_cast<uint32_t>(total_length));
-  put_u32_be(frame.data() + 4,
-             (static_cast<uint32_t>(command.serialize_type) << 24) | static_cast<uint32_t>(header_length));
+  finish_frame(frame, body, command.serialize_type, trailing_body_bytes);
   return frame;
 }
 
@@ -133,14 +140,8 @@ std::vector<uint8_t> encode_frame_with_body(const RemotingCommand& command, std:
 }
 
 void finish_json_frame(std::vector<uint8_t>& frame, std::span<const uint8_t> body) {
-  MQ_ASSERT(frame.size() > kFramePrefixBytes);
-  const size_t header_length = frame.size() - kFramePrefixBytes;
-  MQ_ASSERT(header_length <= kMaxHeaderLength);
-  frame.insert(frame.end(), body.begin(), body.end());
-  const uint64_t total_length = frame.size() - 4;
-  MQ_ASSERT(total_length <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max()));
-  put_u32_be(frame.data(), static_cast<uint32_t>(total_length));
-  put_u32_be(frame.data() + 4, (static_cast<uint32_t>(SerializeType::JSON) << 24) | static_cast<uint32_t>(header_length));
+  MQ_ASSERT(frame.size() > kFramePrefixBytes);  // a header was written
+  finish_frame(frame, body, SerializeType::JSON, 0);
 }
 
 Result<RemotingCommand> decode_frame(std::span<const uint8_t> frame, size_t max_frame_bytes) {
