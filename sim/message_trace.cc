@@ -1,6 +1,8 @@
 #include "sim/message_trace.h"
 
 #include <algorithm>
+#include <charconv>
+#include <iterator>
 #include <limits>
 #include <cstdio>
 #include <map>
@@ -22,44 +24,48 @@ std::map<std::string, std::string> machine_of_processes(const Scenario& scenario
   return machine_of;
 }
 
-void append_placement(std::string& text, const std::string& broker_name, int32_t queue_id, int64_t queue_offset) {
+// Decimal digits of value, appended in place: std::to_string's temporary
+// cost more than the rest of a field (two to five numbers a line).
+template <typename Int>
+void append_int(std::string& text, Int value) {
+  char digits[24];
+  const auto [end, error] = std::to_chars(std::begin(digits), std::end(digits), value);
+  MQ_ASSERT(error == std::errc());
+  text.append(digits, static_cast<size_t>(end - digits));
+}
+
+void append_placement(std::string& text, std::string_view broker_name, int32_t queue_id, int64_t queue_offset) {
   if (broker_name.empty()) {
     text += '-';
     return;
   }
   text += broker_name;
   text += " q";
-  text += std::to_string(queue_id);
+  append_int(text, queue_id);
   text += '@';
-  text += std::to_string(queue_offset);
+  append_int(text, queue_offset);
 }
 
 // A line is built in one string, appended to in place: the trace digest
 // formats two lines per message after every run.
-void append_line_head(std::string& text, Nanos at, const std::map<std::string, std::string>& machine_of,
-                      const std::string& process) {
+void append_line_head(std::string& text, Nanos at, std::string_view machine, std::string_view process) {
   append_virtual_time(text, at);
   text += ' ';
-  const auto machine = machine_of.find(process);
-  if (machine == machine_of.end()) {
-    text += '-';
-  } else {
-    text += machine->second;
-  }
+  text += machine;
   text += ' ';
   text += process;
   text += ' ';
 }
 
-TimedLine send_line(const SendRecord& send, const std::map<std::string, std::string>& machine_of) {
+TimedLine send_line(const SendRecord& send, std::string_view machine) {
   const bool pending = send.outcome == SendOutcome::kPending;
   const Nanos at = pending ? send.invoked_at : send.completed_at;
   TimedLine line{at, {}};
   std::string& text = line.text;
   text.reserve(128);
-  append_line_head(text, at, machine_of, send.producer);
+  append_line_head(text, at, machine, send.producer);
   text += "send #";
-  text += std::to_string(send.seq);
+  append_int(text, send.seq);
   text += ' ';
   text += send_outcome_name(send.outcome);
   if (!pending) {
@@ -69,24 +75,24 @@ TimedLine send_line(const SendRecord& send, const std::map<std::string, std::str
     text += ' ';
     append_micros_fixed(text, send.completed_at - send.invoked_at, 1'000, 0);  // "%.3f" milliseconds
     text += "ms x";
-    text += std::to_string(send.attempts);
+    append_int(text, send.attempts);
   }
   text += '\n';
   return line;
 }
 
-TimedLine receipt_line(const ReceiptRecord& receipt, const std::map<std::string, std::string>& machine_of) {
+TimedLine receipt_line(const ReceiptRecord& receipt, std::string_view machine) {
   TimedLine line{receipt.at, {}};
   std::string& text = line.text;
   text.reserve(128);
-  append_line_head(text, receipt.at, machine_of, receipt.consumer);
+  append_line_head(text, receipt.at, machine, receipt.consumer);
   text += "receive #";
-  text += std::to_string(receipt.seq);
+  append_int(text, receipt.seq);
   text += ' ';
   append_placement(text, receipt.broker_name, receipt.queue_id, receipt.queue_offset);
   if (receipt.reconsume_times > 0) {
     text += " redelivery ";
-    text += std::to_string(receipt.reconsume_times);
+    append_int(text, receipt.reconsume_times);
   }
   if (!receipt.body_intact) text += " CORRUPT";
   text += '\n';
@@ -124,7 +130,7 @@ MessageLines::MessageLines(const History& history, const Scenario& scenario)
   for (const ReceiptRecord& receipt : receipts_) {
     if (receipt.at < last) {
       sorted_receipts_.emplace();
-      for (const ReceiptRecord& r : receipts_) sorted_receipts_->push_back(receipt_line(r, machine_of_));
+      for (const ReceiptRecord& r : receipts_) sorted_receipts_->push_back(receipt_line(r, machine_of(r.consumer)));
       std::stable_sort(sorted_receipts_->begin(), sorted_receipts_->end(),
                        [](const TimedLine& a, const TimedLine& b) { return a.at < b.at; });
       break;
@@ -133,13 +139,23 @@ MessageLines::MessageLines(const History& history, const Scenario& scenario)
   }
 }
 
+std::string_view MessageLines::machine_of(const InternedName& process) {
+  for (const auto& [name, machine] : machine_cache_) {
+    if (name == process) return machine;  // an index comparison
+  }
+  const auto found = machine_of_.find(process.str());
+  const std::string_view machine = found == machine_of_.end() ? std::string_view("-") : std::string_view(found->second);
+  machine_cache_.emplace_back(process, machine);
+  return machine;
+}
+
 std::optional<TimedLine> MessageLines::next_receipt_line() {
   if (sorted_receipts_) {
     if (next_sorted_ == sorted_receipts_->size()) return std::nullopt;
     return std::move((*sorted_receipts_)[next_sorted_++]);
   }
   if (next_receipt_ == receipts_.end()) return std::nullopt;
-  TimedLine line = receipt_line(*next_receipt_, machine_of_);
+  TimedLine line = receipt_line(*next_receipt_, machine_of(next_receipt_->consumer));
   ++next_receipt_;
   return line;
 }
@@ -147,7 +163,7 @@ std::optional<TimedLine> MessageLines::next_receipt_line() {
 std::optional<TimedLine> MessageLines::next() {
   if (!send_line_ && !sends_done_) {
     if (const std::optional<SendRecord> send = sends_.next()) {
-      send_line_ = send_line(*send, machine_of_);
+      send_line_ = send_line(*send, machine_of(send->producer));
     } else {
       sends_done_ = true;
     }

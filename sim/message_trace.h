@@ -19,6 +19,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "broker/common/types.h"
@@ -54,8 +55,13 @@ class MessageLines {
 
  private:
   std::optional<TimedLine> next_receipt_line();
+  // The machine running process, "-" for one outside the scenario (the
+  // audit consumer). Remembered per name: a run has a handful of clients,
+  // and each line looked its machine up by string in machine_of_.
+  std::string_view machine_of(const InternedName& process);
 
   std::map<std::string, std::string> machine_of_;
+  std::vector<std::pair<InternedName, std::string_view>> machine_cache_;  // views of machine_of_'s values
   SendsInOrder sends_;
   std::optional<TimedLine> send_line_;  // the next send's line, read ahead
   bool sends_done_ = false;
