@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# build-pgo.sh: the profile-guided build (`make pgo`) of mqsim, sim_bench,
+# mqbroker, mqnamesrv and mqadmin (and page_cache_fill, which broker_bench
+# runs from the same folder), in three steps:
+#   1. an instrumented build of mqsim (-DMQLAB_PGO=generate, CMakeLists.txt);
+#   2. training: that mqsim runs the standard benchmark scenario and the
+#      topology comparison (every topology, flush type and fault kind), which
+#      writes how often each branch and call ran into the profile;
+#   3. the same build directory compiled with the profile (-DMQLAB_PGO=use).
+# The simulator runs the broker's own code (store, processors, remoting
+# codec, client library), so mqbroker and mqadmin are built with the counts
+# of the same functions; only the real Env (Asio, POSIX files) is untrained,
+# and compiles as without a profile.
+# Then a check that optimization changed nothing but speed: the plain and the
+# profile-guided mqsim must give the standard scenario the same trace and
+# history digests (both are deterministic in the seed, whatever the compiler
+# did). Exits non-zero when a step fails or the digests differ.
+#
+# Usage: scripts/build-pgo.sh [PLAIN_BUILD_DIR [PGO_BUILD_DIR]]
+#   (defaults build and build-pgo; the plain build must have bin/mqsim).
+# Environment: JOBS (default nproc). No ccache here (CMakeLists.txt says
+# why): on 2 CPUs the two builds take about 4 and 3 minutes.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+abs() { case "$1" in /*) echo "$1" ;; *) echo "$ROOT/$1" ;; esac; }
+PLAIN_DIR=$(abs "${1:-build}")
+PGO_DIR=$(abs "${2:-build-pgo}")
+PROFILE_DIR=$PGO_DIR/pgo-profile
+JOBS=${JOBS:-$(nproc)}
+TARGETS=(mqsim sim_bench mqbroker mqnamesrv mqadmin page_cache_fill)  # the last for broker_bench
+STANDARD=$ROOT/scenarios/bench/standard.yaml
+
+# All in one function, read whole before it runs: bash reads a script as it
+# goes, so an edit of this file during a build would otherwise run garbage.
+main() {
+  if [ ! -x "$PLAIN_DIR/bin/mqsim" ]; then
+    echo "build-pgo: $PLAIN_DIR/bin/mqsim is missing: build the plain tree first (make build)" >&2
+    exit 2
+  fi
+  mkdir -p "$PGO_DIR"
+  TRAIN_DIR=$(mktemp -d /tmp/mqlab-pgo-train-XXXXXX)
+  trap 'rm -rf "$TRAIN_DIR"' EXIT
+
+  configure() {  # generate | use
+    cmake -S "$ROOT" -B "$PGO_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMQLAB_PGO="$1" \
+      -DMQLAB_PGO_DIR="$PROFILE_DIR" > "$PGO_DIR.$1.configure.log" 2>&1 \
+      || { cat "$PGO_DIR.$1.configure.log" >&2; exit 1; }
+  }
+
+  # mqsim exits 1 when a run fails an expectation (a finding, not an error:
+  # the topology matrix has configurations that lose messages by design).
+  run_sim() {
+    local status=0
+    "$@" > /dev/null || status=$?
+    if [ "$status" -gt 1 ]; then
+      echo "build-pgo: '$*' exited $status" >&2
+      exit 1
+    fi
+  }
+
+  echo "build-pgo: 1/3 instrumented build in $PGO_DIR" >&2
+  start=$SECONDS
+  configure generate
+  cmake --build "$PGO_DIR" -j "$JOBS" --target mqsim
+  rm -rf "$PROFILE_DIR"  # counts from an older tree would mislead the compiler
+  echo "build-pgo: instrumented build took $((SECONDS - start)) s" >&2
+
+  echo "build-pgo: 2/3 training" >&2
+  start=$SECONDS
+  run_sim "$PGO_DIR/bin/mqsim" run "$STANDARD" --seed 1 --json "$TRAIN_DIR/standard.json"
+  run_sim "$PGO_DIR/bin/mqsim" compare "$ROOT/scenarios/topology-matrix.yaml" --out "$TRAIN_DIR/compare"
+  profiles=$(find "$PROFILE_DIR" -name '*.gcda' | wc -l)
+  if [ "$profiles" -eq 0 ]; then
+    echo "build-pgo: the training wrote no profile into $PROFILE_DIR" >&2
+    exit 1
+  fi
+  echo "build-pgo: training took $((SECONDS - start)) s, $profiles profile files" >&2
+
+  echo "build-pgo: 3/3 build with the profile" >&2
+  start=$SECONDS
+  configure use
+  cmake --build "$PGO_DIR" -j "$JOBS" --target "${TARGETS[@]}"
+  echo "build-pgo: profile-guided build took $((SECONDS - start)) s" >&2
+
+  # The same run, both builds: equal digests, or the optimization changed
+  # behaviour (undefined behaviour somewhere, or floating point).
+  digests() {  # mqsim -> "trace history"
+    "$1" run "$STANDARD" --seed 1 --json "$TRAIN_DIR/check.json" > /dev/null || true
+    /usr/bin/python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print(r["trace_digest"], r["history_digest"])' \
+      "$TRAIN_DIR/check.json"
+  }
+  plain=$(digests "$PLAIN_DIR/bin/mqsim")
+  guided=$(digests "$PGO_DIR/bin/mqsim")
+  if [ "$plain" != "$guided" ]; then
+    echo "build-pgo: the standard scenario's digests differ: plain build $plain, profile-guided $guided" >&2
+    exit 1
+  fi
+  echo "build-pgo: same trace and history digests as the plain build ($plain)" >&2
+  echo "build-pgo: done: $PGO_DIR/bin/{$(IFS=,; echo "${TARGETS[*]}")}" >&2
+}
+
+main "$@"
