@@ -28,7 +28,9 @@
 #   runs just before the mqbroker cases at the same requests in flight.
 #
 # Output: one line per figure, `name value unit [ratio=x.xx vs BASELINE]`.
-# Environment: BUILD_DIR (default build), DURATION seconds per mqbroker case
+# Environment: BUILD_DIR (default build), BROKER_LABEL (default mqbroker: the
+# first word of the mqbroker figures' names; make bench runs the profile-
+# guided build's programs as mqbroker_pgo), DURATION seconds per mqbroker case
 # (default 8), REDIS_REQUESTS_P1 / REDIS_REQUESTS_P16 (requests per redis
 # case), TOPIC_COUNTS (default "1 100 1000"), PAGE_CACHE_FILL (default 1:
 # fill the free memory with clean page cache, kept until the end, and top it
@@ -42,6 +44,10 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$ROOT/build}
 BIN=$BUILD_DIR/bin
+BROKER_LABEL=${BROKER_LABEL:-mqbroker}
+case "$BROKER_LABEL" in
+  ""|*[!a-z0-9_]*) echo "broker_bench: BROKER_LABEL must be one word of [a-z0-9_], not '$BROKER_LABEL'" >&2; exit 2 ;;
+esac
 DURATION=${DURATION:-8}
 REDIS_REQUESTS_P1=${REDIS_REQUESTS_P1:-200000}
 REDIS_REQUESTS_P16=${REDIS_REQUESTS_P16:-800000}
@@ -407,7 +413,7 @@ for pair in "async everysec ASYNC_FLUSH" "sync always SYNC_FLUSH"; do
     cpu_lines "$rname" RD "$rd-$pipeline"
     for clients in $SENDERS 1; do
       key=$mq-c$clients-w$inflight
-      name="mqbroker_produce_1k_${mq}_flush_c${clients}_w${inflight}"
+      name="${BROKER_LABEL}_produce_1k_${mq}_flush_c${clients}_w${inflight}"
       line "$name" "${MQ[$key-tps]:-0}" msgs/s "${RD[$rd-$pipeline-tps]:-0}" "$rname"
       line "${name}_p50" "${MQ[$key-p50]:-0}" ms
       line "${name}_p99" "${MQ[$key-p99]:-0}" ms
@@ -415,26 +421,26 @@ for pair in "async everysec ASYNC_FLUSH" "sync always SYNC_FLUSH"; do
       if [ "${MQ[$key-failed]:-0}" != "0" ]; then line "${name}_send_failed" "${MQ[$key-failed]}" sends; fi
     done
   done
-  line "mqbroker_consume_1k_${mq}_flush" "${MQ[$mq-consume-tps]:-0}" msgs/s
-  line "mqbroker_consume_1k_${mq}_flush_mb" "$($PY -c "print(${MQ[$mq-consume-tps]:-0} * 1024 / 1e6)")" MB/s
+  line "${BROKER_LABEL}_consume_1k_${mq}_flush" "${MQ[$mq-consume-tps]:-0}" msgs/s
+  line "${BROKER_LABEL}_consume_1k_${mq}_flush_mb" "$($PY -c "print(${MQ[$mq-consume-tps]:-0} * 1024 / 1e6)")" MB/s
   line "redis_peak_rss_${rd}" "$($PY -c "print(${RD[$rd-hwm]:-0} / 1024)")" MiB
-  line "mqbroker_peak_rss_${mq}_flush" "$($PY -c "print(${MQ[$mq-hwm]:-0} / 1024)")" MiB \
+  line "${BROKER_LABEL}_peak_rss_${mq}_flush" "$($PY -c "print(${MQ[$mq-hwm]:-0} / 1024)")" MiB \
       "$($PY -c "print(${RD[$rd-hwm]:-0} / 1024)")" "redis_peak_rss_${rd}"
-  line "mqbroker_peak_rss_anon_${mq}_flush" "$($PY -c "print(${MQ[$mq-anon]:-0} / 1024)")" MiB \
+  line "${BROKER_LABEL}_peak_rss_anon_${mq}_flush" "$($PY -c "print(${MQ[$mq-anon]:-0} / 1024)")" MiB \
       "$($PY -c "print(${RD[$rd-hwm]:-0} / 1024)")" "redis_peak_rss_${rd}"
 done
 first=
 for n in $TOPIC_COUNTS; do
-  name="mqbroker_produce_1k_async_flush_c${SENDERS}_w${SENDERS}_topics$n"
+  name="${BROKER_LABEL}_produce_1k_async_flush_c${SENDERS}_w${SENDERS}_topics$n"
   if [ -z "$first" ]; then first=$n; fi
   line "$name" "${MQ[topics$n-tps]:-0}" msgs/s "${MQ[topics$first-tps]:-0}" \
-      "mqbroker_produce_1k_async_flush_c${SENDERS}_w${SENDERS}_topics$first"
+      "${BROKER_LABEL}_produce_1k_async_flush_c${SENDERS}_w${SENDERS}_topics$first"
   line "${name}_p99" "${MQ[topics$n-p99]:-0}" ms
   if [ "${MQ[topics$n-failed]:-0}" != "0" ]; then line "${name}_send_failed" "${MQ[topics$n-failed]}" sends; fi
-  line "mqbroker_peak_rss_topics$n" "$($PY -c "print(${MQ[topics$n-hwm]:-0} / 1024)")" MiB \
-      "$($PY -c "print(${MQ[topics$first-hwm]:-0} / 1024)")" "mqbroker_peak_rss_topics$first"
-  line "mqbroker_peak_rss_anon_topics$n" "$($PY -c "print(${MQ[topics$n-anon]:-0} / 1024)")" MiB \
-      "$($PY -c "print(${MQ[topics$first-anon]:-0} / 1024)")" "mqbroker_peak_rss_anon_topics$first"
-  line "mqbroker_server_cpu_topics$n" "${MQ[topics$n-cpu]:-0}" "%"
-  line "mqbroker_create_topics$n" "${MQ[topics$n-create-s]:-0}" s
+  line "${BROKER_LABEL}_peak_rss_topics$n" "$($PY -c "print(${MQ[topics$n-hwm]:-0} / 1024)")" MiB \
+      "$($PY -c "print(${MQ[topics$first-hwm]:-0} / 1024)")" "${BROKER_LABEL}_peak_rss_topics$first"
+  line "${BROKER_LABEL}_peak_rss_anon_topics$n" "$($PY -c "print(${MQ[topics$n-anon]:-0} / 1024)")" MiB \
+      "$($PY -c "print(${MQ[topics$first-anon]:-0} / 1024)")" "${BROKER_LABEL}_peak_rss_anon_topics$first"
+  line "${BROKER_LABEL}_server_cpu_topics$n" "${MQ[topics$n-cpu]:-0}" "%"
+  line "${BROKER_LABEL}_create_topics$n" "${MQ[topics$n-create-s]:-0}" s
 done

@@ -7,21 +7,26 @@
 # Budget: under 15 minutes on the 2-vCPU machine. store_bench's scaling runs
 # 1 and 4 GiB; BENCH_LONG=1 adds 16 GiB (about 2-3 more minutes on a fast
 # disk, much more on a thin-provisioned one) and sim_bench's 600-minute run.
-# Environment: BUILD_DIR (default build), BENCH_ONLY="store_bench sim_bench"
-# to run a subset.
+# Environment: BUILD_DIR (default build), PGO_BUILD_DIR (default build-pgo:
+# sim_bench_pgo runs when it holds a sim_bench), BENCH_ONLY="store_bench
+# sim_bench" to run a subset.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$ROOT/build}
 case "$BUILD_DIR" in /*) ;; *) BUILD_DIR=$ROOT/$BUILD_DIR ;; esac
 BIN=$BUILD_DIR/bin
+PGO_BUILD_DIR=${PGO_BUILD_DIR:-$ROOT/build-pgo}
+case "$PGO_BUILD_DIR" in /*) ;; *) PGO_BUILD_DIR=$ROOT/$PGO_BUILD_DIR ;; esac
+PGO_BIN=$PGO_BUILD_DIR/bin
 OUT=$ROOT/bench/results
 mkdir -p "$OUT"
 BENCH_LONG=${BENCH_LONG:-0}
 SCALING=1,4
 SIM_ARGS=()
 if [ "$BENCH_LONG" = 1 ]; then SCALING=1,4,16; SIM_ARGS=(--long); fi
-ALL="page_cache_fill raw_disk_bench store_bench sim_bench replication_bench broker_bench remoting_bench"
+ALL="page_cache_fill raw_disk_bench store_bench sim_bench sim_bench_pgo replication_bench broker_bench"
+ALL+=" broker_bench_pgo remoting_bench"
 ONLY=${BENCH_ONLY:-$ALL}
 
 # The load average around the run: other work on a shared machine slows
@@ -62,8 +67,18 @@ run raw_disk_bench "$BIN/raw_disk_bench"
 # store pool, each beside its raw baseline.
 run store_bench "$BIN/store_bench" --cases async,sync,keyed,pool,mapped --scaling-gib "$SCALING"
 run sim_bench "$BIN/sim_bench" "${SIM_ARGS[@]}"
+# The profile-guided build's simulator (make pgo), when there is one: the
+# same runs, whose digests its build already checked against the plain one's.
+if [ -x "$PGO_BIN/sim_bench" ]; then
+  run sim_bench_pgo "$PGO_BIN/sim_bench" --label sim_pgo "${SIM_ARGS[@]}"
+fi
 run replication_bench "$BIN/replication_bench"
 run broker_bench env BUILD_DIR="$BUILD_DIR" "$ROOT/bench/broker_bench.sh"
+# The profile-guided programs (make pgo) against redis again, one topic.
+if [ -x "$PGO_BIN/mqbroker" ] && [ -x "$PGO_BIN/page_cache_fill" ]; then
+  run broker_bench_pgo env BUILD_DIR="$PGO_BUILD_DIR" BROKER_LABEL=mqbroker_pgo TOPIC_COUNTS=1 \
+    "$ROOT/bench/broker_bench.sh"
+fi
 # The remoting codec's JSON header: fast paths vs nlohmann, same run (seconds).
 run remoting_bench "$BIN/remoting_bench" --benchmark_min_time=0.5
 
@@ -103,15 +118,21 @@ disk_of() {
   done
   # broker_bench at a glance: mqbroker vs redis at equal concurrency, and
   # the topic scaling (the same figures as its table above).
-  if [ -f "$OUT/broker_bench.txt" ]; then
-    /usr/bin/python3 - "$OUT/broker_bench.txt" <<'PYEOF'
+  for bench in broker_bench broker_bench_pgo; do
+    [ -f "$OUT/$bench.txt" ] || continue
+    label=mqbroker; [ "$bench" = broker_bench_pgo ] && label=mqbroker_pgo
+    /usr/bin/python3 - "$OUT/$bench.txt" "$bench" "$label" <<'PYEOF'
 import re, sys
 v = {}
 for line in open(sys.argv[1]):
     f = line.split()
     if len(f) >= 3 and not line.startswith("#"):
         v[f[0]] = f[1]
-print("\n### broker_bench: mqbroker vs redis, 50 senders (msgs/s; ratio to redis)\n")
+bench, label = sys.argv[2], sys.argv[3]
+# The same figures under the label's names: mqbroker_pgo_produce_... reads as mqbroker_produce_...
+v.update({"mqbroker" + k[len(label):]: x for k, x in list(v.items()) if k.startswith(label + "_")})
+build = " (profile-guided build, make pgo)" if label != "mqbroker" else ""
+print(f"\n### {bench}: mqbroker{build} vs redis, 50 senders (msgs/s; ratio to redis)\n")
 print("| flush vs fsync | in flight | redis | mqbroker, 50 clients | ratio | mqbroker, 1 client | ratio |")
 print("|---|---|---:|---:|---:|---:|---:|")
 for mq, rd in (("async", "everysec"), ("sync", "always")):
@@ -123,8 +144,8 @@ for mq, rd in (("async", "everysec"), ("sync", "always")):
             row += [f"{m:.0f}", f"{m / r:.2f}" if r else ""]
         print("| " + " | ".join(row) + " |")
 counts = sorted({int(m.group(1)) for k in v for m in [re.match(r"mqbroker_peak_rss_topics(\d+)$", k)] if m})
-if counts:
-    print("\n### broker_bench: topics (ASYNC_FLUSH, 50 clients, 1 KiB)\n")
+if len(counts) > 1:
+    print(f"\n### {bench}: topics (ASYNC_FLUSH, 50 clients, 1 KiB)\n")
     print("| topics | msgs/s | ratio to 1 topic | p99 (ms) | broker peak RSS (MiB) | of it own (RssAnon, MiB) | topic creation (s) |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
     base = float(v.get(f"mqbroker_produce_1k_async_flush_c50_w50_topics{counts[0]}", 0))
@@ -134,7 +155,7 @@ if counts:
               f"| {v.get(f'mqbroker_peak_rss_topics{n}', '')} | {v.get(f'mqbroker_peak_rss_anon_topics{n}', '')} "
               f"| {v.get(f'mqbroker_create_topics{n}', '')} |")
 PYEOF
-  fi
+  done
 } > "$ROOT/bench/results.md"
 echo "bench/results.md written" >&2
 exit $status

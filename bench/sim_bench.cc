@@ -20,6 +20,10 @@
 // line: the History's bytes in memory, not on file). Messages retention
 // deleted before the audit group read them count as expired, not lost.
 //
+// --label names the figures (default "sim": sim_standard_speedup, ...):
+// make bench runs the profile-guided build's sim_bench as "sim_pgo" beside
+// the plain one.
+//
 // Output: one line per figure, `name value unit [ratio=x.xx vs BASELINE]`;
 // the speedups compare with the 1000x real-time target. Lines starting with
 // '#' describe the runs (verdict, events, trace digest) for determinism checks.
@@ -60,6 +64,7 @@ struct Options {
   bool skip_standard = false;
   bool skip_scaling = false;
   bool long_run = false;  // adds the 600-minute scaling line
+  std::string label = "sim";  // the figures' names start with it
 };
 
 // This process's CPU time (user + system) in seconds. On a shared machine
@@ -146,16 +151,17 @@ double peak_rss_mib() {
   return 0;
 }
 
-void report_standard(const Measured& m) {
+void report_standard(const Measured& m, const std::string& label) {
   const double messages = static_cast<double>(m.result.report.sent);
   const double events = static_cast<double>(m.result.events_run);
-  print("sim_standard_speedup", m.speedup(), "x", kTargetSpeedup, "1000x_target");
-  print("sim_standard_cpu_speedup", m.cpu_speedup(), "x", kTargetSpeedup, "1000x_target");
-  print("sim_standard_cpu_us_per_msg", messages > 0 ? m.cpu_s * 1e6 / messages : 0, "us");
-  print("sim_standard_msgs_per_wall_s", messages / std::max(m.wall_s, 1e-9), "msgs/s");
-  print("sim_standard_events_per_s", events / std::max(m.wall_s, 1e-9), "events/s");
-  print("sim_standard_wall_us_per_msg", messages > 0 ? m.wall_s * 1e6 / messages : 0, "us");
-  print("sim_standard_events_per_msg", messages > 0 ? events / messages : 0, "events");
+  const std::string name = label + "_standard";
+  print(name + "_speedup", m.speedup(), "x", kTargetSpeedup, "1000x_target");
+  print(name + "_cpu_speedup", m.cpu_speedup(), "x", kTargetSpeedup, "1000x_target");
+  print(name + "_cpu_us_per_msg", messages > 0 ? m.cpu_s * 1e6 / messages : 0, "us");
+  print(name + "_msgs_per_wall_s", messages / std::max(m.wall_s, 1e-9), "msgs/s");
+  print(name + "_events_per_s", events / std::max(m.wall_s, 1e-9), "events/s");
+  print(name + "_wall_us_per_msg", messages > 0 ? m.wall_s * 1e6 / messages : 0, "us");
+  print(name + "_events_per_msg", messages > 0 ? events / messages : 0, "events");
 }
 
 // What a child reports to the parent through a pipe.
@@ -242,7 +248,7 @@ Scaled run_in_child(const sim::Scenario& scenario, uint64_t seed) {
 // The scaling table: wall time and peak RSS at 10, 60 (and 600) simulated
 // minutes; the longer runs' ratios compare with linear wall time and with
 // the 10-minute memory.
-bool report_scaling(const sim::Scenario& base, uint64_t seed, bool long_run) {
+bool report_scaling(const sim::Scenario& base, uint64_t seed, bool long_run, const std::string& label) {
   std::vector<int64_t> minutes = {10, 60};
   if (long_run) minutes.push_back(600);
   double wall_10 = 0;
@@ -251,7 +257,7 @@ bool report_scaling(const sim::Scenario& base, uint64_t seed, bool long_run) {
   for (const int64_t m : minutes) {
     const sim::Scenario scenario = scaled(base, m * seconds(60));
     const Scaled run = run_in_child(scenario, seed);
-    const std::string name = "sim_scaling_" + std::to_string(m) + "m";
+    const std::string name = label + "_scaling_" + std::to_string(m) + "m";
     std::printf("# %s seed %llu: %s, simulated %.1f s in %.3f s wall, %llu events, %lld sent, %lld lost, "
                 "%lld expired by retention, %s\n",
                 name.c_str(), static_cast<unsigned long long>(seed),
@@ -290,7 +296,8 @@ int main(int argc, char** argv) {
       "skip-idle", po::bool_switch(&options.skip_idle), "skip the idle run")(
       "skip-standard", po::bool_switch(&options.skip_standard), "skip the standard run")(
       "skip-scaling", po::bool_switch(&options.skip_scaling), "skip the 10/60-minute scaling runs")(
-      "long", po::bool_switch(&options.long_run), "add the 600-minute scaling run");
+      "long", po::bool_switch(&options.long_run), "add the 600-minute scaling run")(
+      "label", po::value(&options.label)->default_value(options.label), "first word of the figures' names");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, description), vm);
@@ -307,6 +314,11 @@ int main(int argc, char** argv) {
     std::cerr << "sim_bench: --minutes must be positive\n";
     return 2;
   }
+  // A figure's name is the first word of its line.
+  if (options.label.empty() || options.label.find_first_of(" \t\n") != std::string::npos) {
+    std::cerr << "sim_bench: --label must be one word, not '" << options.label << "'\n";
+    return 2;
+  }
   // As mqsim without --trace: the broker's log lines go nowhere.
   set_log_level(LogLevel::kError);
   set_log_sink([](LogLevel, std::string_view, std::string_view) {});
@@ -320,19 +332,19 @@ int main(int argc, char** argv) {
   const sim::Scenario standard = scaled(*loaded, options.minutes * seconds(60));
   bool passed = true;
   // First, while this process is small: children inherit its pages.
-  if (!options.skip_scaling) passed = report_scaling(*loaded, seed, options.long_run) && passed;
+  if (!options.skip_scaling) passed = report_scaling(*loaded, seed, options.long_run, options.label) && passed;
   if (!options.skip_standard) {
     const Measured m = run(standard, seed);
     passed = passed && m.result.passed;
-    report_standard(m);
+    report_standard(m, options.label);
   }
   if (!options.skip_idle) {
     const Measured m = run(idle(standard), seed);
     passed = passed && m.result.passed;
-    print("sim_idle_speedup", m.speedup(), "x", kTargetSpeedup, "1000x_target");
-    print("sim_idle_events_per_simulated_s", static_cast<double>(m.result.events_run) / std::max(m.simulated_s(), 1e-9),
+    print(options.label + "_idle_speedup", m.speedup(), "x", kTargetSpeedup, "1000x_target");
+    print(options.label + "_idle_events_per_simulated_s", static_cast<double>(m.result.events_run) / std::max(m.simulated_s(), 1e-9),
           "events/s");
   }
-  print("sim_peak_rss", peak_rss_mib(), "MiB");
+  print(options.label + "_peak_rss", peak_rss_mib(), "MiB");
   return passed ? 0 : 1;
 }

@@ -5,6 +5,7 @@ a fill that wrote to disk, or printed what the results table cannot parse,
 would spoil every figure after it."""
 import re
 import subprocess
+from pathlib import Path
 
 FIGURE = re.compile(r"^[a-z0-9_]+ -?[0-9]+(\.[0-9]+)? [A-Za-z/%]+$")
 
@@ -41,3 +42,34 @@ def test_page_cache_fill_without_a_file_says_so_and_exits_2(bin_dir):
     run = subprocess.run([str(bin_dir / "page_cache_fill")], capture_output=True, text=True, timeout=30)
     assert run.returncode == 2
     assert "--file is required" in run.stderr
+
+
+def test_sim_bench_names_its_figures_after_the_label(bin_dir):
+    # The idle run alone (a few hundredths of a second): make bench runs the
+    # profile-guided build's sim_bench as "sim_pgo" beside the plain "sim".
+    run = subprocess.run([str(bin_dir / "sim_bench"), "--label", "t_sim", "--skip-scaling", "--skip-standard"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    figures = [line for line in run.stdout.splitlines() if not line.startswith("#")]
+    assert figures, "no figures printed"
+    for line in figures:
+        assert re.match(r"^t_sim_[a-z0-9_]+ -?[0-9]+(\.[0-9]+)? [A-Za-z/%]+( ratio=[0-9.]+ vs [A-Za-z0-9_]+)?$", line), line
+    names = {line.split()[0] for line in figures}
+    assert {"t_sim_idle_speedup", "t_sim_idle_events_per_simulated_s", "t_sim_peak_rss"} <= names
+
+
+def test_sim_bench_refuses_a_label_that_is_not_one_word(bin_dir):
+    run = subprocess.run([str(bin_dir / "sim_bench"), "--label", "two words", "--skip-scaling", "--skip-standard"],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2
+    assert "--label must be one word" in run.stderr
+
+
+def test_cmake_refuses_an_unknown_pgo_mode(tmp_path):
+    # make pgo configures with MQLAB_PGO=generate, then use; a typo must not
+    # quietly build without a profile.
+    root = Path(__file__).resolve().parent.parent
+    run = subprocess.run(["cmake", "-S", str(root), "-B", str(tmp_path / "b"), "-DMQLAB_PGO=gen"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode != 0
+    assert "MQLAB_PGO is 'gen': expected empty, generate or use" in run.stderr
