@@ -14,7 +14,8 @@
 # Then a check that optimization changed nothing but speed: the plain and the
 # profile-guided mqsim must give the standard scenario the same trace and
 # history digests (both are deterministic in the seed, whatever the compiler
-# did). Exits non-zero when a step fails or the digests differ.
+# did). Exits non-zero when a step fails or the digests differ. Run again
+# with no source changed since its last complete build, it does nothing.
 #
 # Usage: scripts/build-pgo.sh [PLAIN_BUILD_DIR [PGO_BUILD_DIR]]
 #   (defaults build and build-pgo; the plain build must have bin/mqsim).
@@ -31,6 +32,24 @@ JOBS=${JOBS:-$(nproc)}
 TARGETS=(mqsim sim_bench mqbroker mqnamesrv mqadmin page_cache_fill)  # the last for broker_bench
 STANDARD=$ROOT/scenarios/bench/standard.yaml
 
+# What the build was made from: the content of every file of the checkout
+# (tracked or new; not Markdown, nor make bench's results: a README edit or
+# a benchmark run changes no binary) and the compiler. Fails outside a git
+# checkout (then it always builds).
+source_stamp() {
+  git -C "$ROOT" rev-parse --verify -q HEAD > /dev/null || return 1
+  {
+    git -C "$ROOT" ls-files -z --cached --others --exclude-standard |
+      (cd "$ROOT" && grep -zv -e '\.md$' -e '^bench/results/' | xargs -0 -r sha256sum 2> /dev/null)
+    c++ --version | head -1
+  } | sha256sum | cut -d' ' -f1
+}
+
+all_built() {
+  local target
+  for target in "${TARGETS[@]}"; do [ -x "$PGO_DIR/bin/$target" ] || return 1; done
+}
+
 # All in one function, read whole before it runs: bash reads a script as it
 # goes, so an edit of this file during a build would otherwise run garbage.
 main() {
@@ -39,6 +58,17 @@ main() {
     exit 2
   fi
   mkdir -p "$PGO_DIR"
+  # Nothing changed since the last complete build (same commit, same edits,
+  # same compiler): done. Any change retrains and rebuilds everything, since
+  # the build cannot tell which objects a new profile changes.
+  local stamp="" stamp_file=$PGO_DIR/pgo-source-stamp
+  stamp=$(source_stamp) || stamp=""
+  if [ -n "$stamp" ] && [ -f "$stamp_file" ] && [ "$(cat "$stamp_file")" = "$stamp" ] &&
+     all_built; then
+    echo "build-pgo: $PGO_DIR is up to date (sources unchanged since its build)" >&2
+    return 0
+  fi
+  rm -f "$stamp_file"
   TRAIN_DIR=$(mktemp -d /tmp/mqlab-pgo-train-XXXXXX)
   trap 'rm -rf "$TRAIN_DIR"' EXIT
 
@@ -97,6 +127,7 @@ main() {
     exit 1
   fi
   echo "build-pgo: same trace and history digests as the plain build ($plain)" >&2
+  if [ -n "$stamp" ]; then echo "$stamp" > "$stamp_file"; fi
   echo "build-pgo: done: $PGO_DIR/bin/{$(IFS=,; echo "${TARGETS[*]}")}" >&2
 }
 
