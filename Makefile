@@ -87,8 +87,9 @@ pgo: build
 # Every benchmark (store_bench, raw_disk_bench, sim_bench, replication_bench,
 # broker_bench) into bench/results.md, in under 15 minutes once built;
 # BENCH_LONG=1 adds the long scaling runs (16 GiB through the store, 600
-# simulated minutes). sim_bench runs twice: the plain build's and the
-# profile-guided one's (make pgo, built first).
+# simulated minutes). store_bench (ASYNC_FLUSH), sim_bench and broker_bench
+# run twice: the plain build's and the profile-guided one's (make pgo, built
+# first).
 bench: build pgo
 	BUILD_DIR=$(abspath $(BUILD_DIR)) PGO_BUILD_DIR=$(abspath $(PGO_DIR)) bench/run_all.sh
 

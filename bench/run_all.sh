@@ -25,7 +25,7 @@ BENCH_LONG=${BENCH_LONG:-0}
 SCALING=1,4
 SIM_ARGS=()
 if [ "$BENCH_LONG" = 1 ]; then SCALING=1,4,16; SIM_ARGS=(--long); fi
-ALL="page_cache_fill raw_disk_bench store_bench sim_bench sim_bench_pgo replication_bench broker_bench"
+ALL="page_cache_fill raw_disk_bench store_bench store_bench_pgo sim_bench sim_bench_pgo replication_bench broker_bench"
 ALL+=" broker_bench_pgo remoting_bench"
 ONLY=${BENCH_ONLY:-$ALL}
 
@@ -66,6 +66,11 @@ run raw_disk_bench "$BIN/raw_disk_bench"
 # Every case: both flush modes, keyed puts (the IndexFile) and the transient
 # store pool, each beside its raw baseline.
 run store_bench "$BIN/store_bench" --cases async,sync,keyed,pool,mapped --scaling-gib "$SCALING"
+# The profile-guided store (make pgo) on pre-touched blocks, ASYNC_FLUSH: the
+# put's user-space work, which the profile shortens, is most of its cost there.
+if [ -x "$PGO_BIN/store_bench" ]; then
+  run store_bench_pgo "$PGO_BIN/store_bench" --label store_pgo --cases async --blocks pretouched
+fi
 run sim_bench "$BIN/sim_bench" "${SIM_ARGS[@]}"
 # The profile-guided build's simulator (make pgo), when there is one: the
 # same runs, whose digests its build already checked against the plain one's.

@@ -28,6 +28,9 @@
 // Also the latency of the put that rolls onto a new segment, and with
 // --scaling-gib a run of N GiB with segment rolls and retention deleting old
 // segments as it goes (usage stays under a few segments).
+// --label names the store's figures (default "store"; the raw baselines keep
+// "raw_"): make bench runs the profile-guided build's store_bench (make pgo)
+// as "store_pgo" on the ASYNC_FLUSH cases.
 // Output: one line per figure, `name value unit [ratio=x.xx vs BASELINE]`.
 #include <unistd.h>
 
@@ -61,6 +64,7 @@ struct Options {
   bool keyed = false;  // a UNIQ_KEY per message, messageIndexEnable on
   bool transient_store_pool = false;  // transientStorePoolEnable
   bool mapped_write = true;  // commitLogMappedWriteEnable (ASYNC_FLUSH only)
+  std::string label = "store";  // the store figures' names start with it (raw_* keep theirs)
 };
 
 // Pre-touched: segments prepared and warmed off the put path. Fresh: created
@@ -312,7 +316,7 @@ void run_async(const Options& options, Segments segments) {
     auto raw = bench::measure_sequential_pwrite(options.dir + "/raw-seq", total,
                                                 static_cast<size_t>(store.record_bytes), raw_blocks(segments));
     if (!raw.ok()) fail("raw sequential pwrite", raw.status());
-    const std::string name = "store_async_flush_1k_inflight" + std::to_string(in_flight) + "_" + tag;
+    const std::string name = options.label + "_async_flush_1k_inflight" + std::to_string(in_flight) + "_" + tag;
     const std::string raw_name = "raw_pwrite_seq_1k_" + tag;
     print(raw_name + "_for_inflight" + std::to_string(in_flight), raw->writes_per_second(), "writes/s");
     print(name, store.msgs_per_second(), "msgs/s", raw->writes_per_second(), raw_name);
@@ -343,9 +347,9 @@ void run_async(const Options& options, Segments segments) {
   if (!roll_us.empty()) {
     double sum = 0;
     for (double us : roll_us) sum += us;
-    print("store_async_flush_roll_put_mean_" + tag, sum / static_cast<double>(roll_us.size()), "us");
-    print("store_async_flush_roll_put_max_" + tag, *std::max_element(roll_us.begin(), roll_us.end()), "us");
-    print("store_async_flush_rolls_" + tag, static_cast<double>(roll_us.size()), "rolls");
+    print(options.label + "_async_flush_roll_put_mean_" + tag, sum / static_cast<double>(roll_us.size()), "us");
+    print(options.label + "_async_flush_roll_put_max_" + tag, *std::max_element(roll_us.begin(), roll_us.end()), "us");
+    print(options.label + "_async_flush_rolls_" + tag, static_cast<double>(roll_us.size()), "rolls");
   }
 }
 
@@ -366,7 +370,7 @@ void run_sync(const Options& options, Segments segments) {
     auto raw = bench::measure_sync_batches(options.dir + "/raw-sync", raw_options);
     if (!raw.ok()) fail("raw sync baseline", raw.status());
     const std::string raw_name = "raw_pwrite_fdatasync_1k_batch" + std::to_string(in_flight) + "_" + tag;
-    const std::string name = "store_sync_flush_1k_inflight" + std::to_string(in_flight) + "_" + tag;
+    const std::string name = options.label + "_sync_flush_1k_inflight" + std::to_string(in_flight) + "_" + tag;
     print(raw_name, raw->messages_per_second(), "msgs/s");
     print(raw_name + "_sync_p50", raw->sync_latency_us_at(0.5), "us");
     print(name, store.msgs_per_second(), "msgs/s", raw->messages_per_second(), raw_name);
@@ -411,8 +415,8 @@ OffOn run_off_then_on(const Options& options, bool Options::*on_off, int in_flig
 void run_keyed(const Options& options) {
   for (int in_flight : options.in_flight) {
     const auto [without, with] = run_off_then_on(options, &Options::keyed, in_flight);
-    const std::string base = "store_async_flush_1k_inflight" + std::to_string(in_flight) + "_nokey";
-    const std::string name = "store_async_flush_1k_keyed_inflight" + std::to_string(in_flight);
+    const std::string base = options.label + "_async_flush_1k_inflight" + std::to_string(in_flight) + "_nokey";
+    const std::string name = options.label + "_async_flush_1k_keyed_inflight" + std::to_string(in_flight);
     print(base, without.msgs_per_second(), "msgs/s");
     print(name, with.msgs_per_second(), "msgs/s", without.msgs_per_second(), base);
     print(base + "_cpu", without.cpu_us_per_msg(), "us/msg");
@@ -435,8 +439,8 @@ void run_pool(const Options& options) {
                                                 bench::BlockState::kPretouched);
     if (!raw.ok()) fail("raw sequential pwrite", raw.status());
     const std::string suffix = "_inflight" + std::to_string(in_flight);
-    const std::string base = "store_async_flush_1k" + suffix + "_nopool";
-    const std::string name = "store_async_flush_1k_pool" + suffix;
+    const std::string base = options.label + "_async_flush_1k" + suffix + "_nopool";
+    const std::string name = options.label + "_async_flush_1k_pool" + suffix;
     const std::string raw_name = "raw_pwrite_seq_1k_pretouched";
     print(raw_name + "_for_pool" + suffix, raw->writes_per_second(), "writes/s");
     print(base, without.msgs_per_second(), "msgs/s", raw->writes_per_second(), raw_name);
@@ -461,8 +465,8 @@ void run_mapped(const Options& options) {
   for (int in_flight : options.in_flight) {
     const auto [without, with] = run_off_then_on(options, &Options::mapped_write, in_flight);
     const std::string suffix = "_inflight" + std::to_string(in_flight);
-    const std::string base = "store_async_flush_1k_pwrite" + suffix;
-    const std::string name = "store_async_flush_1k_mapped" + suffix;
+    const std::string base = options.label + "_async_flush_1k_pwrite" + suffix;
+    const std::string name = options.label + "_async_flush_1k_mapped" + suffix;
     print(base, without.msgs_per_second(), "msgs/s");
     print(name, with.msgs_per_second(), "msgs/s", without.msgs_per_second(), base);
     // CPU to two decimals (print() has one): the two differ by tenths.
@@ -483,7 +487,7 @@ void run_scaling(const Options& options, double gib) {
   const RunResult store = run_puts(options, store::FlushDiskType::ASYNC_FLUSH, Segments::kWarm, 64,
                                    static_cast<int64_t>(gib * (1LL << 30)), 3600.0);
   std::ostringstream label;
-  label << "store_scaling_async_" << gib << "gib";
+  label << options.label << "_scaling_async_" << gib << "gib";
   print(label.str(), store.msgs_per_second(), "msgs/s");
   print(label.str() + "_mb", store.mb_per_second(), "MB/s");
   print(label.str() + "_seconds", store.seconds, "s");
@@ -525,7 +529,9 @@ int main(int argc, char** argv) {
       "cases", po::value(&cases)->default_value("async,sync"), "which cases: async,sync,keyed,pool,mapped")(
       "inflight", po::value(&in_flight)->default_value("1,8,64,256"), "puts in flight, comma-separated")(
       "scaling-gib", po::value(&options.scaling_gib)->default_value(""),
-      "comma-separated GiB totals for the scaling runs (e.g. 1,4,16)");
+      "comma-separated GiB totals for the scaling runs (e.g. 1,4,16)")(
+      "label", po::value(&options.label)->default_value(options.label),
+      "first word of the store figures' names (make bench: store_pgo for the profile-guided build)");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, description), vm);
@@ -540,6 +546,11 @@ int main(int argc, char** argv) {
   }
   if (options.segment_mib < 4) {
     std::cerr << "store_bench: --segment-mib must be at least 4\n";
+    return 2;
+  }
+  // A figure's name is the first word of its line.
+  if (options.label.empty() || options.label.find_first_of(" \t\n") != std::string::npos) {
+    std::cerr << "store_bench: --label must be one word, not '" << options.label << "'\n";
     return 2;
   }
   set_log_level(LogLevel::kError);

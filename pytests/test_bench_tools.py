@@ -1,8 +1,10 @@
-"""The benchmarks' helper programs: what they print and what they leave.
+"""The benchmarks' helper programs and options: what they print and leave.
 
 page_cache_fill runs before every benchmark (bench/run_all.sh, broker_bench);
 a fill that wrote to disk, or printed what the results table cannot parse,
-would spoil every figure after it."""
+would spoil every figure after it. The --label options name the figures of
+the profile-guided build's runs (make bench), which must not collide with
+the plain build's."""
 import re
 import subprocess
 from pathlib import Path
@@ -73,3 +75,19 @@ def test_cmake_refuses_an_unknown_pgo_mode(tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert run.returncode != 0
     assert "MQLAB_PGO is 'gen': expected empty, generate or use" in run.stderr
+
+
+def test_store_bench_names_its_store_figures_after_the_label(bin_dir):
+    # make bench runs the profile-guided build's store_bench as "store_pgo";
+    # the raw baselines keep their names, which the ratios refer to.
+    run = subprocess.run([str(bin_dir / "store_bench"), "--label", "t_store", "--cases", "async", "--blocks",
+                          "pretouched", "--inflight", "1", "--async-messages", "2000", "--segment-mib", "4"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    names = {line.split()[0] for line in run.stdout.splitlines() if line and not line.startswith("#")}
+    assert "t_store_async_flush_1k_inflight1_pretouched" in names
+    assert "raw_pwrite_seq_1k_pretouched_for_inflight1" in names
+    assert not any(name.startswith("store_") for name in names), names
+    bad = subprocess.run([str(bin_dir / "store_bench"), "--label", "a b"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2
+    assert "--label must be one word" in bad.stderr

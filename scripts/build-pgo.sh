@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# build-pgo.sh: the profile-guided build (`make pgo`) of mqsim, sim_bench,
-# mqbroker, mqnamesrv and mqadmin (and page_cache_fill, which broker_bench
-# runs from the same folder), in three steps:
+# build-pgo.sh: the profile-guided build (`make pgo`) of mqsim, mqbroker,
+# mqnamesrv and mqadmin (and of sim_bench, store_bench and page_cache_fill,
+# which make bench runs from the same folder), in three steps:
 #   1. an instrumented build of mqsim (-DMQLAB_PGO=generate, CMakeLists.txt);
 #   2. training: that mqsim runs the standard benchmark scenario and the
 #      topology comparison (every topology, flush type and fault kind), which
@@ -29,7 +29,8 @@ PLAIN_DIR=$(abs "${1:-build}")
 PGO_DIR=$(abs "${2:-build-pgo}")
 PROFILE_DIR=$PGO_DIR/pgo-profile
 JOBS=${JOBS:-$(nproc)}
-TARGETS=(mqsim sim_bench mqbroker mqnamesrv mqadmin page_cache_fill)  # the last for broker_bench
+# store_bench and sim_bench for make bench; page_cache_fill for broker_bench.
+TARGETS=(mqsim mqbroker mqnamesrv mqadmin sim_bench store_bench page_cache_fill)
 STANDARD=$ROOT/scenarios/bench/standard.yaml
 
 # What the build was made from: the content of every file of the checkout
