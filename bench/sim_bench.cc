@@ -342,8 +342,8 @@ int main(int argc, char** argv) {
     const Measured m = run(idle(standard), seed);
     passed = passed && m.result.passed;
     print(options.label + "_idle_speedup", m.speedup(), "x", kTargetSpeedup, "1000x_target");
-    print(options.label + "_idle_events_per_simulated_s", static_cast<double>(m.result.events_run) / std::max(m.simulated_s(), 1e-9),
-          "events/s");
+    print(options.label + "_idle_events_per_simulated_s",
+          static_cast<double>(m.result.events_run) / std::max(m.simulated_s(), 1e-9), "events/s");
   }
   print(options.label + "_peak_rss", peak_rss_mib(), "MiB");
   return passed ? 0 : 1;
