@@ -20,7 +20,7 @@
 # Usage: scripts/build-pgo.sh [PLAIN_BUILD_DIR [PGO_BUILD_DIR]]
 #   (defaults build and build-pgo; the plain build must have bin/mqsim).
 # Environment: JOBS (default nproc). No ccache here (CMakeLists.txt says
-# why): on 2 CPUs the two builds take about 4 and 3 minutes.
+# why): on 2 CPUs each of the two builds takes about 4 minutes.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
