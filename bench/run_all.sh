@@ -8,8 +8,8 @@
 # 1 and 4 GiB; BENCH_LONG=1 adds 16 GiB (about 2-3 more minutes on a fast
 # disk, much more on a thin-provisioned one) and sim_bench's 600-minute run.
 # Environment: BUILD_DIR (default build), PGO_BUILD_DIR (default build-pgo:
-# sim_bench_pgo runs when it holds a sim_bench), BENCH_ONLY="store_bench
-# sim_bench" to run a subset.
+# store_bench_pgo, sim_bench_pgo and broker_bench_pgo run when it holds their
+# programs), BENCH_ONLY="store_bench sim_bench" to run a subset.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -59,8 +59,9 @@ run() {  # name command...
 
 # First the machine's free memory, filled with clean page cache kept until
 # the end: on this VM a page taken from free memory costs the hypervisor's
-# first touch (8-60 us, as the host's load goes), which would land in whichever benchmark takes it; a
-# page reclaimed from the cache does not (bench/page_cache_fill.cc).
+# first touch (8-60 us, as the host's load goes), which would land in
+# whichever benchmark takes it; a page reclaimed from the cache does not
+# (bench/page_cache_fill.cc).
 run page_cache_fill "$BIN/page_cache_fill" --file "$FILL_DIR/fill"
 run raw_disk_bench "$BIN/raw_disk_bench"
 # Every case: both flush modes, keyed puts (the IndexFile) and the transient

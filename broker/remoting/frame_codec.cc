@@ -92,8 +92,6 @@ size_t estimated_header_bytes(const RemotingCommand& command) {
   return bytes;
 }
 
-// The frame of command's header, then body, then trailing_body_bytes the
-// caller sends itself: what the three encode functions below share.
 // Appends body to a frame holding its 8 length bytes and then its header,
 // and fills the two length fields in: the end of every frame encoding.
 void finish_frame(std::vector<uint8_t>& frame, std::span<const uint8_t> body, SerializeType type,
@@ -109,6 +107,8 @@ void finish_frame(std::vector<uint8_t>& frame, std::span<const uint8_t> body, Se
   put_u32_be(frame.data() + 4, (static_cast<uint32_t>(type) << 24) | static_cast<uint32_t>(header_length));
 }
 
+// The frame of command's header, then body, then trailing_body_bytes the
+// caller sends itself: what the three encode functions below share.
 std::vector<uint8_t> encode_frame_parts(const RemotingCommand& command, std::span<const uint8_t> body,
                                         uint64_t trailing_body_bytes) {
   MQ_ASSERT(command.serialize_type == SerializeType::JSON || command.serialize_type == SerializeType::ROCKETMQ);
