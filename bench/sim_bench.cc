@@ -44,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/figure_label.h"
 #include "broker/common/assert.h"
 #include "broker/common/log.h"
 #include "sim/scenario.h"
@@ -314,8 +315,7 @@ int main(int argc, char** argv) {
     std::cerr << "sim_bench: --minutes must be positive\n";
     return 2;
   }
-  // A figure's name is the first word of its line.
-  if (options.label.empty() || options.label.find_first_of(" \t\n") != std::string::npos) {
+  if (!bench::is_figure_label(options.label)) {
     std::cerr << "sim_bench: --label must be one word, not '" << options.label << "'\n";
     return 2;
   }

@@ -43,6 +43,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "bench/figure_label.h"
 #include "bench/raw_disk_baseline.h"
 #include "broker/common/log.h"
 #include "broker/env/posix_env.h"
@@ -548,8 +549,7 @@ int main(int argc, char** argv) {
     std::cerr << "store_bench: --segment-mib must be at least 4\n";
     return 2;
   }
-  // A figure's name is the first word of its line.
-  if (options.label.empty() || options.label.find_first_of(" \t\n") != std::string::npos) {
+  if (!bench::is_figure_label(options.label)) {
     std::cerr << "store_bench: --label must be one word, not '" << options.label << "'\n";
     return 2;
   }
