@@ -8,6 +8,7 @@ PACKAGES=(
   libboost-dev libboost-program-options-dev
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   libyaml-cpp-dev nlohmann-json3-dev zlib1g-dev
+  libgoogle-perftools-dev  # tcmalloc, the programs' allocator (CMakeLists.txt says why)
   python3 python3-pytest
   python3-matplotlib python3-jsonschema
   clang libclang-rt-14-dev  # make fuzz: libFuzzer and clang's sanitizer runtimes
