@@ -107,7 +107,9 @@ void AdminClient::topic_status(const std::string& topic,
     query_queue_pairs(
         std::move(queues), [](const MessageQueue& q) { return api::build_get_min_offset(q.topic, q.queueId); },
         [](const MessageQueue& q) { return api::build_get_max_offset(q.topic, q.queueId); }, false,
-        [done = std::move(done)](Result<std::vector<OffsetPair>> pairs) {
+        // By reference: gcc 12 at -O3 warned (-Wmaybe-uninitialized, falsely)
+        // on the by-value Result's destruction inlined here.
+        [done = std::move(done)](const Result<std::vector<OffsetPair>>& pairs) {
           if (!pairs.ok()) return done(pairs.status());
           std::vector<QueueOffsetRange> ranges;
           for (const OffsetPair& pair : *pairs) ranges.push_back({pair.queue, pair.first, pair.second});
@@ -126,7 +128,9 @@ void AdminClient::consumer_progress(const std::string& group, const std::string&
     query_queue_pairs(
         std::move(queues), [](const MessageQueue& q) { return api::build_get_max_offset(q.topic, q.queueId); },
         [group](const MessageQueue& q) { return api::build_query_consumer_offset(group, q.topic, q.queueId); }, true,
-        [done = std::move(done)](Result<std::vector<OffsetPair>> pairs) {
+        // By reference: gcc 12 at -O3 warned (-Wmaybe-uninitialized, falsely)
+        // on the by-value Result's destruction inlined here.
+        [done = std::move(done)](const Result<std::vector<OffsetPair>>& pairs) {
           if (!pairs.ok()) return done(pairs.status());
           ConsumerProgress progress;
           for (const OffsetPair& pair : *pairs) {

@@ -18,11 +18,16 @@ std::string_view status_code_name(StatusCode code) {
   return "Unknown";
 }
 
+const std::string& Status::message() const {
+  static const std::string kNone;
+  return ok() ? kNone : state_->message;
+}
+
 std::string Status::to_string() const {
   if (ok()) return "Ok";
-  std::string text(status_code_name(code_));
+  std::string text(status_code_name(state_->code));
   text += ": ";
-  text += message_;
+  text += state_->message;
   return text;
 }
 
@@ -30,8 +35,8 @@ Status Status::with_context(std::string_view context) const {
   if (ok()) return *this;
   std::string message(context);
   message += ": ";
-  message += message_;
-  return Status(code_, std::move(message));
+  message += state_->message;
+  return Status(state_->code, std::move(message));
 }
 
 }  // namespace mqlab
