@@ -48,8 +48,8 @@ SpilledRecords<Acked> acknowledged(const History& history) {
 // What a block of acknowledged messages holds of one group, so a walk for
 // that group can skip the block without reading it back from the spill file:
 // the walks run once per fault, and a long run has a fault every few minutes
-// over millions of messages (at 600 simulated minutes the re-reads were a
-// fifth of the run).
+// over millions of messages (skipping took 600 simulated minutes of the
+// standard scenario from 96.7 to 82.7 s).
 struct AckedBlockGroup {
   InternedName group;
   int64_t max_phy_offset = -1;
@@ -58,7 +58,8 @@ struct AckedBlockGroup {
   Nanos max_completed_at = 0;
 };
 
-// Acknowledged messages per block of the index.
+// Acknowledged messages per block of the index: SpilledRecords' own block
+// (history_spill.h), so a block visited is one read of the file.
 constexpr size_t kAckedIndexBlock = 4096;
 
 // Per block of kAckedIndexBlock acknowledged messages, one entry per group in it.
