@@ -58,9 +58,9 @@ struct AckedBlockGroup {
   Nanos max_completed_at = 0;
 };
 
-// Acknowledged messages per block of the index: SpilledRecords' own block
-// (history_spill.h), so a block visited is one read of the file.
-constexpr size_t kAckedIndexBlock = 4096;
+// Acknowledged messages per block of the index: SpilledRecords' own block,
+// so a block visited is one read of the file.
+constexpr size_t kAckedIndexBlock = SpilledRecords<Acked>::kBlockRecords;
 
 // Per block of kAckedIndexBlock acknowledged messages, one entry per group in it.
 std::vector<std::vector<AckedBlockGroup>> index_acked(const SpilledRecords<Acked>& acked) {
@@ -236,18 +236,18 @@ class Bounder {
   template <typename Visit>
   void for_each_acked_of(const std::string& group, int64_t from, Nanos since, Visit visit,
                          bool sent_by_now = true) const {
+    const InternedName name(group);  // every comparison below is of indexes
     for (size_t block = 0; block < acked_index_.size(); ++block) {
       const std::vector<AckedBlockGroup>& groups = acked_index_[block];
-      const auto it = std::find_if(groups.begin(), groups.end(), [&group](const AckedBlockGroup& g) { return g.group == group; });
+      const auto it = std::find_if(groups.begin(), groups.end(), [&name](const AckedBlockGroup& g) { return g.group == name; });
       if (it == groups.end() || (sent_by_now && it->min_invoked_at > instant_->at) || it->max_completed_at < since ||
           (!it->any_unknown_offset && it->max_phy_offset < from)) {
         continue;
       }
-      const InternedName name = it->group;
       const size_t end = std::min(acked_.size(), (block + 1) * kAckedIndexBlock);
       for (size_t i = block * kAckedIndexBlock; i < end; ++i) {
         const Acked a = acked_[i];
-        if (a.group == name) visit(a);  // an index comparison
+        if (a.group == name) visit(a);
       }
     }
   }
