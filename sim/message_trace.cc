@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <variant>
 
 #include "broker/common/assert.h"
 #include "sim/trace.h"
@@ -22,6 +23,18 @@ std::map<std::string, std::string> machine_of_processes(const Scenario& scenario
     for (const std::string& process : machine.processes) machine_of[process] = machine.name;
   }
   return machine_of;
+}
+
+constexpr uint64_t kFnvBasis = 0xcbf29ce484222325ull;  // FNV-1a 64, as Trace's digest
+constexpr uint64_t kFnvPrime = 0x100000001b3ull;
+
+uint64_t fnv1a(std::string_view text) {
+  uint64_t hash = kFnvBasis;
+  for (const unsigned char c : text) {
+    hash ^= c;
+    hash *= kFnvPrime;
+  }
+  return hash;
 }
 
 // Decimal digits of value, appended in place: std::to_string's temporary
@@ -129,68 +142,111 @@ MessageLines::MessageLines(const History& history, const Scenario& scenario)
   Nanos last = std::numeric_limits<Nanos>::min();
   for (const ReceiptRecord& receipt : receipts_) {
     if (receipt.at < last) {
-      sorted_receipts_.emplace();
-      for (const ReceiptRecord& r : receipts_) sorted_receipts_->push_back(receipt_line(r, machine_of(r.consumer)));
+      sorted_receipts_.emplace(receipts_.begin(), receipts_.end());
       std::stable_sort(sorted_receipts_->begin(), sorted_receipts_->end(),
-                       [](const TimedLine& a, const TimedLine& b) { return a.at < b.at; });
+                       [](const ReceiptRecord& a, const ReceiptRecord& b) { return a.at < b.at; });
       break;
     }
     last = receipt.at;
   }
 }
 
-std::string_view MessageLines::machine_of(const InternedName& process) {
-  for (const auto& [name, machine] : machine_cache_) {
-    if (name == process) return machine;  // an index comparison
+const MessageLines::NameFacts& MessageLines::facts_of(const InternedName& name) {
+  for (const NameFacts& facts : name_facts_) {
+    if (facts.name == name) return facts;  // an index comparison
   }
-  const auto found = machine_of_.find(process.str());
-  const std::string_view machine = found == machine_of_.end() ? std::string_view("-") : std::string_view(found->second);
-  machine_cache_.emplace_back(process, machine);
-  return machine;
+  const auto found = machine_of_.find(name.str());
+  NameFacts facts;
+  facts.name = name;
+  facts.machine = found == machine_of_.end() ? std::string_view("-") : std::string_view(found->second);
+  facts.name_hash = fnv1a(name.str());
+  facts.machine_hash = fnv1a(facts.machine);
+  return name_facts_.emplace_back(facts);
 }
 
-std::optional<TimedLine> MessageLines::next_receipt_line() {
+// FNV-1a over 64-bit words, each product folded back on itself so that a
+// word's high bits reach the digest's low ones too.
+void MessageLines::mix(uint64_t word) {
+  digest_ = (digest_ ^ word) * kFnvPrime;
+  digest_ ^= digest_ >> 32;
+}
+
+// What send_line prints, in its order.
+void MessageLines::digest_send(const SendRecord& send) {
+  const NameFacts& producer = facts_of(send.producer);
+  mix('S');
+  mix(static_cast<uint64_t>(line_time_of(send)));
+  mix(producer.machine_hash);
+  mix(producer.name_hash);
+  mix(send.seq);
+  mix(static_cast<uint64_t>(send.outcome));
+  if (send.outcome == SendOutcome::kPending) return;
+  mix(facts_of(send.broker_name).name_hash);
+  mix(static_cast<uint64_t>(static_cast<int64_t>(send.queue_id)));
+  mix(static_cast<uint64_t>(send.queue_offset));
+  mix(static_cast<uint64_t>(send.completed_at - send.invoked_at));
+  mix(static_cast<uint64_t>(static_cast<int64_t>(send.attempts)));
+}
+
+// What receipt_line prints, in its order.
+void MessageLines::digest_receipt(const ReceiptRecord& receipt) {
+  const NameFacts& consumer = facts_of(receipt.consumer);
+  mix('R');
+  mix(static_cast<uint64_t>(receipt.at));
+  mix(consumer.machine_hash);
+  mix(consumer.name_hash);
+  mix(receipt.seq);
+  mix(facts_of(receipt.broker_name).name_hash);
+  mix(static_cast<uint64_t>(static_cast<int64_t>(receipt.queue_id)));
+  mix(static_cast<uint64_t>(receipt.queue_offset));
+  mix(static_cast<uint64_t>(static_cast<int64_t>(receipt.reconsume_times)));
+  mix(receipt.body_intact ? 1 : 0);
+}
+
+std::optional<ReceiptRecord> MessageLines::next_receipt() {
   if (sorted_receipts_) {
     if (next_sorted_ == sorted_receipts_->size()) return std::nullopt;
-    return std::move((*sorted_receipts_)[next_sorted_++]);
+    return (*sorted_receipts_)[next_sorted_++];
   }
   if (next_receipt_ == receipts_.end()) return std::nullopt;
-  TimedLine line = receipt_line(*next_receipt_, machine_of(next_receipt_->consumer));
+  const ReceiptRecord receipt = *next_receipt_;
   ++next_receipt_;
-  return line;
+  return receipt;
+}
+
+bool MessageLines::advance() {
+  if (!send_ && !sends_done_) {
+    send_ = sends_.next();
+    sends_done_ = !send_;
+  }
+  if (!receipt_) receipt_ = next_receipt();
+  // At one instant sends come first: they preceded the receipts in the
+  // sequence the lines were once stably sorted from.
+  if (send_ && (!receipt_ || line_time_of(*send_) <= receipt_->at)) {
+    digest_send(*send_);
+    taken_ = *send_;
+    send_.reset();
+  } else if (receipt_) {
+    digest_receipt(*receipt_);
+    taken_ = *receipt_;
+    receipt_.reset();
+  } else {
+    taken_ = std::monostate();
+    return false;
+  }
+  ++count_;
+  return true;
 }
 
 std::optional<TimedLine> MessageLines::next() {
-  if (!send_line_ && !sends_done_) {
-    if (const std::optional<SendRecord> send = sends_.next()) {
-      send_line_ = send_line(*send, machine_of(send->producer));
-    } else {
-      sends_done_ = true;
-    }
-  }
-  if (!receipt_line_) receipt_line_ = next_receipt_line();
-  // At one instant sends come first: they preceded the receipts in the
-  // sequence the lines were once stably sorted from.
-  std::optional<TimedLine>* from = nullptr;
-  if (send_line_ && (!receipt_line_ || send_line_->at <= receipt_line_->at)) {
-    from = &send_line_;
-  } else if (receipt_line_) {
-    from = &receipt_line_;
-  } else {
-    return std::nullopt;
-  }
-  TimedLine line = std::move(**from);
-  from->reset();
-  for (unsigned char c : line.text) {
-    digest_ ^= c;
-    digest_ *= 0x100000001b3ull;  // FNV-1a 64 prime
-  }
-  ++count_;
-  return line;
+  if (!advance()) return std::nullopt;
+  if (const auto* send = std::get_if<SendRecord>(&taken_)) return send_line(*send, facts_of(send->producer).machine);
+  const auto& receipt = std::get<ReceiptRecord>(taken_);
+  return receipt_line(receipt, facts_of(receipt.consumer).machine);
 }
 
 void MessageLines::drain() {
-  while (next()) {
+  while (advance()) {
   }
 }
 

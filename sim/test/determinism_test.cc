@@ -91,6 +91,24 @@ TEST(Determinism, OneSeedTwiceGivesByteIdenticalTraceAndReport) {
   EXPECT_EQ(first.run.history_digest, second.run.history_digest);
 }
 
+// history_digest is taken over the sends' and receipts' fields whether or
+// not their lines were written: a sweep (no trace) and a replay (--trace)
+// of one seed must agree.
+TEST(Determinism, HistoryDigestIsTheSameWithOrWithoutATrace) {
+  const Scenario scenario = scenario_of(kFixedFaults);
+  const Traced traced = run_traced(scenario, 5);
+  const SeedRun untraced = run_seed(scenario, 5, SeedRunOptions{});
+  EXPECT_EQ(untraced.history_digest, traced.run.history_digest);
+  EXPECT_EQ(untraced.history_lines, traced.run.history_lines);
+  EXPECT_EQ(untraced.result.trace_digest, traced.run.result.trace_digest);
+  size_t message_lines = 0;
+  std::istringstream lines(traced.trace);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(" send #") != std::string::npos || line.find(" receive #") != std::string::npos) ++message_lines;
+  }
+  EXPECT_EQ(message_lines, traced.run.history_lines);
+}
+
 TEST(Determinism, TwoSeedsGiveDifferentTraces) {
   const Scenario scenario = scenario_of(kFixedFaults);
   const Traced one = run_traced(scenario, 1);
