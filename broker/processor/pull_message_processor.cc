@@ -156,6 +156,23 @@ void PullMessageProcessor::process_parsed(PullMessageRequestHeader header, remot
   if (controller_.config().slaveReadEnable) {
     suggest = result.suggest_pulling_from_slave ? group->whichBrokerWhenConsumeSlowly : group->brokerId;
   }
+  commit_offset_if_asked(header, broker_allow_suspend);
+  // Parked before any response is built: most pulls are (a consumer that
+  // has caught up waits for the next message), and the response built for
+  // them here was thrown away, to be built again when they are woken.
+  if (code == ResponseCode::PULL_NOT_FOUND && broker_allow_suspend && has_flag(header.sysFlag, kPullFlagSuspend)) {
+    const int64_t hold_ms = controller_.config().longPollingEnable ? header.suspendTimeoutMillis
+                                                                    : controller_.config().shortPollingTimeMills;
+    // Clamped in ms first: a client's huge value must not overflow the ns product.
+    const Nanos hold = millis(std::clamp<int64_t>(hold_ms, 0, kMaxSuspendTimeout / kNanosPerMilli));
+    if (hold > 0) {
+      ++controller_.stats().pulls_suspended;
+      const QueueOffset pull_from(header.queueOffset);
+      PullRequest pull{std::move(channel), pull_from, std::move(filter), 0, std::move(header)};
+      controller_.pull_request_hold_service().suspend_pull_request(std::move(pull), hold);
+      return;
+    }
+  }
   // What request.make_response would give: the channel sets the request's
   // opaque, the response flag and the serialize type when it replies, so a
   // parked pull need not keep its request (copying its ext fields was most
@@ -170,20 +187,6 @@ void PullMessageProcessor::process_parsed(PullMessageRequestHeader header, remot
   response.set_ext_int("suggestWhichBrokerId", suggest);
   std::vector<remoting::BodyFileRegion> regions;
   if (code == ResponseCode::SUCCESS) regions = fill_body(result, response);
-  commit_offset_if_asked(header, broker_allow_suspend);
-  if (code == ResponseCode::PULL_NOT_FOUND && broker_allow_suspend && has_flag(header.sysFlag, kPullFlagSuspend)) {
-    const int64_t hold_ms = controller_.config().longPollingEnable ? header.suspendTimeoutMillis
-                                                                    : controller_.config().shortPollingTimeMills;
-    // Clamped in ms first: a client's huge value must not overflow the ns product.
-    const Nanos hold = millis(std::clamp<int64_t>(hold_ms, 0, kMaxSuspendTimeout / kNanosPerMilli));
-    if (hold > 0) {
-      ++controller_.stats().pulls_suspended;
-      const QueueOffset pull_from(header.queueOffset);
-      PullRequest pull{std::move(channel), pull_from, std::move(filter), 0, std::move(header)};
-      controller_.pull_request_hold_service().suspend_pull_request(std::move(pull), hold);
-      return;
-    }
-  }
   channel.reply(std::move(response), std::move(regions));
 }
 
