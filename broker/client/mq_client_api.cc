@@ -4,6 +4,7 @@
 #include <cstring>
 #include <iterator>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <utility>
 
@@ -95,9 +96,7 @@ void write_send_message_v2_json_header(const SendMessageRequestHeader& header, i
   };
   const auto number_field = [&sink](std::string_view key, int64_t value) {
     sink.text(key);
-    sink.text("\"");
-    sink.number(value);
-    sink.text("\"");
+    sink.quoted_number(value);
   };
   const auto bool_field = [&sink](std::string_view key, bool value) {
     sink.text(key);
@@ -143,6 +142,11 @@ struct VectorSink {
     MQ_ASSERT(error == std::errc());
     out.insert(out.end(), digits, end);
   }
+  void quoted_number(int64_t value) {
+    out.push_back('"');
+    number(value);
+    out.push_back('"');
+  }
   void string(std::string_view value) { remoting::append_json_string_literal(value, out); }
 };
 
@@ -158,8 +162,52 @@ struct PointerSink {
     MQ_ASSERT(error == std::errc());
     p = end;
   }
+  // A header's numbers go out as strings: quotes written as bytes, not as
+  // two more literal copies.
+  void quoted_number(int64_t value) {
+    *p++ = '"';
+    number(value);
+    *p++ = '"';
+  }
   void string(std::string_view value) { p = remoting::put_ascii_json_string_literal(value, p); }
 };
+
+// Appends what write(sink) writes: sized once and written through a pointer
+// when every string is ASCII (appending piece by piece cost a vector insert
+// each), else through a VectorSink. strings are every string write passes to
+// sink.string; fixed_bytes bounds the rest, numbers counted at kInt64Bytes.
+// A header that fits is written on the stack and appended in one copy:
+// resizing out to the bound first zeroed a few hundred bytes each time.
+template <typename Write>
+void append_written_json_header(std::span<const std::string_view> strings, size_t fixed_bytes,
+                                std::vector<uint8_t>& out, Write&& write) {
+  size_t bound = fixed_bytes;
+  for (const std::string_view text : strings) {
+    const std::optional<size_t> literal = remoting::ascii_json_string_literal_bound(text);
+    if (!literal) {
+      VectorSink sink{out};
+      return write(sink);
+    }
+    bound += *literal;
+  }
+  constexpr size_t kStackBytes = 2048;
+  if (bound <= kStackBytes) {
+    char buffer[kStackBytes];
+    PointerSink sink{buffer};
+    write(sink);
+    MQ_ASSERT(static_cast<size_t>(sink.p - buffer) <= bound);
+    out.insert(out.end(), buffer, sink.p);
+    return;
+  }
+  const size_t start = out.size();
+  out.resize(start + bound);
+  char* const begin = reinterpret_cast<char*>(out.data() + start);
+  PointerSink sink{begin};
+  write(sink);
+  const auto written = static_cast<size_t>(sink.p - begin);
+  MQ_ASSERT(written <= bound);
+  out.resize(start + written);
+}
 
 }  // namespace
 
@@ -247,32 +295,16 @@ RemotingCommand build_send_message_v2_header(const SendMessageRequestHeader& hea
 
 void append_send_message_v2_json_header(const SendMessageRequestHeader& header, int32_t opaque,
                                         std::vector<uint8_t>& out) {
-  // Sized once, then written through a pointer: appending piece by piece
-  // cost a vector insert each (4.8K instructions a header, against 5.9K for
-  // building the command and encoding it; 3.1K this way).
+  // 4.8K instructions a header appended piece by piece, against 5.9K for
+  // building the command and encoding it; 3.1K written through a pointer.
   const std::string_view strings[] = {header.producerGroup, header.topic, header.defaultTopic,
                                       header.properties,    header.brokerName, remoting::kDefaultLanguage};
   // The rest: 10 numbers (code, d-h, j, l, opaque, version) with their
   // quotes, and the fixed text (keys, punctuation, "false" twice, "JSON"),
   // 182 bytes counted.
-  constexpr size_t kFixedBytes = 256;
-  size_t bound = kFixedBytes + 10 * (kInt64Bytes + 2);
-  for (const std::string_view text : strings) {
-    const std::optional<size_t> literal = remoting::ascii_json_string_literal_bound(text);
-    if (!literal) {
-      VectorSink sink{out};
-      return write_send_message_v2_json_header(header, opaque, sink);
-    }
-    bound += *literal;
-  }
-  const size_t start = out.size();
-  out.resize(start + bound);
-  char* const begin = reinterpret_cast<char*>(out.data() + start);
-  PointerSink sink{begin};
-  write_send_message_v2_json_header(header, opaque, sink);
-  const auto written = static_cast<size_t>(sink.p - begin);
-  MQ_ASSERT(written <= bound);
-  out.resize(start + written);
+  constexpr size_t kFixedBytes = 256 + 10 * (kInt64Bytes + 2);
+  append_written_json_header(strings, kFixedBytes, out,
+                             [&](auto& sink) { write_send_message_v2_json_header(header, opaque, sink); });
 }
 
 SendMessageResponseHeader read_send_message_response(const RemotingCommand& response) {
@@ -317,6 +349,56 @@ RemotingCommand build_pull_message(const PullMessageRequestHeader& header) {
   request.set_ext_int("sysFlag", header.sysFlag);
   request.set_ext_string("topic", header.topic);
   return request;
+}
+
+namespace {
+
+// PULL_MESSAGE's JSON header in the layout of json_header.h, as
+// build_pull_message's fields encode (keys sorted, every ext value a
+// string), written into a Sink as write_send_message_v2_json_header is.
+template <typename Sink>
+void write_pull_message_json_header(const PullMessageRequestHeader& header, int32_t opaque, Sink& sink) {
+  const auto string_field = [&sink](std::string_view key, std::string_view value) {
+    sink.text(key);
+    sink.string(value);
+  };
+  const auto number_field = [&sink](std::string_view key, int64_t value) {
+    sink.text(key);
+    sink.quoted_number(value);
+  };
+  sink.text("{\"code\":");
+  sink.number(RequestCode::PULL_MESSAGE);
+  number_field(",\"extFields\":{\"commitOffset\":", header.commitOffset);
+  string_field(",\"consumerGroup\":", header.consumerGroup);
+  string_field(",\"expressionType\":", header.expressionType);
+  number_field(",\"maxMsgNums\":", header.maxMsgNums);
+  number_field(",\"queueId\":", header.queueId);
+  number_field(",\"queueOffset\":", header.queueOffset);
+  number_field(",\"subVersion\":", header.subVersion);
+  if ((header.sysFlag & kPullFlagSubscription) != 0) string_field(",\"subscription\":", header.subscription);
+  number_field(",\"suspendTimeoutMillis\":", header.suspendTimeoutMillis);
+  number_field(",\"sysFlag\":", header.sysFlag);
+  string_field(",\"topic\":", header.topic);
+  sink.text("},\"flag\":0,\"language\":");
+  sink.string(remoting::kDefaultLanguage);
+  sink.text(",\"opaque\":");
+  sink.number(opaque);
+  sink.text(",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
+  sink.number(remoting::kDefaultVersion);
+  sink.text("}");
+}
+
+}  // namespace
+
+void append_pull_message_json_header(const PullMessageRequestHeader& header, int32_t opaque,
+                                     std::vector<uint8_t>& out) {
+  const std::string_view strings[] = {header.consumerGroup, header.expressionType, header.subscription, header.topic,
+                                      remoting::kDefaultLanguage};
+  // The rest: 10 numbers (code, 7 fields, opaque, version) with their
+  // quotes, and the fixed text (keys, punctuation, "JSON"), 263 bytes counted.
+  constexpr size_t kFixedBytes = 320 + 10 * (kInt64Bytes + 2);
+  append_written_json_header(strings, kFixedBytes, out,
+                             [&](auto& sink) { write_pull_message_json_header(header, opaque, sink); });
 }
 
 std::string_view pull_status_name(PullStatus status) {

@@ -110,6 +110,14 @@ struct PullMessageRequestHeader {
   std::string expressionType = "TAG";
 };
 RemotingCommand build_pull_message(const PullMessageRequestHeader& header);
+// Appends the JSON header of that request going out with opaque, byte for
+// byte what remoting::append_json_header writes for build_pull_message(header)
+// with that opaque, written straight from the struct
+// (RemotingClient::invoke_written), as a producer writes its sends: a
+// consumer sends one per message it is given, and building the command's
+// eleven field strings was 2.2% of the simulator's instructions.
+void append_pull_message_json_header(const PullMessageRequestHeader& header, int32_t opaque,
+                                     std::vector<uint8_t>& out);
 
 enum class PullStatus { FOUND, NO_NEW_MSG, NO_MATCHED_MSG, OFFSET_ILLEGAL };
 std::string_view pull_status_name(PullStatus status);

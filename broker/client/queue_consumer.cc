@@ -102,15 +102,26 @@ void QueueConsumer::send_pull(const MQClientInstance::FindBrokerResult& broker,
   header.expressionType = subscription.expressionType;
   pull_pending_ = true;
   const int64_t request_offset = next_offset_;
-  context_.instance.remoting().invoke(
-      broker.address, api::build_pull_message(header), millis(config.consumerTimeoutMillisWhenSuspend),
-      [weak = weak_from_this(), request_offset, address = broker.address](Result<RemotingCommand> response) {
-        auto self = weak.lock();
-        if (!self) return;
-        // A broker that does not answer: the next pulls go to another of its group.
-        if (!response.ok()) self->context_.instance.note_request_failure(address, response.status());
-        self->on_pull(std::move(response), request_offset);
-      });
+  auto on_answer = [weak = weak_from_this(), request_offset,
+                    address = broker.address](Result<RemotingCommand> response) {
+    auto self = weak.lock();
+    if (!self) return;
+    // A broker that does not answer: the next pulls go to another of its group.
+    if (!response.ok()) self->context_.instance.note_request_failure(address, response.status());
+    self->on_pull(std::move(response), request_offset);
+  };
+  remoting::RemotingClient& remoting = context_.instance.remoting();
+  const Nanos timeout = millis(config.consumerTimeoutMillisWhenSuspend);
+  if (remoting.sends_json_headers()) {
+    // The header written straight from the struct, as a producer's sends
+    // are: the bytes the command below encodes to, without its field strings.
+    remoting.invoke_written(
+        broker.address, remoting::RequestCode::PULL_MESSAGE,
+        [&header](int32_t opaque, std::vector<uint8_t>& out) { api::append_pull_message_json_header(header, opaque, out); },
+        {}, timeout, std::move(on_answer));
+    return;
+  }
+  remoting.invoke(broker.address, api::build_pull_message(header), timeout, std::move(on_answer));
 }
 
 void QueueConsumer::on_pull(Result<RemotingCommand> response, int64_t request_offset) {
