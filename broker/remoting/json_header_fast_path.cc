@@ -184,21 +184,44 @@ class CommonHeaderParser {
   }
 
  private:
+  // The key told apart by its length, then compared with memcmp of a
+  // constant size (inlined): string_view's == called compare out of line,
+  // eleven times a header (1.8% of the simulator's instructions).
   bool read_header_field(std::string_view key, RemotingCommand& command, bool& saw_code) {
-    if (key == kHeaderKeyCode || key == "opaque" || key == "flag" || key == "version") {
+    const auto is = [key](std::string_view literal) {
+      return key.size() == literal.size() && std::memcmp(key.data(), literal.data(), literal.size()) == 0;
+    };
+    int32_t* number_slot = nullptr;
+    switch (key.size()) {
+      case 4:
+        if (is(kHeaderKeyCode)) {
+          number_slot = &command.code;
+          saw_code = true;
+        } else if (is("flag")) {
+          number_slot = &command.flag;
+        }
+        break;
+      case 6:
+        if (is("opaque")) number_slot = &command.opaque;
+        if (is("remark")) return read_text_into(command.remark);
+        break;
+      case 7:
+        if (is("version")) number_slot = &command.version;
+        break;
+      case 8:
+        if (is("language")) return read_text_into(command.language);
+        break;
+      case 9:
+        if (is(kHeaderKeyExtFields)) return read_ext_fields(command.ext_fields);
+        break;
+      default: break;
+    }
+    if (number_slot != nullptr) {
       const std::optional<int32_t> number = read_int32();
       if (!number) return false;
-      if (key == kHeaderKeyCode) {
-        command.code = *number;
-        saw_code = true;
-      } else {
-        (key == "opaque" ? command.opaque : key == "flag" ? command.flag : command.version) = *number;
-      }
+      *number_slot = *number;
       return true;
     }
-    if (key == "language") return read_text_into(command.language);
-    if (key == "remark") return read_text_into(command.remark);
-    if (key == kHeaderKeyExtFields) return read_ext_fields(command.ext_fields);
     return skip_scalar();  // an unknown key, such as serializeTypeCurrentRPC
   }
 
