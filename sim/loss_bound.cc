@@ -108,7 +108,9 @@ class Bounder {
         async_flush_(scenario.broker.store.flushDiskType == store::FlushDiskType::ASYNC_FLUSH),
         sync_master_(scenario.broker.store.brokerRole == store::BrokerRole::SYNC_MASTER),
         dispatch_flushed_only_(scenario.broker.store.dispatchFlushedOnly),
-        transient_store_pool_(scenario.broker.store.is_transient_store_pool_enable()) {}
+        transient_store_pool_(scenario.broker.store.is_transient_store_pool_enable()),
+        receipts_in_time_order_(in_time_order(history.receipts())),
+        next_receipt_(history.receipts().begin()) {}
 
   FaultLossBound bound(const FaultInstant& instant) {
     MQ_ASSERT(instant.fault_index >= 0 && static_cast<size_t>(instant.fault_index) < schedule_.events.size());
@@ -444,13 +446,8 @@ class Bounder {
 
   // Acknowledged after at, in group, at a queue offset at or below the
   // highest one received from that queue before at.
-  std::vector<uint64_t> skipped_after(const std::string& group, Nanos at, const std::set<uint64_t>& destroyed) const {
-    std::map<int32_t, int64_t> passed;  // queue id -> highest queue offset received
-    for (const ReceiptRecord& r : history_.receipts()) {
-      if (r.broker_name != group || r.at >= at) continue;
-      auto [it, inserted] = passed.emplace(r.queue_id, r.queue_offset);
-      if (!inserted) it->second = std::max(it->second, r.queue_offset);
-    }
+  std::vector<uint64_t> skipped_after(const std::string& group, Nanos at, const std::set<uint64_t>& destroyed) {
+    const std::map<int32_t, int64_t> passed = received_before(group, at);
     std::vector<uint64_t> seqs;
     constexpr int64_t kAnyOffset = std::numeric_limits<int64_t>::min();
     for_each_acked_of(
@@ -462,6 +459,48 @@ class Bounder {
         },
         /*sent_by_now=*/false);
     return seqs;
+  }
+
+  // Queue id -> the highest queue offset group's consumers received from it
+  // before at. A run records receipts in time order and its faults come in
+  // time order, so the receipts are read once for all faults, on from where
+  // the last fault stopped: read from the start for each power cut, they
+  // were 9% of a 600-minute run (60 power cuts, 14 million receipts). A
+  // hand-made History out of order, or an earlier at, reads them all again.
+  std::map<int32_t, int64_t> received_before(const std::string& group, Nanos at) {
+    if (!receipts_in_time_order_ || at < receipts_read_before_) {
+      std::map<int32_t, int64_t> passed;
+      for (const ReceiptRecord& r : history_.receipts()) {
+        if (r.broker_name == group && r.at < at) raise_passed(passed, r);
+      }
+      return passed;
+    }
+    receipts_read_before_ = at;
+    for (; next_receipt_ != history_.receipts().end() && next_receipt_->at < at; ++next_receipt_) {
+      const ReceiptRecord& r = *next_receipt_;
+      auto found = std::find_if(passed_by_group_.begin(), passed_by_group_.end(),
+                                [&](const auto& entry) { return entry.first == r.broker_name; });  // index comparisons
+      if (found == passed_by_group_.end()) found = passed_by_group_.insert(passed_by_group_.end(), {r.broker_name, {}});
+      raise_passed(found->second, r);
+    }
+    for (const auto& [name, passed] : passed_by_group_) {
+      if (name == group) return passed;
+    }
+    return {};
+  }
+
+  static void raise_passed(std::map<int32_t, int64_t>& passed, const ReceiptRecord& r) {
+    auto [it, inserted] = passed.emplace(r.queue_id, r.queue_offset);
+    if (!inserted) it->second = std::max(it->second, r.queue_offset);
+  }
+
+  static bool in_time_order(const SpilledRecords<ReceiptRecord>& receipts) {
+    Nanos last = std::numeric_limits<Nanos>::min();
+    for (const ReceiptRecord& r : receipts) {
+      if (r.at < last) return false;
+      last = r.at;
+    }
+    return true;
   }
 
   const Scenario& scenario_;
@@ -476,6 +515,12 @@ class Bounder {
   const FaultInstant* instant_ = nullptr;
   std::map<std::string, BrokerStoreState> last_running_;
   std::map<uint64_t, int> at_risk_;  // seq -> the first fault that may destroy it
+  // received_before's reading: receipts before receipts_read_before_ are
+  // folded into passed_by_group_ (per group: queue id -> highest offset).
+  const bool receipts_in_time_order_;
+  SpilledRecords<ReceiptRecord>::const_iterator next_receipt_;
+  Nanos receipts_read_before_ = std::numeric_limits<Nanos>::min();
+  std::vector<std::pair<InternedName, std::map<int32_t, int64_t>>> passed_by_group_;
 };
 
 }  // namespace

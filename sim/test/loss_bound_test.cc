@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <vector>
+
 #include "broker/store/message_codec.h"
 #include "sim/checker.h"
 #include "sim/test/receipt_record.h"
@@ -251,6 +254,84 @@ TEST(LossBound, MessagesAcknowledgedLaterAtQueueOffsetsAConsumerPassedAreAtRisk)
   EXPECT_EQ(bound.faults.at(0).destroyed, 4);  // records 6..9
   EXPECT_EQ(bound.faults.at(0).skipped, 4);    // new messages at offsets 6..9
   EXPECT_EQ(bound.messages, 8);
+}
+
+// Two power cuts, the consumer reading on between them: each cut's reused
+// offsets are judged against everything received before it, the second's
+// against receipts from before the first too (queue 1 is read only then).
+// The receipts are read once, on from cut to cut; receipts recorded out of
+// time order, or instants given out of time order, take the walk from the
+// start, and all must give the same figures.
+History two_cuts_history(bool receipts_out_of_order) {
+  History history;
+  std::vector<uint64_t> first;
+  for (int i = 0; i < 10; ++i) first.push_back(acked(history, i));
+  // Queue 1, offsets 0..5, in records between queue 0's (below both cuts'
+  // flushed offsets: neither cut destroys them).
+  std::vector<uint64_t> queue1;
+  const auto offset_id = [](int64_t phy_offset) {
+    return store::create_offset_message_id(store::HostAddress::ipv4(10, 0, 1, 1, 10911), PhyOffset(phy_offset));
+  };
+  for (int i = 0; i < 6; ++i) {
+    const uint64_t seq = history.begin_send("p0", millis(20 + i), "", 0);
+    history.complete_send(seq, millis(21 + i), SendOutcome::kOk, "broker-a", 1, i, offset_id(i * kRecordBytes + 100), 1);
+    queue1.push_back(seq);
+  }
+  // After the first cut queue 0 restarts at 6 (offsets 6..9 reused), then
+  // goes on to 13; the consumer, at 10 after the first reads, reads 10..13.
+  std::map<int, uint64_t> second;
+  for (int i = 6; i < 14; ++i) second[i] = acked_record(history, millis(500 + i), i);
+  const auto read_first = [&] {
+    for (int i = 0; i < 10; ++i) received(history, first[static_cast<size_t>(i)], millis(30), i);
+    for (int i = 0; i < 6; ++i) {
+      history.receive(receipt(queue1[static_cast<size_t>(i)], millis(31), i, "cg", /*queue_id=*/1));
+    }
+  };
+  const auto read_second = [&] {
+    for (int i = 10; i < 14; ++i) received(history, second[i], millis(700), i);
+  };
+  if (receipts_out_of_order) {
+    read_second();
+    read_first();
+  } else {
+    read_first();
+    read_second();
+  }
+  // After the second cut queue 0 restarts at 12: offsets 12 and 13 reused;
+  // and queue 1 (restarted at 3, say) reuses offset 3.
+  for (int i = 12; i < 14; ++i) acked_record(history, millis(1'100 + i), i);
+  const uint64_t reused = history.begin_send("p0", millis(1'120), "", 0);
+  history.complete_send(reused, millis(1'121), SendOutcome::kOk, "broker-a", 1, 3, offset_id(14 * kRecordBytes), 1);
+  return history;
+}
+
+TEST(LossBound, EachCutJudgesReusedOffsetsByWhatWasReceivedBeforeIt) {
+  const faults::FaultSchedule schedule{{fault(faults::FaultKind::kCrashMachine, millis(100), "broker-a-0"),
+                                        fault(faults::FaultKind::kCrashMachine, millis(1'000), "broker-a-0")}};
+  const FaultInstant first_cut{0, millis(100), {broker("broker-a-0", 0, 10 * kRecordBytes, 6 * kRecordBytes)}};
+  const FaultInstant second_cut{1, millis(1'000), {broker("broker-a-0", 0, 14 * kRecordBytes, 12 * kRecordBytes)}};
+  const Scenario async_master = scenario(store::FlushDiskType::ASYNC_FLUSH, store::BrokerRole::ASYNC_MASTER);
+  for (const bool out_of_order : {false, true}) {
+    const History history = two_cuts_history(out_of_order);
+    for (const bool reversed : {false, true}) {
+      const std::vector<FaultInstant> instants =
+          reversed ? std::vector<FaultInstant>{second_cut, first_cut} : std::vector<FaultInstant>{first_cut, second_cut};
+      const LossBound bound = compute_loss_bound(async_master, schedule, instants, history);
+      ASSERT_EQ(bound.faults.size(), 2u);
+      for (const FaultLossBound& f : bound.faults) {
+        SCOPED_TRACE(testing::Message() << "fault " << f.fault_index << (out_of_order ? ", receipts out of order" : "")
+                                        << (reversed ? ", instants reversed" : ""));
+        if (f.fault_index == 0) {
+          EXPECT_EQ(f.destroyed, 4);  // records 6..9 of the first messages
+          EXPECT_EQ(f.skipped, 5);    // queue 0's offsets 6..9 (the consumer at 10), queue 1's 3 (at 6)
+        } else {
+          EXPECT_EQ(f.destroyed, 2);  // records 12 and 13
+          EXPECT_EQ(f.skipped, 3);    // queue 0's 12 and 13 (read at 700 ms), queue 1's 3 (read before the first cut)
+        }
+      }
+      EXPECT_EQ(bound.messages, 13);
+    }
+  }
 }
 
 TEST(LossBound, CheckerAttributesByTheBoundAndCountsWhatItDidNotForesee) {
