@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -81,7 +82,7 @@ class MessageLines {
   void mix(uint64_t word);
 
   std::map<std::string, std::string> machine_of_;
-  std::vector<NameFacts> name_facts_;
+  std::deque<NameFacts> name_facts_;  // a deque: facts_of's references stay valid as it grows
   SendsInOrder sends_;
   std::optional<SendRecord> send_;  // the next send, read ahead
   bool sends_done_ = false;

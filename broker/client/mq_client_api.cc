@@ -84,41 +84,37 @@ void set_text(RemotingCommand& request, std::string_view name, std::string_view 
   request.ext_fields.insert_or_assign(name, value);
 }
 
-// SEND_MESSAGE_V2's JSON header in the layout of json_header.h (keys
-// sorted, "a".."n" in extFields, every ext value a string, numbers quoted, no
-// remark), written into a Sink: text(literal), number(value), string(text).
-// One sequence for both writers below, so they cannot drift apart.
+// A request's ext fields written into a Sink, each key with its comma and
+// quotes ("\"a\":", ",\"b\":"), every value as a string, as Java sends them.
 template <typename Sink>
-void write_send_message_v2_json_header(const SendMessageRequestHeader& header, int32_t opaque, Sink& sink) {
-  const auto string_field = [&sink](std::string_view key, std::string_view value) {
+struct ExtFieldWriter {
+  Sink& sink;
+  void string(std::string_view key, std::string_view value) {
     sink.text(key);
     sink.string(value);
-  };
-  const auto number_field = [&sink](std::string_view key, int64_t value) {
+  }
+  void number(std::string_view key, int64_t value) {
     sink.text(key);
     sink.quoted_number(value);
-  };
-  const auto bool_field = [&sink](std::string_view key, bool value) {
+  }
+  void boolean(std::string_view key, bool value) {
     sink.text(key);
     sink.text(value ? "\"true\"" : "\"false\"");
-  };
+  }
+};
+
+// A request's JSON header in the layout of json_header.h (keys sorted, no
+// remark) around the ext fields write_ext_fields(ExtFieldWriter&) writes in
+// name order, into a Sink: text(literal), number(value),
+// quoted_number(value), string(text). One sequence for both sinks below, so
+// they cannot drift apart.
+template <typename Sink, typename WriteExtFields>
+void write_request_json_header(Sink& sink, int32_t code, int32_t opaque, WriteExtFields&& write_ext_fields) {
   sink.text("{\"code\":");
-  sink.number(RequestCode::SEND_MESSAGE_V2);
+  sink.number(code);
   sink.text(",\"extFields\":{");
-  string_field("\"a\":", header.producerGroup);
-  string_field(",\"b\":", header.topic);
-  string_field(",\"c\":", header.defaultTopic);
-  number_field(",\"d\":", header.defaultTopicQueueNums);
-  number_field(",\"e\":", header.queueId);
-  number_field(",\"f\":", header.sysFlag);
-  number_field(",\"g\":", header.bornTimestamp);
-  number_field(",\"h\":", header.flag);
-  string_field(",\"i\":", header.properties);
-  number_field(",\"j\":", header.reconsumeTimes);
-  bool_field(",\"k\":", header.unitMode);
-  if (header.maxReconsumeTimes) number_field(",\"l\":", *header.maxReconsumeTimes);
-  bool_field(",\"m\":", header.batch);
-  if (!header.brokerName.empty()) string_field(",\"n\":", header.brokerName);
+  ExtFieldWriter<Sink> fields{sink};
+  write_ext_fields(fields);
   sink.text("},\"flag\":0,\"language\":");
   sink.string(remoting::kDefaultLanguage);
   sink.text(",\"opaque\":");
@@ -126,6 +122,45 @@ void write_send_message_v2_json_header(const SendMessageRequestHeader& header, i
   sink.text(",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
   sink.number(remoting::kDefaultVersion);
   sink.text("}");
+}
+
+// SEND_MESSAGE_V2's: "a".."n" in extFields.
+template <typename Sink>
+void write_send_message_v2_json_header(const SendMessageRequestHeader& header, int32_t opaque, Sink& sink) {
+  write_request_json_header(sink, RequestCode::SEND_MESSAGE_V2, opaque, [&header](ExtFieldWriter<Sink>& fields) {
+    fields.string("\"a\":", header.producerGroup);
+    fields.string(",\"b\":", header.topic);
+    fields.string(",\"c\":", header.defaultTopic);
+    fields.number(",\"d\":", header.defaultTopicQueueNums);
+    fields.number(",\"e\":", header.queueId);
+    fields.number(",\"f\":", header.sysFlag);
+    fields.number(",\"g\":", header.bornTimestamp);
+    fields.number(",\"h\":", header.flag);
+    fields.string(",\"i\":", header.properties);
+    fields.number(",\"j\":", header.reconsumeTimes);
+    fields.boolean(",\"k\":", header.unitMode);
+    if (header.maxReconsumeTimes) fields.number(",\"l\":", *header.maxReconsumeTimes);
+    fields.boolean(",\"m\":", header.batch);
+    if (!header.brokerName.empty()) fields.string(",\"n\":", header.brokerName);
+  });
+}
+
+// PULL_MESSAGE's, as build_pull_message's fields encode.
+template <typename Sink>
+void write_pull_message_json_header(const PullMessageRequestHeader& header, int32_t opaque, Sink& sink) {
+  write_request_json_header(sink, RequestCode::PULL_MESSAGE, opaque, [&header](ExtFieldWriter<Sink>& fields) {
+    fields.number("\"commitOffset\":", header.commitOffset);
+    fields.string(",\"consumerGroup\":", header.consumerGroup);
+    fields.string(",\"expressionType\":", header.expressionType);
+    fields.number(",\"maxMsgNums\":", header.maxMsgNums);
+    fields.number(",\"queueId\":", header.queueId);
+    fields.number(",\"queueOffset\":", header.queueOffset);
+    fields.number(",\"subVersion\":", header.subVersion);
+    if ((header.sysFlag & kPullFlagSubscription) != 0) fields.string(",\"subscription\":", header.subscription);
+    fields.number(",\"suspendTimeoutMillis\":", header.suspendTimeoutMillis);
+    fields.number(",\"sysFlag\":", header.sysFlag);
+    fields.string(",\"topic\":", header.topic);
+  });
 }
 
 // Digits and sign of an int64: 20 bytes at most.
@@ -350,45 +385,6 @@ RemotingCommand build_pull_message(const PullMessageRequestHeader& header) {
   request.set_ext_string("topic", header.topic);
   return request;
 }
-
-namespace {
-
-// PULL_MESSAGE's JSON header in the layout of json_header.h, as
-// build_pull_message's fields encode (keys sorted, every ext value a
-// string), written into a Sink as write_send_message_v2_json_header is.
-template <typename Sink>
-void write_pull_message_json_header(const PullMessageRequestHeader& header, int32_t opaque, Sink& sink) {
-  const auto string_field = [&sink](std::string_view key, std::string_view value) {
-    sink.text(key);
-    sink.string(value);
-  };
-  const auto number_field = [&sink](std::string_view key, int64_t value) {
-    sink.text(key);
-    sink.quoted_number(value);
-  };
-  sink.text("{\"code\":");
-  sink.number(RequestCode::PULL_MESSAGE);
-  number_field(",\"extFields\":{\"commitOffset\":", header.commitOffset);
-  string_field(",\"consumerGroup\":", header.consumerGroup);
-  string_field(",\"expressionType\":", header.expressionType);
-  number_field(",\"maxMsgNums\":", header.maxMsgNums);
-  number_field(",\"queueId\":", header.queueId);
-  number_field(",\"queueOffset\":", header.queueOffset);
-  number_field(",\"subVersion\":", header.subVersion);
-  if ((header.sysFlag & kPullFlagSubscription) != 0) string_field(",\"subscription\":", header.subscription);
-  number_field(",\"suspendTimeoutMillis\":", header.suspendTimeoutMillis);
-  number_field(",\"sysFlag\":", header.sysFlag);
-  string_field(",\"topic\":", header.topic);
-  sink.text("},\"flag\":0,\"language\":");
-  sink.string(remoting::kDefaultLanguage);
-  sink.text(",\"opaque\":");
-  sink.number(opaque);
-  sink.text(",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
-  sink.number(remoting::kDefaultVersion);
-  sink.text("}");
-}
-
-}  // namespace
 
 void append_pull_message_json_header(const PullMessageRequestHeader& header, int32_t opaque,
                                      std::vector<uint8_t>& out) {
