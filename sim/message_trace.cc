@@ -151,7 +151,7 @@ MessageLines::MessageLines(const History& history, const Scenario& scenario)
   }
 }
 
-const MessageLines::NameFacts& MessageLines::facts_of(const InternedName& name) {
+MessageLines::NameFacts MessageLines::facts_of(const InternedName& name) {
   for (const NameFacts& facts : name_facts_) {
     if (facts.name == name) return facts;  // an index comparison
   }
@@ -173,7 +173,7 @@ void MessageLines::mix(uint64_t word) {
 
 // What send_line prints, in its order.
 void MessageLines::digest_send(const SendRecord& send) {
-  const NameFacts& producer = facts_of(send.producer);
+  const NameFacts producer = facts_of(send.producer);
   mix('S');
   mix(static_cast<uint64_t>(line_time_of(send)));
   mix(producer.machine_hash);
@@ -190,7 +190,7 @@ void MessageLines::digest_send(const SendRecord& send) {
 
 // What receipt_line prints, in its order.
 void MessageLines::digest_receipt(const ReceiptRecord& receipt) {
-  const NameFacts& consumer = facts_of(receipt.consumer);
+  const NameFacts consumer = facts_of(receipt.consumer);
   mix('R');
   mix(static_cast<uint64_t>(receipt.at));
   mix(consumer.machine_hash);

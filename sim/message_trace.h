@@ -17,7 +17,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -71,7 +70,7 @@ class MessageLines {
     uint64_t name_hash = 0;
     uint64_t machine_hash = 0;
   };
-  const NameFacts& facts_of(const InternedName& name);
+  NameFacts facts_of(const InternedName& name);  // a copy: the vector may grow on the next call
 
   // The next send or receipt in line order into taken_, digested and
   // counted; false at the end.
@@ -82,7 +81,7 @@ class MessageLines {
   void mix(uint64_t word);
 
   std::map<std::string, std::string> machine_of_;
-  std::deque<NameFacts> name_facts_;  // a deque: facts_of's references stay valid as it grows
+  std::vector<NameFacts> name_facts_;
   SendsInOrder sends_;
   std::optional<SendRecord> send_;  // the next send, read ahead
   bool sends_done_ = false;
