@@ -117,7 +117,9 @@ void QueueConsumer::send_pull(const MQClientInstance::FindBrokerResult& broker,
     // are: the bytes the command below encodes to, without its field strings.
     remoting.invoke_written(
         broker.address, remoting::RequestCode::PULL_MESSAGE,
-        [&header](int32_t opaque, std::vector<uint8_t>& out) { api::append_pull_message_json_header(header, opaque, out); },
+        [&header](int32_t opaque, std::vector<uint8_t>& out) {
+          api::append_pull_message_json_header(header, opaque, out);
+        },
         {}, timeout, std::move(on_answer));
     return;
   }

@@ -274,7 +274,8 @@ History two_cuts_history(bool receipts_out_of_order) {
   };
   for (int i = 0; i < 6; ++i) {
     const uint64_t seq = history.begin_send("p0", millis(20 + i), "", 0);
-    history.complete_send(seq, millis(21 + i), SendOutcome::kOk, "broker-a", 1, i, offset_id(i * kRecordBytes + 100), 1);
+    history.complete_send(seq, millis(21 + i), SendOutcome::kOk, "broker-a", 1, i, offset_id(i * kRecordBytes + 100),
+                          1);
     queue1.push_back(seq);
   }
   // After the first cut queue 0 restarts at 6 (offsets 6..9 reused), then
@@ -314,8 +315,8 @@ TEST(LossBound, EachCutJudgesReusedOffsetsByWhatWasReceivedBeforeIt) {
   for (const bool out_of_order : {false, true}) {
     const History history = two_cuts_history(out_of_order);
     for (const bool reversed : {false, true}) {
-      const std::vector<FaultInstant> instants =
-          reversed ? std::vector<FaultInstant>{second_cut, first_cut} : std::vector<FaultInstant>{first_cut, second_cut};
+      const std::vector<FaultInstant> instants = reversed ? std::vector<FaultInstant>{second_cut, first_cut}
+                                                          : std::vector<FaultInstant>{first_cut, second_cut};
       const LossBound bound = compute_loss_bound(async_master, schedule, instants, history);
       ASSERT_EQ(bound.faults.size(), 2u);
       for (const FaultLossBound& f : bound.faults) {

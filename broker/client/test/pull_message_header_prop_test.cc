@@ -47,7 +47,8 @@ RC_GTEST_PROP(PullMessageHeader, WrittenStraightEqualsTheGenericEncoding, ()) {
   header.queueOffset = *rc::gen::arbitrary<int64_t>();
   header.maxMsgNums = *rc::gen::arbitrary<int32_t>();
   // Any flags, the subscription's most of the time (it decides a field).
-  header.sysFlag = *rc::gen::oneOf(rc::gen::arbitrary<int32_t>(), rc::gen::just(kPullFlagSuspend | kPullFlagSubscription),
+  header.sysFlag = *rc::gen::oneOf(rc::gen::arbitrary<int32_t>(),
+                                   rc::gen::just(kPullFlagSuspend | kPullFlagSubscription),
                                    rc::gen::just(kPullFlagSuspend | kPullFlagCommitOffset));
   header.commitOffset = *rc::gen::arbitrary<int64_t>();
   header.suspendTimeoutMillis = *rc::gen::arbitrary<int64_t>();
