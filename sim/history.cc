@@ -97,6 +97,7 @@ void History::receive(ReceiptRecord receipt) {
   } else {
     receipt.first_of_group = stray_received_[group].insert(receipt.seq).second;
   }
+  if (!receipts_.empty() && receipt.at < receipts_.back().at) receipts_in_time_order_ = false;  // in the tail: no read
   receipts_.push_back(receipt);
 }
 

@@ -145,6 +145,10 @@ class History {
   // spill file a block at a time.
   const SpilledRecords<SendRecord>& sends() const { return sends_; }
   const SpilledRecords<ReceiptRecord>& receipts() const { return receipts_; }
+  // Whether each receipt was recorded no earlier than the one before it, as
+  // a run and a loaded history record them (a hand-made one may not): the
+  // readers that walk receipts in time order rely on it or sort.
+  bool receipts_in_time_order() const { return receipts_in_time_order_; }
   const std::vector<WorldEvent>& events() const { return events_; }
   std::optional<SendRecord> send(uint64_t seq) const {
     if (seq >= sends_.size()) return std::nullopt;
@@ -178,6 +182,7 @@ class History {
   // minutes of the standard scenario).
   SpilledRecords<SendRecord> sends_;  // index == seq
   SpilledRecords<ReceiptRecord> receipts_;
+  bool receipts_in_time_order_ = true;
   SpilledRecords<Nanos> first_receipt_at_;     // index == seq
   SpilledRecords<Nanos> earliest_receipt_at_;  // index == seq
   std::vector<WorldEvent> events_;

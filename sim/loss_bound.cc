@@ -109,7 +109,7 @@ class Bounder {
         sync_master_(scenario.broker.store.brokerRole == store::BrokerRole::SYNC_MASTER),
         dispatch_flushed_only_(scenario.broker.store.dispatchFlushedOnly),
         transient_store_pool_(scenario.broker.store.is_transient_store_pool_enable()),
-        receipts_in_time_order_(in_time_order(history.receipts())),
+        receipts_in_time_order_(history.receipts_in_time_order()),
         next_receipt_(history.receipts().begin()) {}
 
   FaultLossBound bound(const FaultInstant& instant) {
@@ -492,15 +492,6 @@ class Bounder {
   static void raise_passed(std::map<int32_t, int64_t>& passed, const ReceiptRecord& r) {
     auto [it, inserted] = passed.emplace(r.queue_id, r.queue_offset);
     if (!inserted) it->second = std::max(it->second, r.queue_offset);
-  }
-
-  static bool in_time_order(const SpilledRecords<ReceiptRecord>& receipts) {
-    Nanos last = std::numeric_limits<Nanos>::min();
-    for (const ReceiptRecord& r : receipts) {
-      if (r.at < last) return false;
-      last = r.at;
-    }
-    return true;
   }
 
   const Scenario& scenario_;

@@ -136,18 +136,13 @@ MessageLines::MessageLines(const History& history, const Scenario& scenario)
       sends_(history.sends(), line_time_of),
       receipts_(history.receipts()),
       next_receipt_(history.receipts().begin()) {
-  // A run records receipts as they happen, so in time order; check rather
-  // than trust it, and sort a hand-made History's (stably: equal times keep
-  // their recorded order, as one stable sort of every line did).
-  Nanos last = std::numeric_limits<Nanos>::min();
-  for (const ReceiptRecord& receipt : receipts_) {
-    if (receipt.at < last) {
-      sorted_receipts_.emplace(receipts_.begin(), receipts_.end());
-      std::stable_sort(sorted_receipts_->begin(), sorted_receipts_->end(),
-                       [](const ReceiptRecord& a, const ReceiptRecord& b) { return a.at < b.at; });
-      break;
-    }
-    last = receipt.at;
+  // A run records receipts as they happen, so in time order; a hand-made
+  // History's are sorted here (stably: equal times keep their recorded
+  // order, as one stable sort of every line did).
+  if (!history.receipts_in_time_order()) {
+    sorted_receipts_.emplace(receipts_.begin(), receipts_.end());
+    std::stable_sort(sorted_receipts_->begin(), sorted_receipts_->end(),
+                     [](const ReceiptRecord& a, const ReceiptRecord& b) { return a.at < b.at; });
   }
 }
 

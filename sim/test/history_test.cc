@@ -105,6 +105,20 @@ TEST(History, EachReceiptSaysWhetherItIsItsGroupsFirst) {
   EXPECT_FALSE(history.received("g", b + 1));
 }
 
+// Equal times keep the order; one receipt earlier than the one before it
+// (a hand-made history) clears it for good.
+TEST(History, KnowsWhetherItsReceiptsWereRecordedInTimeOrder) {
+  History history;
+  const uint64_t a = history.begin_send("p", 1, "", 0);
+  EXPECT_TRUE(history.receipts_in_time_order());  // none yet
+  for (const Nanos at : {5, 5, 6, 9, 9, 12}) history.receive(ReceiptRecord{a, "g", "c", at});
+  EXPECT_TRUE(history.receipts_in_time_order());
+  history.receive(ReceiptRecord{a, "g", "c", 11});
+  EXPECT_FALSE(history.receipts_in_time_order());
+  history.receive(ReceiptRecord{a, "g", "c", 20});
+  EXPECT_FALSE(history.receipts_in_time_order());
+}
+
 // Random interleavings of sends, outcomes, receipts (in two groups) and
 // questions: the incremental answer always equals the from-scratch one.
 RC_GTEST_PROP(History, IncrementalAllAcknowledgedReceivedEqualsFromScratch, ()) {
