@@ -204,15 +204,28 @@ class JsonHeaderReader {
 
 RemotingCommand json_header_defaults() {
   RemotingCommand command;
-  command.version = 0;
-  command.language = std::string(kDefaultLanguage);
-  command.serialize_type = SerializeType::JSON;
+  to_json_header_defaults(command);
   return command;
 }
 
+void to_json_header_defaults(RemotingCommand& command) {
+  MQ_ASSERT(command.code == 0 && command.ext_fields.empty() && command.body.empty());
+  command.version = 0;
+  command.language = kDefaultLanguage;  // already, as a RemotingCommand starts: no allocation
+  command.serialize_type = SerializeType::JSON;
+}
+
+Status decode_json_header_into(std::span<const uint8_t> header, RemotingCommand& command) {
+  to_json_header_defaults(command);
+  if (decode_json_header_fast_into(header, command)) return Status::Ok();
+  MQ_ASSIGN_OR_RETURN(command, decode_json_header_general(header));  // over the half-read fields
+  return Status::Ok();
+}
+
 Result<RemotingCommand> decode_json_header(std::span<const uint8_t> header) {
-  if (std::optional<RemotingCommand> command = decode_json_header_fast(header)) return std::move(*command);
-  return decode_json_header_general(header);
+  RemotingCommand command;
+  MQ_RETURN_IF_ERROR(decode_json_header_into(header, command));
+  return command;
 }
 
 void append_json_header_general(const RemotingCommand& command, std::vector<uint8_t>& out) {

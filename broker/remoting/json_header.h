@@ -61,6 +61,10 @@ void append_json_header(const RemotingCommand& command, std::vector<uint8_t>& ou
 // the peer left out hold what Java's RemotingCommand holds: version 0,
 // language JAVA.
 Result<RemotingCommand> decode_json_header(std::span<const uint8_t> header);
+// The same into command, as it was default-constructed (a RemotingCommand
+// that has held nothing): the frame decoder decodes each frame in place,
+// where returning it moved the command three times on the way.
+Status decode_json_header_into(std::span<const uint8_t> header, RemotingCommand& command);
 
 // A JSON string literal of text, quotes included: what append_json_header
 // writes for every string of a header (escapes as nlohmann's serializer,
@@ -83,10 +87,15 @@ Result<RemotingCommand> decode_json_header_general(std::span<const uint8_t> head
 // RemotingCommand holds for a field the peer left out (version 0, language
 // JAVA). Both readers start from it.
 RemotingCommand json_header_defaults();
+// Turns a default-constructed command into json_header_defaults().
+void to_json_header_defaults(RemotingCommand& command);
 
 // The fast reader alone: the command, or nullopt when the header strays
 // from the common shape and the general path decides (errors included).
 // For tests and benchmarks: what real clients send must not stray.
 std::optional<RemotingCommand> decode_json_header_fast(std::span<const uint8_t> header);
+// The same into command, which must hold json_header_defaults(): false
+// (command then half read) when the general path must decide.
+bool decode_json_header_fast_into(std::span<const uint8_t> header, RemotingCommand& command);
 
 }  // namespace mqlab::remoting

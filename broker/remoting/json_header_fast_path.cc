@@ -167,20 +167,20 @@ class CommonHeaderParser {
   explicit CommonHeaderParser(std::span<const uint8_t> header)
       : at_(reinterpret_cast<const char*>(header.data())), end_(at_ + header.size()) {}
 
-  std::optional<RemotingCommand> parse() && {
-    RemotingCommand command = json_header_defaults();
+  // Reads the header into command, which must hold json_header_defaults();
+  // false (command then half read) when it strays from the common shape.
+  bool parse_into(RemotingCommand& command) && {
     bool saw_code = false;
-    if (!consume('{')) return std::nullopt;
-    if (consume('}')) return std::nullopt;  // no "code": the general path words it
+    if (!consume('{')) return false;
+    if (consume('}')) return false;  // no "code": the general path words it
     do {
       std::string_view key;
-      if (!read_text(key, key_scratch_) || !consume(':')) return std::nullopt;
-      if (!read_header_field(key, command, saw_code)) return std::nullopt;
+      if (!read_text(key, key_scratch_) || !consume(':')) return false;
+      if (!read_header_field(key, command, saw_code)) return false;
     } while (consume(','));
-    if (!consume('}')) return std::nullopt;
+    if (!consume('}')) return false;
     skip_whitespace();
-    if (at_ != end_ || !saw_code) return std::nullopt;
-    return command;
+    return at_ == end_ && saw_code;
   }
 
  private:
@@ -663,10 +663,16 @@ void append_json_header(const RemotingCommand& command, std::vector<uint8_t>& ou
   out.push_back('}');
 }
 
+bool decode_json_header_fast_into(std::span<const uint8_t> header, RemotingCommand& command) {
+  if (!CommonHeaderParser(header).parse_into(command)) return false;
+  MQ_ASSERT(command.serialize_type == SerializeType::JSON);
+  MQ_ASSERT(command.body.empty());  // the header only: the frame codec adds the body
+  return true;
+}
+
 std::optional<RemotingCommand> decode_json_header_fast(std::span<const uint8_t> header) {
-  std::optional<RemotingCommand> command = CommonHeaderParser(header).parse();
-  if (command) MQ_ASSERT(command->serialize_type == SerializeType::JSON);
-  if (command) MQ_ASSERT(command->body.empty());  // the header only: the frame codec adds the body
+  RemotingCommand command = json_header_defaults();
+  if (!decode_json_header_fast_into(header, command)) return std::nullopt;
   return command;
 }
 
