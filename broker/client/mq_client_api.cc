@@ -78,11 +78,24 @@ Status read_cluster_info(const Json& root, ClusterInfo* out) {
   return Status::Ok();
 }
 
-// Sets name to a copy of value, the field's string built once in place
-// (set_ext_string's by-value string is a copy, then a move).
-void set_text(RemotingCommand& request, std::string_view name, std::string_view value) {
-  request.ext_fields.insert_or_assign(name, value);
-}
+// A request's ext fields set on its command, from the keys the JSON writer
+// below takes (",\"b\":" sets b): the field lists further down are written
+// once for both, so the command and the header written straight from the
+// struct cannot disagree on a field.
+struct ExtFieldSetter {
+  RemotingCommand& request;
+  static std::string_view name_of(std::string_view key) {
+    if (key.starts_with(',')) key.remove_prefix(1);
+    MQ_ASSERT(key.size() >= 4 && key.starts_with('"') && key.ends_with("\":"));
+    return key.substr(1, key.size() - 3);
+  }
+  // Each an append in name order; a string value built once, in place.
+  void string(std::string_view key, std::string_view value) {
+    request.ext_fields.insert_or_assign(name_of(key), value);
+  }
+  void number(std::string_view key, int64_t value) { request.set_ext_int(name_of(key), value); }
+  void boolean(std::string_view key, bool value) { request.set_ext_bool(name_of(key), value); }
+};
 
 // A request's ext fields written into a Sink, each key with its comma and
 // quotes ("\"a\":", ",\"b\":"), every value as a string, as Java sends them.
@@ -124,43 +137,52 @@ void write_request_json_header(Sink& sink, int32_t code, int32_t opaque, WriteEx
   sink.text("}");
 }
 
-// SEND_MESSAGE_V2's: "a".."n" in extFields.
-template <typename Sink>
-void write_send_message_v2_json_header(const SendMessageRequestHeader& header, int32_t opaque, Sink& sink) {
-  write_request_json_header(sink, RequestCode::SEND_MESSAGE_V2, opaque, [&header](ExtFieldWriter<Sink>& fields) {
-    fields.string("\"a\":", header.producerGroup);
-    fields.string(",\"b\":", header.topic);
-    fields.string(",\"c\":", header.defaultTopic);
-    fields.number(",\"d\":", header.defaultTopicQueueNums);
-    fields.number(",\"e\":", header.queueId);
-    fields.number(",\"f\":", header.sysFlag);
-    fields.number(",\"g\":", header.bornTimestamp);
-    fields.number(",\"h\":", header.flag);
-    fields.string(",\"i\":", header.properties);
-    fields.number(",\"j\":", header.reconsumeTimes);
-    fields.boolean(",\"k\":", header.unitMode);
-    if (header.maxReconsumeTimes) fields.number(",\"l\":", *header.maxReconsumeTimes);
-    fields.boolean(",\"m\":", header.batch);
-    if (!header.brokerName.empty()) fields.string(",\"n\":", header.brokerName);
-  });
+// SEND_MESSAGE_V2's ext fields, "a".."n", in name order, to fields (an
+// ExtFieldWriter or an ExtFieldSetter).
+template <typename Fields>
+void send_message_v2_fields(const SendMessageRequestHeader& header, Fields& fields) {
+  fields.string("\"a\":", header.producerGroup);
+  fields.string(",\"b\":", header.topic);
+  fields.string(",\"c\":", header.defaultTopic);
+  fields.number(",\"d\":", header.defaultTopicQueueNums);
+  fields.number(",\"e\":", header.queueId);
+  fields.number(",\"f\":", header.sysFlag);
+  fields.number(",\"g\":", header.bornTimestamp);
+  fields.number(",\"h\":", header.flag);
+  fields.string(",\"i\":", header.properties);
+  fields.number(",\"j\":", header.reconsumeTimes);
+  fields.boolean(",\"k\":", header.unitMode);
+  if (header.maxReconsumeTimes) fields.number(",\"l\":", *header.maxReconsumeTimes);
+  fields.boolean(",\"m\":", header.batch);
+  if (!header.brokerName.empty()) fields.string(",\"n\":", header.brokerName);
 }
 
-// PULL_MESSAGE's, as build_pull_message's fields encode.
+// PULL_MESSAGE's, in name order; the subscription only with its flag.
+template <typename Fields>
+void pull_message_fields(const PullMessageRequestHeader& header, Fields& fields) {
+  fields.number("\"commitOffset\":", header.commitOffset);
+  fields.string(",\"consumerGroup\":", header.consumerGroup);
+  fields.string(",\"expressionType\":", header.expressionType);
+  fields.number(",\"maxMsgNums\":", header.maxMsgNums);
+  fields.number(",\"queueId\":", header.queueId);
+  fields.number(",\"queueOffset\":", header.queueOffset);
+  fields.number(",\"subVersion\":", header.subVersion);
+  if ((header.sysFlag & kPullFlagSubscription) != 0) fields.string(",\"subscription\":", header.subscription);
+  fields.number(",\"suspendTimeoutMillis\":", header.suspendTimeoutMillis);
+  fields.number(",\"sysFlag\":", header.sysFlag);
+  fields.string(",\"topic\":", header.topic);
+}
+
+template <typename Sink>
+void write_send_message_v2_json_header(const SendMessageRequestHeader& header, int32_t opaque, Sink& sink) {
+  write_request_json_header(sink, RequestCode::SEND_MESSAGE_V2, opaque,
+                            [&header](ExtFieldWriter<Sink>& fields) { send_message_v2_fields(header, fields); });
+}
+
 template <typename Sink>
 void write_pull_message_json_header(const PullMessageRequestHeader& header, int32_t opaque, Sink& sink) {
-  write_request_json_header(sink, RequestCode::PULL_MESSAGE, opaque, [&header](ExtFieldWriter<Sink>& fields) {
-    fields.number("\"commitOffset\":", header.commitOffset);
-    fields.string(",\"consumerGroup\":", header.consumerGroup);
-    fields.string(",\"expressionType\":", header.expressionType);
-    fields.number(",\"maxMsgNums\":", header.maxMsgNums);
-    fields.number(",\"queueId\":", header.queueId);
-    fields.number(",\"queueOffset\":", header.queueOffset);
-    fields.number(",\"subVersion\":", header.subVersion);
-    if ((header.sysFlag & kPullFlagSubscription) != 0) fields.string(",\"subscription\":", header.subscription);
-    fields.number(",\"suspendTimeoutMillis\":", header.suspendTimeoutMillis);
-    fields.number(",\"sysFlag\":", header.sysFlag);
-    fields.string(",\"topic\":", header.topic);
-  });
+  write_request_json_header(sink, RequestCode::PULL_MESSAGE, opaque,
+                            [&header](ExtFieldWriter<Sink>& fields) { pull_message_fields(header, fields); });
 }
 
 // Digits and sign of an int64: 20 bytes at most.
@@ -310,21 +332,8 @@ RemotingCommand build_send_message_v2(const SendMessageRequestHeader& header, st
 
 RemotingCommand build_send_message_v2_header(const SendMessageRequestHeader& header) {
   RemotingCommand request = RemotingCommand::make_request(RequestCode::SEND_MESSAGE_V2);
-  // In name order: each field is an append, its string built once in place.
-  set_text(request, "a", header.producerGroup);
-  set_text(request, "b", header.topic);
-  set_text(request, "c", header.defaultTopic);
-  request.set_ext_int("d", header.defaultTopicQueueNums);
-  request.set_ext_int("e", header.queueId);
-  request.set_ext_int("f", header.sysFlag);
-  request.set_ext_int("g", header.bornTimestamp);
-  request.set_ext_int("h", header.flag);
-  set_text(request, "i", header.properties);
-  request.set_ext_int("j", header.reconsumeTimes);
-  request.set_ext_bool("k", header.unitMode);
-  if (header.maxReconsumeTimes) request.set_ext_int("l", *header.maxReconsumeTimes);
-  request.set_ext_bool("m", header.batch);
-  if (!header.brokerName.empty()) set_text(request, "n", header.brokerName);
+  ExtFieldSetter fields{request};
+  send_message_v2_fields(header, fields);
   return request;
 }
 
@@ -370,19 +379,8 @@ SendMessageResponseHeader read_send_message_response(const RemotingCommand& resp
 
 RemotingCommand build_pull_message(const PullMessageRequestHeader& header) {
   RemotingCommand request = RemotingCommand::make_request(RequestCode::PULL_MESSAGE);
-  // In name order, the order ExtFields keeps: each field is an append, not
-  // an insert that moves the ones after it (a consumer sends one per message).
-  request.set_ext_int("commitOffset", header.commitOffset);
-  request.set_ext_string("consumerGroup", header.consumerGroup);
-  request.set_ext_string("expressionType", header.expressionType);
-  request.set_ext_int("maxMsgNums", header.maxMsgNums);
-  request.set_ext_int("queueId", header.queueId);
-  request.set_ext_int("queueOffset", header.queueOffset);
-  request.set_ext_int("subVersion", header.subVersion);
-  if ((header.sysFlag & kPullFlagSubscription) != 0) request.set_ext_string("subscription", header.subscription);
-  request.set_ext_int("suspendTimeoutMillis", header.suspendTimeoutMillis);
-  request.set_ext_int("sysFlag", header.sysFlag);
-  request.set_ext_string("topic", header.topic);
+  ExtFieldSetter fields{request};
+  pull_message_fields(header, fields);
   return request;
 }
 
