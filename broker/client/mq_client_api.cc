@@ -17,6 +17,7 @@
 #include "broker/remoting/request_code.h"
 #include "broker/remoting/response_code.h"
 #include "broker/remoting/wire_text.h"
+#include "broker/remoting/written_json_header.h"
 
 namespace mqlab::client::api {
 namespace {
@@ -24,6 +25,10 @@ namespace {
 using Json = nlohmann::json;
 using remoting::RequestCode;
 using remoting::ResponseCode;
+using remoting::append_written_json_header;
+using remoting::ExtFieldSetter;
+using remoting::ExtFieldWriter;
+using remoting::kInt64Bytes;
 
 std::string body_text(const RemotingCommand& command) { return std::string(command.body.begin(), command.body.end()); }
 
@@ -78,63 +83,10 @@ Status read_cluster_info(const Json& root, ClusterInfo* out) {
   return Status::Ok();
 }
 
-// A request's ext fields set on its command, from the keys the JSON writer
-// below takes (",\"b\":" sets b): the field lists further down are written
-// once for both, so the command and the header written straight from the
-// struct cannot disagree on a field.
-struct ExtFieldSetter {
-  RemotingCommand& request;
-  static std::string_view name_of(std::string_view key) {
-    if (key.starts_with(',')) key.remove_prefix(1);
-    MQ_ASSERT(key.size() >= 4 && key.starts_with('"') && key.ends_with("\":"));
-    return key.substr(1, key.size() - 3);
-  }
-  // Each an append in name order; a string value built once, in place.
-  void string(std::string_view key, std::string_view value) {
-    request.ext_fields.insert_or_assign(name_of(key), value);
-  }
-  void number(std::string_view key, int64_t value) { request.set_ext_int(name_of(key), value); }
-  void boolean(std::string_view key, bool value) { request.set_ext_bool(name_of(key), value); }
-};
-
-// A request's ext fields written into a Sink, each key with its comma and
-// quotes ("\"a\":", ",\"b\":"), every value as a string, as Java sends them.
-template <typename Sink>
-struct ExtFieldWriter {
-  Sink& sink;
-  void string(std::string_view key, std::string_view value) {
-    sink.text(key);
-    sink.string(value);
-  }
-  void number(std::string_view key, int64_t value) {
-    sink.text(key);
-    sink.quoted_number(value);
-  }
-  void boolean(std::string_view key, bool value) {
-    sink.text(key);
-    sink.text(value ? "\"true\"" : "\"false\"");
-  }
-};
-
-// A request's JSON header in the layout of json_header.h (keys sorted, no
-// remark) around the ext fields write_ext_fields(ExtFieldWriter&) writes in
-// name order, into a Sink: text(literal), number(value),
-// quoted_number(value), string(text). One sequence for both sinks below, so
-// they cannot drift apart.
+// A request's JSON header (written_json_header.h): flag 0, no remark.
 template <typename Sink, typename WriteExtFields>
 void write_request_json_header(Sink& sink, int32_t code, int32_t opaque, WriteExtFields&& write_ext_fields) {
-  sink.text("{\"code\":");
-  sink.number(code);
-  sink.text(",\"extFields\":{");
-  ExtFieldWriter<Sink> fields{sink};
-  write_ext_fields(fields);
-  sink.text("},\"flag\":0,\"language\":");
-  sink.string(remoting::kDefaultLanguage);
-  sink.text(",\"opaque\":");
-  sink.number(opaque);
-  sink.text(",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
-  sink.number(remoting::kDefaultVersion);
-  sink.text("}");
+  remoting::write_json_header(sink, code, 0, opaque, {}, std::forward<WriteExtFields>(write_ext_fields));
 }
 
 // SEND_MESSAGE_V2's ext fields, "a".."n", in name order, to fields (an
@@ -183,87 +135,6 @@ template <typename Sink>
 void write_pull_message_json_header(const PullMessageRequestHeader& header, int32_t opaque, Sink& sink) {
   write_request_json_header(sink, RequestCode::PULL_MESSAGE, opaque,
                             [&header](ExtFieldWriter<Sink>& fields) { pull_message_fields(header, fields); });
-}
-
-// Digits and sign of an int64: 20 bytes at most.
-constexpr size_t kInt64Bytes = 20;
-
-// Appends to a vector, string by string: for a header with non-ASCII text,
-// whose strings append_json_string_literal hands to nlohmann's serializer.
-struct VectorSink {
-  std::vector<uint8_t>& out;
-  void text(std::string_view literal) { out.insert(out.end(), literal.begin(), literal.end()); }
-  void number(int64_t value) {
-    char digits[kInt64Bytes];
-    const auto [end, error] = std::to_chars(std::begin(digits), std::end(digits), value);
-    MQ_ASSERT(error == std::errc());
-    out.insert(out.end(), digits, end);
-  }
-  void quoted_number(int64_t value) {
-    out.push_back('"');
-    number(value);
-    out.push_back('"');
-  }
-  void string(std::string_view value) { remoting::append_json_string_literal(value, out); }
-};
-
-// Writes through a pointer into room sized beforehand (ASCII strings only).
-struct PointerSink {
-  char* p;
-  void text(std::string_view literal) {
-    std::memcpy(p, literal.data(), literal.size());
-    p += literal.size();
-  }
-  void number(int64_t value) {
-    const auto [end, error] = std::to_chars(p, p + kInt64Bytes, value);
-    MQ_ASSERT(error == std::errc());
-    p = end;
-  }
-  // A header's numbers go out as strings: quotes written as bytes, not as
-  // two more literal copies.
-  void quoted_number(int64_t value) {
-    *p++ = '"';
-    number(value);
-    *p++ = '"';
-  }
-  void string(std::string_view value) { p = remoting::put_ascii_json_string_literal(value, p); }
-};
-
-// Appends what write(sink) writes: sized once and written through a pointer
-// when every string is ASCII (appending piece by piece cost a vector insert
-// each), else through a VectorSink. strings are every string write passes to
-// sink.string; fixed_bytes bounds the rest, numbers counted at kInt64Bytes.
-// A header that fits is written on the stack and appended in one copy:
-// resizing out to the bound first zeroed a few hundred bytes each time.
-template <typename Write>
-void append_written_json_header(std::span<const std::string_view> strings, size_t fixed_bytes,
-                                std::vector<uint8_t>& out, Write&& write) {
-  size_t bound = fixed_bytes;
-  for (const std::string_view text : strings) {
-    const std::optional<size_t> literal = remoting::ascii_json_string_literal_bound(text);
-    if (!literal) {
-      VectorSink sink{out};
-      return write(sink);
-    }
-    bound += *literal;
-  }
-  constexpr size_t kStackBytes = 2048;
-  if (bound <= kStackBytes) {
-    char buffer[kStackBytes];
-    PointerSink sink{buffer};
-    write(sink);
-    MQ_ASSERT(static_cast<size_t>(sink.p - buffer) <= bound);
-    out.insert(out.end(), buffer, sink.p);
-    return;
-  }
-  const size_t start = out.size();
-  out.resize(start + bound);
-  char* const begin = reinterpret_cast<char*>(out.data() + start);
-  PointerSink sink{begin};
-  write(sink);
-  const auto written = static_cast<size_t>(sink.p - begin);
-  MQ_ASSERT(written <= bound);
-  out.resize(start + written);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "broker/common/log.h"
 #include "broker/meta/topic_config.h"
 #include "broker/processor/broker_controller.h"
+#include "broker/processor/pull_message_response_header.h"
 #include "broker/remoting/ext_field_value.h"
 #include "broker/remoting/response_code.h"
 #include "broker/store/message_codec.h"
@@ -180,13 +181,18 @@ void PullMessageProcessor::process_parsed(PullMessageRequestHeader header, remot
   RemotingCommand response;
   response.code = code;
   response.remark = store::get_message_status_name(result.status);
-  // In name order: appends to ExtFields (one response per pull).
-  response.set_ext_int("maxOffset", result.max_offset.value());
-  response.set_ext_int("minOffset", result.min_offset.value());
-  response.set_ext_int("nextBeginOffset", next_begin.value());
-  response.set_ext_int("suggestWhichBrokerId", suggest);
   std::vector<remoting::BodyFileRegion> regions;
-  if (code == ResponseCode::SUCCESS) regions = fill_body(result, response);
+  if (code == ResponseCode::SUCCESS) regions = fill_body(result, response);  // may turn it into an error
+  const PullMessageResponseHeader response_header{result.max_offset.value(), result.min_offset.value(),
+                                                  next_begin.value(), suggest};
+  if (channel.answers_json()) {
+    // Written straight from the header: one answer per pull.
+    const auto write_header = [&response, &response_header](int32_t opaque, std::vector<uint8_t>& out) {
+      append_pull_message_response_json_header(response.code, response.remark, response_header, opaque, out);
+    };
+    return channel.reply_written(write_header, response.body, std::move(regions));
+  }
+  set_pull_message_response_fields(response_header, response);
   channel.reply(std::move(response), std::move(regions));
 }
 

@@ -10,6 +10,7 @@
 #include "broker/meta/topic_config.h"
 #include "broker/processor/broker_controller.h"
 #include "broker/processor/host_address.h"
+#include "broker/processor/send_message_response_header.h"
 #include "broker/remoting/ext_field_value.h"
 #include "broker/remoting/request_code.h"
 #include "broker/remoting/response_code.h"
@@ -180,8 +181,7 @@ void SendMessageProcessor::process(RemotingCommand& request, remoting::ResponseC
   auto refuse = [&](const Refusal& refusal) {
     ++controller_.stats().msg_put_failed;
     RemotingCommand response = request.make_response(refusal.code, refusal.remark);
-    response.set_ext_string("MSG_REGION", "DefaultRegion");
-    response.set_ext_string("TRACE_ON", "true");
+    set_send_message_response_fields(SendMessageResponseHeader{}, response);
     channel.reply(std::move(response));
   };
   if (std::optional<Refusal> refusal = check_message(header, remote_address)) return refuse(*refusal);
@@ -205,16 +205,14 @@ void SendMessageProcessor::process(RemotingCommand& request, remoting::ResponseC
   // Put latency is the store's part of the round trip: from handing it the
   // message to its answer (flush, slave ack), whatever the outcome.
   const Nanos put_started_ns = controller_.env().clock().now_ns();
-  // The reply needs only the request's opaque and serialize type: capture
-  // the response's skeleton, not the request with its body and ext fields
-  // (three copies of them per put, through the guard and std::function).
-  RemotingCommand response = request.make_response(ResponseCode::SUCCESS, "");
+  // The reply needs only the channel (it has the request's opaque and
+  // serialize type), not the request with its body and ext fields (three
+  // copies of them per put, through the guard and std::function).
   controller_.message_store().put_message(
-      std::move(message), lifetime_.guard([this, response = std::move(response), channel = std::move(channel),
-                                           destination = std::move(destination),
+      std::move(message), lifetime_.guard([this, channel = std::move(channel), destination = std::move(destination),
                                            put_started_ns](store::PutMessageResult result) mutable {
         controller_.stats().put_latency.record(controller_.env().clock().now_ns() - put_started_ns);
-        reply_put(std::move(response), std::move(channel), result, destination);
+        reply_put(std::move(channel), result, destination);
       }));
 }
 
@@ -318,26 +316,32 @@ const store::HostAddress& SendMessageProcessor::born_host(const std::string& rem
   return it->second;
 }
 
-void SendMessageProcessor::reply_put(RemotingCommand response, remoting::ResponseChannel channel,
-                                     const store::PutMessageResult& result, const Destination& destination) {
-  MQ_ASSERT(response.is_response());
-  MQ_ASSERT(response.ext_fields.empty());
+void SendMessageProcessor::reply_put(remoting::ResponseChannel channel, const store::PutMessageResult& result,
+                                     const Destination& destination) {
   const PutResponse put = put_status_response(result);
-  response.code = put.code;
-  response.remark = put.remark;
-  response.set_ext_string("MSG_REGION", "DefaultRegion");
-  response.set_ext_string("TRACE_ON", "true");
+  SendMessageResponseHeader header;
+  std::string msg_id;  // what header.msgId views
   if (put.stored) {
     ++controller_.stats().msg_put_total;
-    response.set_ext_string("msgId", result.append.msg_id());
-    response.set_ext_int("queueId", destination.queue_id);
-    response.set_ext_int("queueOffset", result.append.queue_offset.value());
+    msg_id = result.append.msg_id();
+    header = SendMessageResponseHeader{msg_id, destination.queue_id, result.append.queue_offset.value()};
   } else {
     ++controller_.stats().msg_put_failed;
     MQ_LOG(kWarn, kSendMessageProcessorLog,
            "put to " << destination.topic << ":" << destination.queue_id
                      << " failed: " << store::put_message_status_name(result.status) << " " << result.remark);
   }
+  if (channel.answers_json()) {
+    // Written straight from the header: one answer per message sent.
+    const auto write_header = [&put, &header](int32_t opaque, std::vector<uint8_t>& out) {
+      append_send_message_response_json_header(put.code, put.remark, header, opaque, out);
+    };
+    return channel.reply_written(write_header, {});
+  }
+  RemotingCommand response;
+  response.code = put.code;
+  response.remark = put.remark;
+  set_send_message_response_fields(header, response);
   channel.reply(std::move(response));
 }
 

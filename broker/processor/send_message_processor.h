@@ -112,9 +112,9 @@ class SendMessageProcessor {
   // Moves request.body into the message.
   store::MessageToStore build_message(remoting::RemotingCommand& request, const SendMessageRequestHeader& header,
                                       const Destination& destination, const std::string& remote_address);
-  // response: request.make_response()'s skeleton; the put's outcome fills it.
-  void reply_put(remoting::RemotingCommand response, remoting::ResponseChannel channel,
-                 const store::PutMessageResult& result, const Destination& destination);
+  // Answers a put with its outcome.
+  void reply_put(remoting::ResponseChannel channel, const store::PutMessageResult& result,
+                 const Destination& destination);
   // born_host_of(remote_address), remembered: every send of a connection
   // has the same remote address, and parsing it was 1.4K instructions of a
   // put's ~40K. Lookup only (an ordered map: no order reaches anything).

@@ -144,9 +144,9 @@ std::vector<uint8_t> encode_frame_with_body(const RemotingCommand& command, std:
   return encode_frame_parts(command, body, 0);
 }
 
-void finish_json_frame(std::vector<uint8_t>& frame, std::span<const uint8_t> body) {
+void finish_json_frame(std::vector<uint8_t>& frame, std::span<const uint8_t> body, uint64_t trailing_body_bytes) {
   MQ_ASSERT(frame.size() > kFramePrefixBytes);  // a header was written
-  finish_frame(frame, body, SerializeType::JSON, 0);
+  finish_frame(frame, body, SerializeType::JSON, trailing_body_bytes);
 }
 
 Result<RemotingCommand> decode_frame(std::span<const uint8_t> frame, size_t max_frame_bytes) {

@@ -63,8 +63,10 @@ std::vector<uint8_t> encode_frame_with_body(const RemotingCommand& command, std:
 // Completes a frame whose header the caller wrote: frame holds
 // kFramePrefixBytes placeholder bytes, then a JSON header; body is appended
 // and the two length fields are filled in. The same bytes as encode_frame_with_body
-// of the command that header encodes. Requires: as encode_frame.
-void finish_json_frame(std::vector<uint8_t>& frame, std::span<const uint8_t> body);
+// of the command that header encodes; with trailing_body_bytes, the bytes
+// of encode_frame_prefix (the body continues in file regions the caller
+// sends). Requires: as encode_frame.
+void finish_json_frame(std::vector<uint8_t>& frame, std::span<const uint8_t> body, uint64_t trailing_body_bytes = 0);
 
 // Decodes exactly one whole frame, length field included; trailing or
 // missing bytes are errors. The decoded command's serialize_type says which

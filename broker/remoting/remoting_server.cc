@@ -59,8 +59,14 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
   void send_response(const RemotingCommand& response, std::span<const BodyFileRegion> regions) {
     MQ_ASSERT(response.is_response());
     if (!open()) return;
+    send_frame(encode_frame_prefix(response, body_file_region_bytes(regions)), regions);
+  }
+
+  // A response's frame (the body beyond prefix in regions), sent unless it
+  // would take the unsent output over its limit, which closes the connection.
+  void send_frame(std::vector<uint8_t> prefix, std::span<const BodyFileRegion> regions) {
+    if (!open()) return;
     const uint64_t region_bytes = body_file_region_bytes(regions);
-    std::vector<uint8_t> prefix = encode_frame_prefix(response, region_bytes);
     const uint64_t frame_bytes = prefix.size() + region_bytes;
     const uint64_t pending = connection_->pending_output_bytes();
     const uint64_t limit = server_.options_.max_pending_output_bytes;
@@ -230,14 +236,26 @@ void ResponseChannel::reply(RemotingCommand response) { reply(std::move(response
 void ResponseChannel::reply(RemotingCommand response, std::vector<BodyFileRegion> regions) {
   MQ_ASSERT_MSG(!*answered_, "request opaque=" + std::to_string(opaque_) + " from " + remote_address_ +
                                  " answered twice; the second is " + response.describe());
-  *answered_ = true;
-  if (oneway_) return;  // the client asked for no response (RocketMQ drops it the same way)
+  if (!take_answer()) return;
   response.opaque = opaque_;
   response.mark_response();
   response.serialize_type = serialize_type_;
   const std::shared_ptr<ServerConnection> connection = connection_.lock();
   if (connection == nullptr) return;  // the client left while we worked: nobody to tell
   connection->send_response(response, regions);
+}
+
+bool ResponseChannel::take_answer() {
+  MQ_ASSERT_MSG(!*answered_, "request opaque=" + std::to_string(opaque_) + " from " + remote_address_ +
+                                 " answered twice");
+  *answered_ = true;
+  return !oneway_;  // the client asked for no response (RocketMQ drops it the same way)
+}
+
+void ResponseChannel::send_frame(std::vector<uint8_t> frame, std::span<const BodyFileRegion> regions) {
+  const std::shared_ptr<ServerConnection> connection = connection_.lock();
+  if (connection == nullptr) return;  // the client left while we worked: nobody to tell
+  connection->send_frame(std::move(frame), regions);
 }
 
 void ResponseChannel::reply(int32_t code, std::string remark) {

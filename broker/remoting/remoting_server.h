@@ -37,6 +37,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,28 @@ class ResponseChannel {
   void reply(RemotingCommand response, std::vector<BodyFileRegion> regions);
   // reply(request.make_response(code, remark)).
   void reply(int32_t code, std::string remark = {});
+  // Whether the response goes out with the JSON header (the request came
+  // with it): what reply_written needs.
+  bool answers_json() const { return serialize_type_ == SerializeType::JSON; }
+  // The same as reply(response, regions) for a response whose JSON header
+  // the processor writes itself (a pull's, written straight from its values
+  // instead of through ExtFields' strings): write_header(opaque, out)
+  // appends the whole header, response flag included, for this request's
+  // opaque, and body follows it. Requires: answers_json(); not answered yet;
+  // as reply for regions.
+  template <typename WriteHeader>
+  void reply_written(WriteHeader&& write_header, std::span<const uint8_t> body,
+                     std::vector<BodyFileRegion> regions = {}) {
+    MQ_ASSERT(answers_json());
+    if (!take_answer()) return;
+    const uint64_t region_bytes = body_file_region_bytes(regions);
+    std::vector<uint8_t> frame;
+    frame.reserve(kFramePrefixBytes + kWrittenHeaderBytesGuess + body.size());
+    frame.resize(kFramePrefixBytes, 0);  // the two lengths, filled in by finish_json_frame
+    write_header(opaque_, frame);
+    finish_json_frame(frame, body, region_bytes);
+    send_frame(std::move(frame), regions);
+  }
   bool answered() const { return *answered_; }
   // The client's address as the server sees it ("127.0.0.1:53412").
   const std::string& remote_address() const { return remote_address_; }
@@ -71,6 +94,14 @@ class ResponseChannel {
   bool connection_open() const;
 
  private:
+  // Marks the request answered; false when nobody is to hear the answer
+  // (a oneway request). Requires: not answered yet.
+  bool take_answer();
+  // reply_written's half that needs ServerConnection's definition.
+  void send_frame(std::vector<uint8_t> frame, std::span<const BodyFileRegion> regions);
+  // A pull response's header is about 200 bytes.
+  static constexpr size_t kWrittenHeaderBytesGuess = 256;
+
   std::weak_ptr<ServerConnection> connection_;
   int32_t opaque_;
   SerializeType serialize_type_;

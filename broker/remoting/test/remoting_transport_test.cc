@@ -25,6 +25,7 @@
 #include "broker/remoting/response_code.h"
 #include "broker/remoting/test/remoting_test_util.h"
 #include "broker/remoting/test/sim_remoting_pair.h"
+#include "broker/remoting/written_json_header.h"
 #include "sim/scheduler.h"
 #include "sim/sim_env.h"
 
@@ -41,6 +42,9 @@ using test_support::to_bytes;
 constexpr int32_t kEcho = 1000;  // answers at once with the request's ext and body
 constexpr int32_t kPark = 1001;  // keeps the channel; the test answers later
 constexpr int32_t kBig = 1002;   // answers with a body of ext "size" bytes
+// Answers as kEcho but remark "written", with the header written by the
+// processor (reply_written) when the request came with the JSON header.
+constexpr int32_t kWritten = 1003;
 
 // What one invoke came to, and when.
 struct Outcome {
@@ -83,8 +87,28 @@ class RemotingTransportTest : public SimRemotingPair {
       response.body.assign(static_cast<size_t>(request.ext_int("size").value()), 'x');
       channel.reply(std::move(response));
     });
+    server_->register_processor(kWritten, [this](const RemotingCommand& request, ResponseChannel channel) {
+      seen_.push_back(request);
+      const std::string tag = request.find_ext("tag") != nullptr ? *request.find_ext("tag") : "";
+      if (!channel.answers_json()) return channel.reply(written_answer(request));
+      channel.reply_written(
+          [&tag](int32_t opaque, std::vector<uint8_t>& out) {
+            VectorSink sink{out};
+            write_json_header(sink, ResponseCode::SUCCESS, kFlagResponse, opaque, "written",
+                              [&tag](auto& fields) { fields.string("\"tag\":", tag); });
+          },
+          request.body);
+    });
     ASSERT_TRUE(server_->start(kServerAddress).ok());
     ASSERT_EQ(server_->address(), kServerAddress);
+  }
+
+  // kWritten's answer to request, as a command.
+  static RemotingCommand written_answer(const RemotingCommand& request) {
+    RemotingCommand response = request.make_response(ResponseCode::SUCCESS, "written");
+    if (const std::string* tag = request.find_ext("tag")) response.ext_fields.insert_or_assign("tag", *tag);
+    response.body = request.body;
+    return response;
   }
 
   std::shared_ptr<Outcome> call(RemotingCommand request, Nanos timeout = seconds(3)) {
@@ -197,6 +221,46 @@ TEST_F(RemotingTransportTest, OnewayIsProcessedButNeverAnswered) {
   ASSERT_EQ(drained.commands.size(), 1u);
   EXPECT_EQ(drained.commands[0].opaque, 6);
   EXPECT_EQ(*drained.commands[0].find_ext("tag"), "loud");
+}
+
+// A header the processor writes itself goes out as the frame reply() would
+// send for the same answer: the request's opaque, the response flag, the
+// body after it; a oneway request is not answered either way.
+TEST_F(RemotingTransportTest, AWrittenReplyIsTheFrameOfTheSameAnswer) {
+  const std::shared_ptr<RawPeer> peer = connect_raw();
+  RemotingCommand oneway = RemotingCommand::make_request(kWritten, {{"tag", "quiet"}});
+  oneway.opaque = 5;
+  oneway.mark_oneway();
+  RemotingCommand request = RemotingCommand::make_request(kWritten, {{"tag", "loud \"one\""}});
+  request.opaque = 6;
+  request.body = to_bytes("the body");
+  Bytes bytes = encode_frame(oneway);
+  const Bytes second = encode_frame(request);
+  bytes.insert(bytes.end(), second.begin(), second.end());
+  peer->connection->send(bytes);
+  ASSERT_TRUE(run_until([&] { return seen_.size() == 2 && !peer->received.empty(); }));
+  scheduler_.run_for(millis(10));
+  EXPECT_EQ(peer->received, encode_frame(written_answer(request)));
+
+  // Through the client: what it decodes.
+  const std::shared_ptr<Outcome> outcome = call(RemotingCommand::make_request(kWritten, {{"tag", "via client"}}));
+  ASSERT_TRUE(run_until([&] { return outcome->done(); }));
+  ASSERT_TRUE(outcome->result->ok()) << outcome->result->status().to_string();
+  EXPECT_EQ(outcome->response().remark, "written");
+  EXPECT_EQ(*outcome->response().find_ext("tag"), "via client");
+}
+
+// A request in the ROCKETMQ header is answered in kind: the processor asks
+// answers_json() and replies with a command instead.
+TEST_F(RemotingTransportTest, ARequestInTheRocketmqHeaderIsNotAnsweredWithAWrittenOne) {
+  RemotingCommand request = RemotingCommand::make_request(kWritten, {{"tag", "binary"}});
+  request.serialize_type = SerializeType::ROCKETMQ;
+  const std::shared_ptr<Outcome> outcome = call(std::move(request));
+  ASSERT_TRUE(run_until([&] { return outcome->done(); }));
+  ASSERT_TRUE(outcome->result->ok()) << outcome->result->status().to_string();
+  EXPECT_EQ(outcome->response().serialize_type, SerializeType::ROCKETMQ);
+  EXPECT_EQ(outcome->response().remark, "written");
+  EXPECT_EQ(*outcome->response().find_ext("tag"), "binary");
 }
 
 TEST_F(RemotingTransportTest, ProcessorMayAnswerLater) {

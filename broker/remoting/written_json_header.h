@@ -1,0 +1,185 @@
+// A JSON header written straight from a header struct's fields, byte for
+// byte what append_json_header (json_header.h) writes for the command
+// carrying those fields in its ExtFields, without the ExtFields strings.
+//
+// The hot commands (a producer's SEND_MESSAGE_V2, a consumer's PULL_MESSAGE,
+// and the broker's answers to both) are written this way: building a
+// command's ExtFields cost a string per field (each number first turned into
+// one by set_ext_int), and encoding it walked them again. Each such header
+// lists its fields once, in name order, in a template over a Fields type;
+// ExtFieldWriter writes them here, ExtFieldSetter sets them on a command
+// (for a peer that wants the ROCKETMQ header, and for the tests that check
+// both give the same bytes).
+//
+// A Sink has text(literal), number(value), quoted_number(value) and
+// string(text); write_json_header drives one in the layout of
+// json_header.h's writer (keys sorted, the remark only when not empty).
+#pragma once
+
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "broker/common/assert.h"
+#include "broker/remoting/json_header.h"
+#include "broker/remoting/remoting_command.h"
+
+namespace mqlab::remoting {
+
+// Digits and sign of an int64: 20 bytes at most.
+inline constexpr size_t kInt64Bytes = 20;
+
+// A command's ext fields set from the keys ExtFieldWriter takes
+// (",\"b\":" sets b): the field lists are written once for both, so the
+// command and the header written straight from the struct cannot disagree
+// on a field.
+struct ExtFieldSetter {
+  RemotingCommand& command;
+  static std::string_view name_of(std::string_view key) {
+    if (key.starts_with(',')) key.remove_prefix(1);
+    MQ_ASSERT(key.size() >= 4 && key.starts_with('"') && key.ends_with("\":"));
+    return key.substr(1, key.size() - 3);
+  }
+  // Each an append in name order; a string value built once, in place.
+  void string(std::string_view key, std::string_view value) {
+    command.ext_fields.insert_or_assign(name_of(key), value);
+  }
+  void number(std::string_view key, int64_t value) { command.set_ext_int(name_of(key), value); }
+  void boolean(std::string_view key, bool value) { command.set_ext_bool(name_of(key), value); }
+};
+
+// Ext fields written into a Sink, each key with its comma and quotes
+// ("\"a\":", ",\"b\":"), every value as a string, as Java sends them.
+template <typename Sink>
+struct ExtFieldWriter {
+  Sink& sink;
+  void string(std::string_view key, std::string_view value) {
+    sink.text(key);
+    sink.string(value);
+  }
+  void number(std::string_view key, int64_t value) {
+    sink.text(key);
+    sink.quoted_number(value);
+  }
+  void boolean(std::string_view key, bool value) {
+    sink.text(key);
+    sink.text(value ? "\"true\"" : "\"false\"");
+  }
+};
+
+// A header in the layout of json_header.h (keys sorted; our language and
+// version, as make_request and make_response give) around the ext fields
+// write_ext_fields(ExtFieldWriter&) writes in name order.
+template <typename Sink, typename WriteExtFields>
+void write_json_header(Sink& sink, int32_t code, int32_t flag, int32_t opaque, std::string_view remark,
+                       WriteExtFields&& write_ext_fields) {
+  sink.text("{\"code\":");
+  sink.number(code);
+  sink.text(",\"extFields\":{");
+  ExtFieldWriter<Sink> fields{sink};
+  write_ext_fields(fields);
+  sink.text("},\"flag\":");
+  sink.number(flag);
+  sink.text(",\"language\":");
+  sink.string(kDefaultLanguage);
+  sink.text(",\"opaque\":");
+  sink.number(opaque);
+  if (!remark.empty()) {
+    sink.text(",\"remark\":");
+    sink.string(remark);
+  }
+  sink.text(",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
+  sink.number(kDefaultVersion);
+  sink.text("}");
+}
+// The fixed text write_json_header adds to the ext fields' own: keys,
+// punctuation and "JSON", 108 bytes counted (remark's key included), and
+// four numbers.
+inline constexpr size_t kJsonHeaderFixedBytes = 128 + 4 * kInt64Bytes;
+
+// Appends to a vector, string by string: for a header with non-ASCII text,
+// whose strings append_json_string_literal hands to nlohmann's serializer.
+struct VectorSink {
+  std::vector<uint8_t>& out;
+  void text(std::string_view literal) { out.insert(out.end(), literal.begin(), literal.end()); }
+  void number(int64_t value) {
+    char digits[kInt64Bytes];
+    const auto [end, error] = std::to_chars(std::begin(digits), std::end(digits), value);
+    MQ_ASSERT(error == std::errc());
+    out.insert(out.end(), digits, end);
+  }
+  void quoted_number(int64_t value) {
+    out.push_back('"');
+    number(value);
+    out.push_back('"');
+  }
+  void string(std::string_view value) { append_json_string_literal(value, out); }
+};
+
+// Writes through a pointer into room sized beforehand (ASCII strings only).
+struct PointerSink {
+  char* p;
+  void text(std::string_view literal) {
+    std::memcpy(p, literal.data(), literal.size());
+    p += literal.size();
+  }
+  void number(int64_t value) {
+    const auto [end, error] = std::to_chars(p, p + kInt64Bytes, value);
+    MQ_ASSERT(error == std::errc());
+    p = end;
+  }
+  // A header's numbers go out as strings: quotes written as bytes, not as
+  // two more literal copies.
+  void quoted_number(int64_t value) {
+    *p++ = '"';
+    number(value);
+    *p++ = '"';
+  }
+  void string(std::string_view value) { p = put_ascii_json_string_literal(value, p); }
+};
+
+// Appends what write(sink) writes: sized once and written through a pointer
+// when every string is ASCII (appending piece by piece cost a vector insert
+// each), else through a VectorSink. strings are every string write passes to
+// sink.string; fixed_bytes bounds the rest, numbers counted at kInt64Bytes.
+// A header that fits is written on the stack and appended in one copy:
+// resizing out to the bound first zeroed a few hundred bytes each time.
+template <typename Write>
+void append_written_json_header(std::span<const std::string_view> strings, size_t fixed_bytes,
+                                std::vector<uint8_t>& out, Write&& write) {
+  size_t bound = fixed_bytes;
+  for (const std::string_view text : strings) {
+    const std::optional<size_t> literal = ascii_json_string_literal_bound(text);
+    if (!literal) {
+      VectorSink sink{out};
+      return write(sink);
+    }
+    bound += *literal;
+  }
+  constexpr size_t kStackBytes = 2048;
+  if (bound <= kStackBytes) {
+    char buffer[kStackBytes];
+    PointerSink sink{buffer};
+    write(sink);
+    MQ_ASSERT(static_cast<size_t>(sink.p - buffer) <= bound);
+    out.insert(out.end(), buffer, sink.p);
+    return;
+  }
+  const size_t start = out.size();
+  out.resize(start + bound);
+  char* const begin = reinterpret_cast<char*>(out.data() + start);
+  PointerSink sink{begin};
+  write(sink);
+  const auto written = static_cast<size_t>(sink.p - begin);
+  MQ_ASSERT(written <= bound);
+  out.resize(start + written);
+}
+
+}  // namespace mqlab::remoting
