@@ -16,6 +16,7 @@
 // json_header.h's writer (keys sorted, the remark only when not empty).
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
@@ -180,6 +181,36 @@ void append_written_json_header(std::span<const std::string_view> strings, size_
   const auto written = static_cast<size_t>(sink.p - begin);
   MQ_ASSERT(written <= bound);
   out.resize(start + written);
+}
+
+// Sets on command the fields list_fields(fields) lists (a header's field
+// list, as pull_message_response_fields). Requires: command has no ext
+// fields.
+template <typename ListFields>
+void set_listed_ext_fields(RemotingCommand& command, ListFields&& list_fields) {
+  MQ_ASSERT(command.ext_fields.empty());
+  ExtFieldSetter fields{command};
+  list_fields(fields);
+}
+
+// Appends the JSON header of a response (our language and version, the
+// response flag) with code, remark, opaque and the fields list_fields
+// lists: byte for byte what append_json_header writes for that response
+// built as a command (make_response, then set_listed_ext_fields).
+// field_strings are every string value list_fields writes; field_bytes
+// bounds the rest of what it writes (names, punctuation, numbers at
+// kInt64Bytes plus their quotes).
+template <typename ListFields>
+void append_written_response_json_header(int32_t code, std::string_view remark, int32_t opaque,
+                                         std::span<const std::string_view> field_strings, size_t field_bytes,
+                                         std::vector<uint8_t>& out, ListFields&& list_fields) {
+  constexpr size_t kMaxFieldStrings = 8;
+  MQ_ASSERT(field_strings.size() <= kMaxFieldStrings);
+  std::string_view strings[kMaxFieldStrings + 2] = {remark, kDefaultLanguage};
+  std::copy(field_strings.begin(), field_strings.end(), strings + 2);
+  const auto write = [&](auto& sink) { write_json_header(sink, code, kFlagResponse, opaque, remark, list_fields); };
+  append_written_json_header(std::span(strings, field_strings.size() + 2), kJsonHeaderFixedBytes + field_bytes, out,
+                             write);
 }
 
 }  // namespace mqlab::remoting
