@@ -51,7 +51,7 @@ Status MappedFileQueue::load() {
     }
     if (static_cast<int64_t>(size) < file_size_) {
       MQ_LOG(kWarn, "store", path << ": short segment (" << size << " bytes), extending to " << file_size_);
-      MQ_RETURN_IF_ERROR(file->allocate(static_cast<uint64_t>(file_size_)));
+      MQ_RETURN_IF_ERROR(extend(*file));
     }
     auto mapped = std::make_shared<MappedFile>(std::move(file), *offset, file_size_);
     if (write_behind_bytes_ > 0) mapped->enable_write_behind(write_behind_bytes_, keep_last_commit_);
@@ -76,7 +76,7 @@ Result<std::shared_ptr<MappedFile>> MappedFileQueue::create_file(int64_t start_o
   if (file == nullptr) {
     MQ_ASSIGN_OR_RETURN(file,
                         env_.files().open(path, env::OpenOptions{.create = true, .exclusive = false, .truncate = true}));
-    if (Status status = file->allocate(static_cast<uint64_t>(file_size_)); !status.ok()) {
+    if (Status status = extend(*file); !status.ok()) {
       (void)env_.files().remove(path);  // leave no half-made segment behind
       return status;
     }
@@ -88,6 +88,20 @@ Result<std::shared_ptr<MappedFile>> MappedFileQueue::create_file(int64_t start_o
   mapped->set_commit_on_flush(commit_on_flush_);
   mapped->set_end_marker(recycling_);
   return mapped;
+}
+
+void MappedFileQueue::use_sparse_files() {
+  MQ_ASSERT(files_.empty());
+  MQ_ASSERT(allocator_ == nullptr);  // pre-allocation is the opposite
+  sparse_files_ = true;
+}
+
+Status MappedFileQueue::extend(env::File& file) const {
+  const auto size = static_cast<uint64_t>(file_size_);
+  if (!sparse_files_) return file.allocate(size);
+  // Never shrinks: a file already this long keeps its bytes.
+  MQ_ASSIGN_OR_RETURN(const uint64_t current, file.size());
+  return current >= size ? Status::Ok() : file.truncate(size);
 }
 
 void MappedFileQueue::enable_recycling() {
@@ -284,7 +298,7 @@ Status MappedFileQueue::truncate_dirty_files(int64_t offset) {
     // Cut and re-extend: the tail reads as zeros, which recovery treats as
     // the end of the log, so no stale record past the cut can come back.
     MQ_RETURN_IF_ERROR(last->file()->truncate(static_cast<uint64_t>(position)));
-    MQ_RETURN_IF_ERROR(last->file()->allocate(static_cast<uint64_t>(file_size_)));
+    MQ_RETURN_IF_ERROR(extend(*last->file()));
     last->set_wrote_position(position);
     last->set_flushed_position(std::min(last->flushed_position(), position));
     last->mark_needs_sync();

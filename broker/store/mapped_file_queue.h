@@ -71,6 +71,16 @@ class MappedFileQueue {
   // file takes over, is cut by a truncation, or goes.
   void enable_mapped_appends() { map_appends_ = true; }
 
+  // New files are sized with a hole (ftruncate) instead of allocated
+  // (fallocate), as RocketMQ's FileChannel.map sizes every mapped file: the
+  // ConsumeQueue's, of which a broker has one per queue (8,000 for 1,000
+  // topics of 8 queues, 6 MB each at the default size), so allocating them
+  // took 48 GB of disk for a few GB of entries, and the disk-usage rule
+  // (diskMaxUsedSpaceRatio) then refused every put. Its files are written
+  // with pwrite, so a full disk is a write's NoSpace, never a fault in a
+  // mapping. Call before load() and the first create.
+  void use_sparse_files();
+
   // Every file's syncs run apart from other files' (env::File::isolate_syncs:
   // the CommitLog's, which acknowledgements wait for, must not queue behind
   // the ConsumeQueues'). Call before load() and the first create.
@@ -142,6 +152,8 @@ class MappedFileQueue {
   Status destroy();
 
  private:
+  // Extends file to file_size_: allocated, or with a hole (use_sparse_files).
+  Status extend(env::File& file) const;
   Result<std::shared_ptr<MappedFile>> create_file(int64_t start_offset);
   // With mapped appends: unmaps the file mapped so far, maps the last one.
   void map_last_file();
@@ -152,6 +164,7 @@ class MappedFileQueue {
   std::string dir_;
   int64_t file_size_;
   bool isolate_syncs_ = false;
+  bool sparse_files_ = false;  // use_sparse_files()
   std::vector<std::shared_ptr<MappedFile>> files_;
   int64_t flushed_where_ = 0;
   // Directory changes (creates, removes) counted, and how many a completed
