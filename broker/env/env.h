@@ -76,7 +76,9 @@ class File {
   virtual Result<uint64_t> size() = 0;
   // Extends the file to size bytes (zero-filled) when it is shorter, and
   // reserves blocks for [0, size) so later writes in that range cannot fail
-  // with NoSpace (RocketMQ pre-allocates its mapped files). Never shrinks.
+  // with NoSpace (the CommitLog's segments, which may be written through a
+  // mapping; RocketMQ's warmMapedFileEnable touches them for the same end).
+  // Never shrinks.
   virtual Status allocate(uint64_t size) = 0;
   // fdatasync: when done reports ok, every byte written before this call is
   // durable. done runs on the executor, never inside this call.
