@@ -273,6 +273,11 @@ TEST_F(PullMessageTest, WokenLongPollsAreAnsweredWithTheirRequestsOpaqueAndSeria
   }
   EXPECT_EQ((*parked_binary)->value().serialize_type, remoting::SerializeType::ROCKETMQ);
   EXPECT_EQ((*parked_json)->value().serialize_type, remoting::SerializeType::JSON);
+  // The JSON answer's header is written straight from its fields, the
+  // binary one's set on a command: the same fields either way.
+  EXPECT_EQ((*parked_binary)->value().ext_fields, (*parked_json)->value().ext_fields);
+  EXPECT_EQ((*parked_json)->value().ext_int("nextBeginOffset").value(), 2);
+  EXPECT_EQ((*parked_json)->value().ext_int("maxOffset").value(), 2);
 }
 
 TEST_F(PullMessageTest, WithoutLongPollingAPullIsHeldForShortPollingTimeMills) {

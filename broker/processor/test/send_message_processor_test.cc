@@ -60,6 +60,31 @@ TEST(SendMessageProcessor, V2SendAutoCreatesTheTopicAndAnswersWhereItWasStored) 
   EXPECT_EQ(*second.find_ext("queueOffset"), "1");
 }
 
+// A JSON request's answer has its header written straight from its fields;
+// a ROCKETMQ-header request's is a command encoded in kind: the same fields.
+TEST(SendMessageProcessor, TheAnswerHasTheSameFieldsInEitherHeaderType) {
+  BrokerSimWorld world;
+  ASSERT_TRUE(world.start_broker().ok());
+  RemotingCommand binary_request = send_v2("TopicB", "binary", 1);
+  binary_request.serialize_type = remoting::SerializeType::ROCKETMQ;
+  const RemotingCommand binary = world.must_call(std::move(binary_request));
+  const RemotingCommand json = world.must_call(send_v2("TopicB", "json", 1));
+  ASSERT_EQ(binary.code, ResponseCode::SUCCESS) << binary.remark;
+  ASSERT_EQ(json.code, ResponseCode::SUCCESS) << json.remark;
+  EXPECT_EQ(binary.serialize_type, remoting::SerializeType::ROCKETMQ);
+  EXPECT_EQ(json.serialize_type, remoting::SerializeType::JSON);
+  for (const std::string_view name : {"MSG_REGION", "TRACE_ON", "queueId"}) {
+    ASSERT_NE(binary.find_ext(name), nullptr) << name;
+    ASSERT_NE(json.find_ext(name), nullptr) << name;
+    EXPECT_EQ(*binary.find_ext(name), *json.find_ext(name)) << name;
+  }
+  EXPECT_EQ(*binary.find_ext("queueOffset"), "0");
+  EXPECT_EQ(*json.find_ext("queueOffset"), "1");
+  EXPECT_EQ(stored_record(world, *binary.find_ext("msgId")).body, "binary");
+  EXPECT_EQ(stored_record(world, *json.find_ext("msgId")).body, "json");
+  EXPECT_EQ(binary.ext_fields.size(), json.ext_fields.size());
+}
+
 TEST(SendMessageProcessor, V1SendReadsTheLongFieldNames) {
   BrokerSimWorld world;
   ASSERT_TRUE(world.start_broker().ok());
