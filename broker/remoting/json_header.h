@@ -72,8 +72,9 @@ Status decode_json_header_into(std::span<const uint8_t> header, RemotingCommand&
 // (api::append_send_message_v2_json_header) and must match it byte for byte.
 void append_json_string_literal(std::string_view text, std::vector<uint8_t>& out);
 // The same through a pointer, for a writer that sizes its output once: the
-// most bytes the literal of text takes (quotes included), or nullopt when
-// text holds a non-ASCII byte (then append_json_string_literal decides).
+// most bytes the literal of text takes (quotes included; exactly
+// text.size() + 2 when no byte needs an escape), or nullopt when text holds
+// a non-ASCII byte (then append_json_string_literal decides).
 std::optional<size_t> ascii_json_string_literal_bound(std::string_view text);
 // Writes the literal at p and returns its end. Requires:
 // ascii_json_string_literal_bound(text) has a value, and p that much room.

@@ -125,6 +125,9 @@ struct VectorSink {
 };
 
 // Writes through a pointer into room sized beforehand (ASCII strings only).
+// kPlainStrings: every string is known to need no escape (the sizing pass
+// scanned them), so each is copied between its quotes without a second scan.
+template <bool kPlainStrings>
 struct PointerSink {
   char* p;
   void text(std::string_view literal) {
@@ -143,31 +146,26 @@ struct PointerSink {
     number(value);
     *p++ = '"';
   }
-  void string(std::string_view value) { p = put_ascii_json_string_literal(value, p); }
+  void string(std::string_view value) {
+    if constexpr (!kPlainStrings) {
+      p = put_ascii_json_string_literal(value, p);
+    } else {
+      *p++ = '"';
+      text(value);
+      *p++ = '"';
+    }
+  }
 };
 
-// Appends what write(sink) writes: sized once and written through a pointer
-// when every string is ASCII (appending piece by piece cost a vector insert
-// each), else through a VectorSink. strings are every string write passes to
-// sink.string; fixed_bytes bounds the rest, numbers counted at kInt64Bytes.
-// A header that fits is written on the stack and appended in one copy:
-// resizing out to the bound first zeroed a few hundred bytes each time.
-template <typename Write>
-void append_written_json_header(std::span<const std::string_view> strings, size_t fixed_bytes,
-                                std::vector<uint8_t>& out, Write&& write) {
-  size_t bound = fixed_bytes;
-  for (const std::string_view text : strings) {
-    const std::optional<size_t> literal = ascii_json_string_literal_bound(text);
-    if (!literal) {
-      VectorSink sink{out};
-      return write(sink);
-    }
-    bound += *literal;
-  }
+// append_written_json_header's pointer half, for a header of at most bound
+// bytes. A header that fits is written on the stack and appended in one
+// copy: resizing out to the bound first zeroed a few hundred bytes each time.
+template <bool kPlainStrings, typename Write>
+void append_through_pointer(size_t bound, std::vector<uint8_t>& out, Write&& write) {
   constexpr size_t kStackBytes = 2048;
   if (bound <= kStackBytes) {
     char buffer[kStackBytes];
-    PointerSink sink{buffer};
+    PointerSink<kPlainStrings> sink{buffer};
     write(sink);
     MQ_ASSERT(static_cast<size_t>(sink.p - buffer) <= bound);
     out.insert(out.end(), buffer, sink.p);
@@ -176,11 +174,36 @@ void append_written_json_header(std::span<const std::string_view> strings, size_
   const size_t start = out.size();
   out.resize(start + bound);
   char* const begin = reinterpret_cast<char*>(out.data() + start);
-  PointerSink sink{begin};
+  PointerSink<kPlainStrings> sink{begin};
   write(sink);
   const auto written = static_cast<size_t>(sink.p - begin);
   MQ_ASSERT(written <= bound);
   out.resize(start + written);
+}
+
+// Appends what write(sink) writes: sized once and written through a pointer
+// when every string is ASCII (appending piece by piece cost a vector insert
+// each), else through a VectorSink. strings are every string write passes to
+// sink.string; fixed_bytes bounds the rest, numbers counted at kInt64Bytes.
+// When no string needs an escape (answers, pull requests; not a send's
+// properties, whose separators are control bytes), the strings are copied
+// without a second scan.
+template <typename Write>
+void append_written_json_header(std::span<const std::string_view> strings, size_t fixed_bytes,
+                                std::vector<uint8_t>& out, Write&& write) {
+  size_t bound = fixed_bytes;
+  bool plain = true;
+  for (const std::string_view text : strings) {
+    const std::optional<size_t> literal = ascii_json_string_literal_bound(text);
+    if (!literal) {
+      VectorSink sink{out};
+      return write(sink);
+    }
+    bound += *literal;
+    plain = plain && *literal == text.size() + 2;  // no byte to escape
+  }
+  if (plain) return append_through_pointer<true>(bound, out, write);
+  append_through_pointer<false>(bound, out, write);
 }
 
 // Sets on command the fields list_fields(fields) lists (a header's field
