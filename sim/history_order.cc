@@ -6,12 +6,6 @@
 #include "broker/common/assert.h"
 
 namespace mqlab::sim {
-namespace {
-
-constexpr size_t kBlock = SpilledRecords<SendRecord>::kBlockRecords;
-
-}  // namespace
-
 Nanos invoked_at_of(const SendRecord& send) { return send.invoked_at; }
 
 Nanos line_time_of(const SendRecord& send) {
@@ -21,20 +15,20 @@ Nanos line_time_of(const SendRecord& send) {
 SendsInOrder::SendsInOrder(const SpilledRecords<SendRecord>& sends, Key key)
     : sends_(sends), key_(key), unread_(sends.begin()) {
   MQ_ASSERT(key_ != nullptr);
-  least_invoked_from_block_.assign((sends.size() + kBlock - 1) / kBlock, std::numeric_limits<Nanos>::max());
+  least_invoked_from_stretch_.assign((sends.size() + kStretch - 1) / kStretch, std::numeric_limits<Nanos>::max());
   for (const SendRecord& send : sends) {
-    Nanos& least = least_invoked_from_block_[send.seq / kBlock];
+    Nanos& least = least_invoked_from_stretch_[send.seq / kStretch];
     least = std::min(least, send.invoked_at);
   }
-  // Suffix minima: block b's entry covers every send from its first on.
-  for (size_t b = least_invoked_from_block_.size(); b-- > 1;) {
-    least_invoked_from_block_[b - 1] = std::min(least_invoked_from_block_[b - 1], least_invoked_from_block_[b]);
+  // Suffix minima: stretch s's entry covers every send from its first on.
+  for (size_t s = least_invoked_from_stretch_.size(); s-- > 1;) {
+    least_invoked_from_stretch_[s - 1] = std::min(least_invoked_from_stretch_[s - 1], least_invoked_from_stretch_[s]);
   }
 }
 
 Nanos SendsInOrder::unread_invoked_at_least() const {
   if (unread_ == sends_.end()) return std::numeric_limits<Nanos>::max();
-  return least_invoked_from_block_[unread_.index() / kBlock];
+  return least_invoked_from_stretch_[unread_.index() / kStretch];
 }
 
 std::optional<SendRecord> SendsInOrder::next() {
@@ -43,9 +37,10 @@ std::optional<SendRecord> SendsInOrder::next() {
     // (so at or before its key) comes first: on a tie, the unread one has
     // the larger seq.
     if (!heap_.empty() && heap_.top().key <= unread_invoked_at_least()) {
-      SendRecord send = heap_.top().send;
+      const uint32_t slot = heap_.top().slot;
       heap_.pop();
-      return send;
+      free_slots_.push_back(slot);
+      return slots_[slot];
     }
     if (unread_ == sends_.end()) {
       MQ_ASSERT(heap_.empty());
@@ -55,7 +50,17 @@ std::optional<SendRecord> SendsInOrder::next() {
     MQ_ASSERT(send.seq == unread_.index());
     const Nanos key = key_(send);
     MQ_ASSERT(key >= send.invoked_at);
-    heap_.push(Held{key, send});
+    uint32_t slot = 0;
+    if (free_slots_.empty()) {
+      MQ_ASSERT(slots_.size() < std::numeric_limits<uint32_t>::max());
+      slot = static_cast<uint32_t>(slots_.size());
+      slots_.push_back(send);
+    } else {
+      slot = free_slots_.back();
+      free_slots_.pop_back();
+      slots_[slot] = send;
+    }
+    heap_.push(Held{key, send.seq, slot});
     ++unread_;
   }
 }

@@ -183,6 +183,35 @@ RC_GTEST_PROP(SendsInOrder, EqualsAStableSortByTheKey, ()) {
   }
 }
 
+// Sends invoked in seq order (a producer below its in-flight cap), each
+// completing a little later: the heap holds about a stretch of them, not a
+// spill block's worth, whatever the run's length.
+TEST(SendsInOrder, HoldsAboutAStretchWhenInvocationsAreInOrder) {
+  History history(64);
+  constexpr uint64_t kSends = 5 * SpilledRecords<SendRecord>::kBlockRecords;
+  for (uint64_t i = 0; i < kSends; ++i) {
+    const Nanos invoked = static_cast<Nanos>(i) * 5'000'000;  // 200 a second
+    const uint64_t seq = history.begin_send("p", invoked, "", 0);
+    history.complete_send(seq, invoked + 600'000 + static_cast<Nanos>((i * 7919) % 20) * 1'000'000, SendOutcome::kOk,
+                          "b", 0, 0, "", 1);
+  }
+  for (const SendsInOrder::Key key : {SendsInOrder::Key{invoked_at_of}, SendsInOrder::Key{line_time_of}}) {
+    SendsInOrder in_order(history.sends(), key);
+    size_t held = 0;
+    Nanos last = 0;
+    uint64_t read = 0;
+    while (const std::optional<SendRecord> send = in_order.next()) {
+      ASSERT_GE(key(*send), last);
+      last = key(*send);
+      held = std::max(held, in_order.held());
+      ++read;
+    }
+    EXPECT_EQ(read, kSends);
+    EXPECT_LE(held, 2 * SendsInOrder::kStretch + 8);
+    EXPECT_GE(held, 1u);
+  }
+}
+
 TEST(CheckerLatency, NarrowingGivesTheSortedPercentiles) {
   // Past 64 Ki values the spilled form narrows instead of sorting; a bucket
   // of a million equal values is narrowed to one value wide.
