@@ -1,127 +1,13 @@
 // ExtFields: a RemotingCommand's custom header, the flat string -> string map
-// of its extFields, kept as a vector sorted by name.
-//
-// It behaves as the std::map<std::string, std::string, std::less<>> it
-// replaces (same order, so a command still encodes to one byte string; the
-// last insert_or_assign of a name wins; an initializer list keeps the first
-// of a repeated name) but costs one allocation instead of one per field:
-// every command has a handful of fields, is built in name order (SEND_MESSAGE_V2's
-// "a".."n") and is read a few times, so appending and binary search win
-// over a tree's nodes. Iteration is read-only: names cannot be changed in
-// place, which would break the order.
-//
-// Invariants: names strictly increase along the vector (hence are unique).
+// of its extFields (SEND_MESSAGE_V2's "a".."n", PULL_MESSAGE's "topic",
+// "queueId", ...): a FlatStringMap, sorted by name, so a command encodes to
+// one byte string.
 #pragma once
 
-#include <algorithm>
-#include <cstddef>
-#include <initializer_list>
-#include <stdexcept>
-#include <tuple>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
+#include "broker/common/flat_string_map.h"
 
 namespace mqlab::remoting {
 
-class ExtFields {
- public:
-  using value_type = std::pair<std::string, std::string>;
-  using const_iterator = std::vector<value_type>::const_iterator;
-  using iterator = const_iterator;  // read-only, like a map's keys
-  using size_type = size_t;
-
-  ExtFields() = default;
-  // A repeated name keeps its first value, as std::map's constructor does.
-  ExtFields(std::initializer_list<value_type> fields) {
-    for (const value_type& field : fields) {
-      if (!contains(field.first)) insert_or_assign(field.first, field.second);
-    }
-  }
-
-  const_iterator begin() const { return fields_.begin(); }
-  const_iterator end() const { return fields_.end(); }
-  size_t size() const { return fields_.size(); }
-  bool empty() const { return fields_.empty(); }
-  void clear() { fields_.clear(); }
-  void reserve(size_t count) { fields_.reserve(count); }
-
-  const_iterator find(std::string_view name) const {
-    const auto it = lower_bound(name);
-    return it != fields_.end() && it->first == name ? it : end();
-  }
-  bool contains(std::string_view name) const { return find(name) != end(); }
-  size_t count(std::string_view name) const { return contains(name) ? 1 : 0; }
-  // Requires nothing; throws std::out_of_range for a missing name, as std::map::at.
-  const std::string& at(std::string_view name) const {
-    const auto it = find(name);
-    if (it == end()) throw std::out_of_range("ExtFields::at: no field " + std::string(name));
-    return it->second;
-  }
-
-  // Sets name to value; returns whether the name is new. Appending in name
-  // order costs one comparison.
-  template <typename Name, typename Value>
-  bool insert_or_assign(Name&& name, Value&& value) {
-    const std::string_view key(name);
-    if (fields_.capacity() == 0) fields_.reserve(kInitialCapacity);  // one allocation for most commands
-    // Both strings are built in place: no temporaries to move from.
-    if (fields_.empty() || name_less(fields_.back().first, key)) {
-      fields_.emplace_back(std::piecewise_construct, std::forward_as_tuple(std::forward<Name>(name)),
-                           std::forward_as_tuple(std::forward<Value>(value)));
-      return true;
-    }
-    const auto it = lower_bound(key);
-    if (it != fields_.end() && it->first == key) {
-      it->second = std::forward<Value>(value);
-      return false;
-    }
-    fields_.emplace(it, std::piecewise_construct, std::forward_as_tuple(std::forward<Name>(name)),
-                    std::forward_as_tuple(std::forward<Value>(value)));
-    return true;
-  }
-
-  // The value of name, inserted empty when missing (std::map::operator[]).
-  std::string& operator[](std::string_view name) {
-    if (fields_.capacity() == 0) fields_.reserve(kInitialCapacity);
-    auto it = lower_bound(name);
-    if (it == fields_.end() || it->first != name) it = fields_.emplace(it, std::string(name), std::string());
-    return it->second;
-  }
-
-  // Removes name; returns how many fields went (0 or 1).
-  size_t erase(std::string_view name) {
-    const auto it = lower_bound(name);
-    if (it == fields_.end() || it->first != name) return 0;
-    fields_.erase(it);
-    return 1;
-  }
-
-  bool operator==(const ExtFields&) const = default;
-
- private:
-  // SEND_MESSAGE_V2 has 14 fields, PULL_MESSAGE 11; growing 1, 2, 4, 8, 16
-  // would move every string four times.
-  static constexpr size_t kInitialCapacity = 16;
-
-  // Byte order, as std::string's: names mostly differ in their first byte
-  // (SEND_MESSAGE_V2's "a".."n"), which decides without a memcmp call.
-  static bool name_less(std::string_view a, std::string_view b) {
-    if (!a.empty() && !b.empty() && a.front() != b.front()) {
-      return static_cast<unsigned char>(a.front()) < static_cast<unsigned char>(b.front());
-    }
-    return a < b;
-  }
-  template <typename Fields>
-  static auto lower_bound_in(Fields& fields, std::string_view name) {
-    return std::lower_bound(fields.begin(), fields.end(), name,
-                            [](const value_type& field, std::string_view key) { return name_less(field.first, key); });
-  }
-  std::vector<value_type>::iterator lower_bound(std::string_view name) { return lower_bound_in(fields_, name); }
-  const_iterator lower_bound(std::string_view name) const { return lower_bound_in(fields_, name); }
-
-  std::vector<value_type> fields_;  // sorted by name, names unique
-};
+using ExtFields = FlatStringMap;
 
 }  // namespace mqlab::remoting

@@ -29,13 +29,13 @@
 
 #include <array>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "broker/common/flat_string_map.h"
 #include "broker/common/status.h"
 #include "broker/common/types.h"
 
@@ -97,8 +97,9 @@ struct HostAddress {
 };
 
 // Properties in a deterministic (sorted) order; RocketMQ's own order is a
-// HashMap's, so no reader may depend on order.
-using MessageProperties = std::map<std::string, std::string>;
+// HashMap's, so no reader may depend on order. A flat map: a message has a
+// handful, decoded once per put (a tree's nodes cost an allocation each).
+using MessageProperties = FlatStringMap;
 
 // "KEYS\x01k1 k2\x02TAGS\x01TagA\x02": name 0x01 value 0x02, concatenated.
 std::string encode_properties(const MessageProperties& properties);

@@ -59,7 +59,7 @@ Status transform_delay_level_message(MessageToStore& message, int32_t max_delay_
     return Status::InvalidArgument("a message for SCHEDULE_TOPIC_XXXX cannot be delayed");
   }
   const int32_t clamped = std::min(*level, max_delay_level);
-  delay->second = std::to_string(clamped);
+  message.properties.insert_or_assign(std::string(kPropertyDelayLevel), std::to_string(clamped));
   message.properties[std::string(kPropertyRealTopic)] = message.topic;
   message.properties[std::string(kPropertyRealQueueId)] = std::to_string(message.queue_id);
   message.topic = std::string(kScheduleTopic);

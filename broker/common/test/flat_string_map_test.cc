@@ -1,6 +1,7 @@
-// ExtFields behaves as the std::map<std::string, std::string, std::less<>> it
-// replaced: examples of its map semantics, and a RapidCheck model test that
-// runs random edits on both and compares contents and iteration order.
+// FlatStringMap (ExtFields, MessageProperties) behaves as the
+// std::map<std::string, std::string, std::less<>> it replaced: examples of
+// its map semantics, and a RapidCheck model test that runs random edits on
+// both and compares contents and iteration order.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -9,14 +10,14 @@
 #include <utility>
 #include <vector>
 
-#include "broker/remoting/ext_fields.h"
+#include "broker/common/flat_string_map.h"
 
-namespace mqlab::remoting::ext_fields_test {
+namespace mqlab::flat_string_map_test {
 namespace {
 
 using Model = std::map<std::string, std::string, std::less<>>;
 
-std::vector<std::pair<std::string, std::string>> contents(const ExtFields& fields) {
+std::vector<std::pair<std::string, std::string>> contents(const FlatStringMap& fields) {
   return {fields.begin(), fields.end()};
 }
 
@@ -24,8 +25,8 @@ std::vector<std::pair<std::string, std::string>> contents(const Model& model) {
   return {model.begin(), model.end()};
 }
 
-TEST(ExtFields, KeepsNamesSortedWhateverTheInsertionOrder) {
-  ExtFields fields;
+TEST(FlatStringMap, KeepsNamesSortedWhateverTheInsertionOrder) {
+  FlatStringMap fields;
   EXPECT_TRUE(fields.insert_or_assign("queueId", "3"));
   EXPECT_TRUE(fields.insert_or_assign("topic", "T"));
   EXPECT_TRUE(fields.insert_or_assign("consumerGroup", "G"));
@@ -39,13 +40,13 @@ TEST(ExtFields, KeepsNamesSortedWhateverTheInsertionOrder) {
   EXPECT_EQ(fields.find("missing"), fields.end());
 }
 
-TEST(ExtFields, InitializerListKeepsTheFirstOfARepeatedName) {
-  const ExtFields fields{{"b", "2"}, {"a", "1"}, {"b", "3"}};
-  EXPECT_EQ(fields, (ExtFields{{"a", "1"}, {"b", "2"}}));
+TEST(FlatStringMap, InitializerListKeepsTheFirstOfARepeatedName) {
+  const FlatStringMap fields{{"b", "2"}, {"a", "1"}, {"b", "3"}};
+  EXPECT_EQ(fields, (FlatStringMap{{"a", "1"}, {"b", "2"}}));
 }
 
-TEST(ExtFields, SubscriptInsertsEmptyAndEraseCountsWhatWent) {
-  ExtFields fields;
+TEST(FlatStringMap, SubscriptInsertsEmptyAndEraseCountsWhatWent) {
+  FlatStringMap fields;
   fields["e"] = "zero";
   EXPECT_EQ(fields["e"], "zero");
   EXPECT_TRUE(fields["new"].empty());
@@ -57,15 +58,15 @@ TEST(ExtFields, SubscriptInsertsEmptyAndEraseCountsWhatWent) {
   EXPECT_TRUE(fields.empty());
 }
 
-RC_GTEST_PROP(ExtFields, RandomEditsMatchAStdMap, ()) {
+RC_GTEST_PROP(FlatStringMap, RandomEditsMatchAStdMap, ()) {
   static const std::vector<std::string> kNames = {"", "a", "b", "ab", "queueId", "topic", "\x01", "\xff", "z", "Z"};
-  ExtFields fields;
+  FlatStringMap fields;
   Model model;
   const auto steps = *rc::gen::inRange(0, 40);
   for (int i = 0; i < steps; ++i) {
     const std::string name = *rc::gen::elementOf(kNames);
     const std::string value = std::to_string(i);
-    switch (*rc::gen::inRange(0, 4)) {
+    switch (*rc::gen::inRange(0, 7)) {
       case 0:
         RC_ASSERT(fields.insert_or_assign(name, value) == model.insert_or_assign(name, value).second);
         break;
@@ -76,6 +77,28 @@ RC_GTEST_PROP(ExtFields, RandomEditsMatchAStdMap, ()) {
       case 2:
         RC_ASSERT(fields.erase(name) == model.erase(name));
         break;
+      case 3: {
+        const auto [at, inserted] = fields.try_emplace(name, value);
+        const auto [model_at, model_inserted] = model.try_emplace(name, value);
+        RC_ASSERT(inserted == model_inserted);
+        RC_ASSERT(at->first == model_at->first && at->second == model_at->second);
+        break;
+      }
+      case 4: {
+        const auto [at, inserted] = fields.emplace(name, value);
+        const auto [model_at, model_inserted] = model.emplace(name, value);
+        RC_ASSERT(inserted == model_inserted);
+        RC_ASSERT(at->first == model_at->first && at->second == model_at->second);
+        break;
+      }
+      case 5:
+        if (const auto it = fields.find(name); it != fields.end()) {
+          const auto after = fields.erase(it);
+          const auto model_after = model.erase(model.find(name));
+          RC_ASSERT((after == fields.end()) == (model_after == model.end()));
+          if (after != fields.end()) RC_ASSERT(after->first == model_after->first);
+        }
+        break;
       default:
         RC_ASSERT(fields.contains(name) == model.contains(name));
         break;
@@ -85,4 +108,4 @@ RC_GTEST_PROP(ExtFields, RandomEditsMatchAStdMap, ()) {
 }
 
 }  // namespace
-}  // namespace mqlab::remoting::ext_fields_test
+}  // namespace mqlab::flat_string_map_test
