@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <span>
 #include <memory>
 
 #include "broker/common/big_endian.h"
@@ -270,11 +271,15 @@ Result<std::vector<ConsumeQueueEntry>> ConsumeQueue::read(QueueOffset from, int3
   if (from >= max_offset()) return entries;
   const QueueOffset end = std::min(max_offset(), from + max_entries);
   entries.reserve(static_cast<size_t>(end - from));
-  std::vector<uint8_t> buffer;
+  // Read through a buffer on the stack, left uninitialized (a vector's
+  // zero-fill of up to maxMsgNums entries cost more than the read itself).
+  constexpr int64_t kChunkEntries = 64;
+  std::array<uint8_t, kChunkEntries * kConsumeQueueEntrySize> buffer;
   for (QueueOffset at = from; at < end;) {
-    buffer.resize(static_cast<size_t>((end - at) * kConsumeQueueEntrySize));
+    const int64_t want = std::min<int64_t>(end - at, kChunkEntries);
+    const std::span<uint8_t> chunk(buffer.data(), static_cast<size_t>(want * kConsumeQueueEntrySize));
     // One read stops at a file's end; the loop continues in the next file.
-    MQ_ASSIGN_OR_RETURN(size_t got, files_.read(at.value() * kConsumeQueueEntrySize, buffer));
+    MQ_ASSIGN_OR_RETURN(size_t got, files_.read(at.value() * kConsumeQueueEntrySize, chunk));
     // Positions are whole entries, so only a short pread leaves a part.
     if (got == 0 || got % kConsumeQueueEntrySize != 0) {
       return Status::Corruption("consumequeue " + queue_name(topic_, queue_id_) + ": short read at entry " +

@@ -137,6 +137,21 @@ TEST_F(ConsumeQueueTest, RollsAcrossSegmentFiles) {
   EXPECT_EQ(read_all(*queue).size(), 12u);
 }
 
+// A read longer than ConsumeQueue::read's stack chunk (64 entries), from
+// the middle of a file, across many files, gives every entry in order.
+TEST_F(ConsumeQueueTest, LongReadsCrossChunksAndFiles) {
+  auto queue = open_queue();
+  put_messages(*queue, 0, 150);
+  for (const auto& [from, count] : std::vector<std::pair<int64_t, int32_t>>{{3, 140}, {0, 150}, {64, 65}, {7, 64}}) {
+    auto entries = queue->read(QueueOffset(from), count);
+    ASSERT_TRUE(entries.ok()) << entries.status().to_string();
+    ASSERT_EQ(entries->size(), static_cast<size_t>(std::min<int64_t>(count, 150 - from)));
+    for (size_t i = 0; i < entries->size(); ++i) {
+      EXPECT_EQ((*entries)[i], entry_of(message(from + static_cast<int64_t>(i)))) << from << "+" << i;
+    }
+  }
+}
+
 TEST_F(ConsumeQueueTest, RecoverAfterReloadKeepsEntries) {
   {
     auto queue = open_queue();
