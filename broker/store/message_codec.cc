@@ -324,12 +324,36 @@ Result<DecodedRecord> decode_message(std::span<const uint8_t> record, DecodeOpti
   return DecodedRecord{RecordKind::kMessage, message.total_size, message};
 }
 
-int hex_digit_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;  // Java's UtilAll.string2bytes upper-cases first
-  return -1;
+// Message ids are written and read for every message (a client names each
+// pulled message by one; the checker reads each acknowledged one back):
+// tables, not branches, per hex digit.
+constexpr std::array<int8_t, 256> make_hex_digit_values() {
+  std::array<int8_t, 256> values{};
+  for (int c = 0; c < 256; ++c) {
+    if (c >= '0' && c <= '9') {
+      values[c] = static_cast<int8_t>(c - '0');
+    } else if (c >= 'A' && c <= 'F') {
+      values[c] = static_cast<int8_t>(c - 'A' + 10);
+    } else if (c >= 'a' && c <= 'f') {
+      values[c] = static_cast<int8_t>(c - 'a' + 10);  // Java's UtilAll.string2bytes upper-cases first
+    } else {
+      values[c] = -1;
+    }
+  }
+  return values;
 }
+constexpr std::array<int8_t, 256> kHexDigitValues = make_hex_digit_values();
+
+int hex_digit_value(char c) { return kHexDigitValues[static_cast<unsigned char>(c)]; }
+
+// The two upper-case hex digits of each byte value.
+constexpr std::array<std::array<char, 2>, 256> make_hex_pairs() {
+  constexpr char kDigits[] = "0123456789ABCDEF";
+  std::array<std::array<char, 2>, 256> pairs{};
+  for (size_t b = 0; b < 256; ++b) pairs[b] = {kDigits[b >> 4], kDigits[b & 0xF]};
+  return pairs;
+}
+constexpr std::array<std::array<char, 2>, 256> kHexPairs = make_hex_pairs();
 
 }  // namespace
 
@@ -638,12 +662,9 @@ std::string create_offset_message_id(const HostAddress& store_host, PhyOffset of
   std::copy_n(store_host.ip.begin(), ip_bytes, raw.begin());
   put_u32_be(raw.data() + ip_bytes, static_cast<uint32_t>(store_host.port));
   put_u64_be(raw.data() + ip_bytes + 4, static_cast<uint64_t>(offset.value()));
-  static constexpr char kHexDigits[] = "0123456789ABCDEF";
   std::string id(2 * (ip_bytes + 12), '\0');
-  for (size_t i = 0; i < ip_bytes + 12; ++i) {
-    id[2 * i] = kHexDigits[raw[i] >> 4];
-    id[2 * i + 1] = kHexDigits[raw[i] & 0xF];
-  }
+  char* out = id.data();
+  for (size_t i = 0; i < ip_bytes + 12; ++i, out += 2) std::memcpy(out, kHexPairs[raw[i]].data(), 2);
   MQ_ASSERT(id.size() == (store_host.ipv6 ? 56u : 32u));
   return id;
 }
