@@ -597,7 +597,19 @@ int32_t java_string_hash(std::string_view utf8) {
   for (size_t position = 0; position < utf8.size();) {
     // An ASCII byte is one UTF-16 unit of the same value: topics, tags and
     // keys nearly always are (the IndexFile hashes two or three 40-byte
-    // keys per put, and the decoder's step cost 3x this per byte).
+    // keys per put, and the decoder's step cost 3x this per byte). Four
+    // ASCII bytes at a time: h*31^4 + b0*31^3 + b1*31^2 + b2*31 + b3, one
+    // multiply-add chain instead of four dependent steps.
+    if (utf8.size() - position >= 4) {
+      uint32_t word = 0;
+      std::memcpy(&word, in + position, 4);
+      if ((word & 0x80808080u) == 0) {
+        hash = hash * (31u * 31u * 31u * 31u) + in[position] * (31u * 31u * 31u) + in[position + 1] * (31u * 31u) +
+               in[position + 2] * 31u + in[position + 3];
+        position += 4;
+        continue;
+      }
+    }
     if (in[position] < 0x80) {
       hash = 31 * hash + in[position];
       ++position;
