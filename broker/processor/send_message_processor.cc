@@ -294,8 +294,13 @@ store::MessageToStore SendMessageProcessor::build_message(RemotingCommand& reque
   message.queue_id = destination.queue_id;
   message.flag = header.flag;
   message.body = std::move(request.body);
-  message.properties = store::decode_properties(header.properties);
-  message.properties[std::string(store::kPropertyCluster)] = controller_.config().brokerClusterName;
+  // CLUSTER first: it sorts before the properties clients set (KEYS, TAGS,
+  // UNIQ_KEY, ...), which then append in order instead of moving every entry
+  // after CLUSTER's place; set again after, since ours wins over a client's.
+  const std::string& cluster = controller_.config().brokerClusterName;
+  message.properties.insert_or_assign(std::string(store::kPropertyCluster), cluster);
+  store::decode_properties_into(header.properties, message.properties);
+  message.properties.insert_or_assign(std::string(store::kPropertyCluster), cluster);
   // The host v6 bits are derived from the hosts by the encoder; the client's
   // own view of them is not ours to store.
   message.sysflag = header.sysFlag & ~(store::kSysFlagBornHostV6 | store::kSysFlagStoreHostV6);

@@ -402,6 +402,11 @@ std::string encode_properties(const MessageProperties& properties) {
 
 MessageProperties decode_properties(std::string_view text) {
   MessageProperties properties;
+  decode_properties_into(text, properties);
+  return properties;
+}
+
+void decode_properties_into(std::string_view text, MessageProperties& properties) {
   while (!text.empty()) {
     const size_t end = text.find(kPropertySeparator);
     const std::string_view item = text.substr(0, end);
@@ -414,7 +419,6 @@ MessageProperties decode_properties(std::string_view text) {
     // Java's HashMap.put: a repeated name keeps its last value.
     properties.insert_or_assign(std::string(item.substr(0, separator)), std::string(item.substr(separator + 1)));
   }
-  return properties;
 }
 
 bool properties_round_trip(const MessageProperties& properties) {

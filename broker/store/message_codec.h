@@ -106,6 +106,9 @@ std::string encode_properties(const MessageProperties& properties);
 // Splits on 0x02 then on the first 0x01; tolerates a missing trailing 0x02
 // and skips empty items. Never fails: properties are opaque to validation.
 MessageProperties decode_properties(std::string_view text);
+// The same, into properties: each decoded name is inserted or assigned, so
+// entries put there first stay unless the text names them too.
+void decode_properties_into(std::string_view text, MessageProperties& properties);
 // Whether decode_properties(encode_properties(properties)) == properties:
 // no name empty or holding 0x01 or 0x02, no value holding 0x02. Properties
 // decoded from the wire always are; what a test or a tool builds may not be.

@@ -60,6 +60,20 @@ TEST(SendMessageProcessor, V2SendAutoCreatesTheTopicAndAnswersWhereItWasStored) 
   EXPECT_EQ(*second.find_ext("queueOffset"), "1");
 }
 
+// The broker's CLUSTER property wins over one the client set; properties
+// that sort before it (and after) are stored as sent.
+TEST(SendMessageProcessor, TheBrokersClusterPropertyReplacesTheClients) {
+  BrokerSimWorld world;
+  ASSERT_TRUE(world.start_broker().ok());
+  store::MessageProperties properties{{"A", "first"}, {"CLUSTER", "SomeoneElse"}, {"TAGS", "TagA"}};
+  RemotingCommand response = world.must_call(send_v2("TopicC", "hello", 0, properties));
+  ASSERT_EQ(response.code, ResponseCode::SUCCESS) << response.remark;
+  const PulledMessage stored = stored_record(world, *response.find_ext("msgId"));
+  EXPECT_EQ(stored.properties.at("CLUSTER"), "DefaultCluster");
+  EXPECT_EQ(stored.properties.at("A"), "first");
+  EXPECT_EQ(stored.properties.at("TAGS"), "TagA");
+}
+
 // A JSON request's answer has its header written straight from its fields;
 // a ROCKETMQ-header request's is a command encoded in kind: the same fields.
 TEST(SendMessageProcessor, TheAnswerHasTheSameFieldsInEitherHeaderType) {
