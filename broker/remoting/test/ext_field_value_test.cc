@@ -4,9 +4,14 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <charconv>
+#include <cstdint>
+#include <limits>
+#include <optional>
 #include <string>
 
 #include "broker/remoting/ext_field_value.h"
+#include "broker/remoting/wire_text.h"
 
 namespace mqlab::remoting::ext_field_value_test {
 namespace {
@@ -32,6 +37,46 @@ TEST(ExtFieldValue, SameNameLooksAtEveryByteOfEveryLength) {
     }
     EXPECT_TRUE(same_ext_name(name, std::string(size, 'x')));
   }
+}
+
+// What parse_int64 gave before its short-number path: Java's Long.parseLong
+// on ASCII (one optional sign, '+' included; digits only; in range).
+std::optional<int64_t> parse_int64_by_from_chars(std::string_view digits) {
+  if (!digits.empty() && digits.front() == '+') {
+    digits.remove_prefix(1);
+    if (!digits.empty() && digits.front() == '-') return std::nullopt;
+  }
+  if (digits.empty()) return std::nullopt;
+  int64_t value = 0;
+  const char* end = digits.data() + digits.size();
+  const auto [ptr, error] = std::from_chars(digits.data(), end, value, 10);
+  if (error != std::errc() || ptr != end) return std::nullopt;
+  return value;
+}
+
+RC_GTEST_PROP(ExtFieldValue, ParseInt64AgreesWithFromChars, ()) {
+  // Signs, digits and a stray byte, at every length around 18 and 19 digits.
+  const std::string text = *rc::gen::resize(
+      24, rc::gen::container<std::string>(rc::gen::weightedOneOf<char>(
+              {{20, rc::gen::inRange('0', static_cast<char>('9' + 1))},
+               {1, rc::gen::elementOf(std::string("+- a/:"))}})));
+  RC_ASSERT(parse_int64(text) == parse_int64_by_from_chars(text));
+  const auto value = *rc::gen::arbitrary<int64_t>();
+  RC_ASSERT(parse_int64(std::to_string(value)) == std::optional<int64_t>(value));
+}
+
+TEST(ExtFieldValue, ParseInt64AtTheEdges) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  for (const std::string text : {"0", "-0", "+0", "999999999999999999", "-999999999999999999",
+                                 "1000000000000000000", "9223372036854775807", "-9223372036854775808",
+                                 "9223372036854775808", "-9223372036854775809", "", "-", "+", "+-1", "--1", "1-",
+                                 "0000000000000000000001"}) {
+    EXPECT_EQ(parse_int64(text), parse_int64_by_from_chars(text)) << text;
+  }
+  EXPECT_EQ(parse_int64("9223372036854775807"), kMax);
+  EXPECT_EQ(parse_int64("-9223372036854775808"), kMin);
+  EXPECT_EQ(parse_int64("-999999999999999999"), -999999999999999999);
 }
 
 TEST(ExtFieldValue, ReadsGiveValuesAndRocketMqsErrors) {
