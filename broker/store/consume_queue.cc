@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <array>
-#include <span>
 #include <memory>
+#include <span>
 
 #include "broker/common/big_endian.h"
 #include "broker/common/log.h"
