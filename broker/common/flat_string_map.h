@@ -104,13 +104,17 @@ class FlatStringMap {
   const_iterator erase(const_iterator it) { return fields_.erase(it); }
 
   // Inserts name -> value unless name is there (std::map::try_emplace);
-  // returns where name is and whether it was inserted.
+  // returns where name is and whether it was inserted. name may be moved
+  // from, so it is looked at only before the insert.
   template <typename Name, typename... Args>
   std::pair<const_iterator, bool> try_emplace(Name&& name, Args&&... args) {
     const std::string_view key(name);
-    if (const auto it = find(key); it != end()) return {it, false};
-    insert_or_assign(std::forward<Name>(name), std::string(std::forward<Args>(args)...));
-    return {find(key), true};
+    if (fields_.capacity() == 0) fields_.reserve(kInitialCapacity);
+    const auto at = lower_bound(key);
+    if (at != fields_.end() && at->first == key) return {at, false};
+    const auto inserted = fields_.emplace(at, std::piecewise_construct, std::forward_as_tuple(std::forward<Name>(name)),
+                                          std::forward_as_tuple(std::forward<Args>(args)...));
+    return {inserted, true};
   }
   template <typename Name, typename Value>
   std::pair<const_iterator, bool> emplace(Name&& name, Value&& value) {

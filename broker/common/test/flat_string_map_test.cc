@@ -58,6 +58,24 @@ TEST(FlatStringMap, SubscriptInsertsEmptyAndEraseCountsWhatWent) {
   EXPECT_TRUE(fields.empty());
 }
 
+// A name passed as a temporary is moved into the map: the iterator
+// returned still points at it (a short name's moved-from bytes are cleared).
+TEST(FlatStringMap, TryEmplaceOfATemporaryNameReturnsWhereItWent) {
+  FlatStringMap fields{{"a", "1"}, {"z", "26"}};
+  const auto [at, inserted] = fields.try_emplace(std::string("m"), "13");
+  EXPECT_TRUE(inserted);
+  ASSERT_NE(at, fields.end());
+  EXPECT_EQ(at->first, "m");
+  EXPECT_EQ(at->second, "13");
+  const auto [again, inserted_again] = fields.emplace(std::string("m"), std::string("x"));
+  EXPECT_FALSE(inserted_again);
+  EXPECT_EQ(again->second, "13");
+  const auto [long_at, long_inserted] = fields.try_emplace(std::string(40, 'n'));
+  EXPECT_TRUE(long_inserted);
+  EXPECT_EQ(long_at->first, std::string(40, 'n'));
+  EXPECT_TRUE(long_at->second.empty());
+}
+
 RC_GTEST_PROP(FlatStringMap, RandomEditsMatchAStdMap, ()) {
   static const std::vector<std::string> kNames = {"", "a", "b", "ab", "queueId", "topic", "\x01", "\xff", "z", "Z"};
   FlatStringMap fields;
