@@ -64,12 +64,14 @@ constexpr std::array<ByteClass, 256> kByteClasses = make_byte_classes();
 
 ByteClass byte_class(char c) { return kByteClasses[static_cast<unsigned char>(c)]; }
 
+// Each byte's high bit: set exactly in the non-ASCII bytes.
+constexpr uint64_t kHighBits = 0x8080808080808080ull;
+
 // Whether none of 8 bytes needs care: no quote, backslash, control byte or
 // non-ASCII byte (the classic "has a byte less than n / equal to c" word
 // tricks; each is exact as an any-byte test).
 bool word_is_plain(uint64_t word) {
   constexpr uint64_t kOnes = 0x0101010101010101ull;
-  constexpr uint64_t kHighBits = 0x8080808080808080ull;
   const uint64_t quote = word ^ (kOnes * '"');
   const uint64_t backslash = word ^ (kOnes * '\\');
   const uint64_t masked = ((word - kOnes * 0x20) & ~word) | ((quote - kOnes) & ~quote) |
@@ -494,7 +496,7 @@ std::optional<size_t> ascii_literal_bound(std::string_view text) {
   for (; end - p >= 8; p += 8) {
     uint64_t word = 0;
     std::memcpy(&word, p, sizeof(word));
-    if ((word & 0x8080808080808080ull) != 0) return std::nullopt;
+    if ((word & kHighBits) != 0) return std::nullopt;
   }
   for (; p != end; ++p) {
     if (byte_class(*p) == ByteClass::kNonAscii) return std::nullopt;
