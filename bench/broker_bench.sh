@@ -114,13 +114,20 @@ PYEOF
 
 # Samples the broker's RssAnon (its own memory, not the page cache of its
 # mapped CommitLog segment) every 0.2 s; stop_anon_sampler prints the peak (KiB).
+# Each new peak is written beside the file and renamed over it: the sampler
+# is killed at any instant, and killed between `>`'s truncation and its
+# write it left an empty file, which read as a peak of 0 (once, topics100,
+# 2026-12-04 20:51).
 start_anon_sampler() {  # pid
   ANON_PEAK_FILE="$SCRATCH/anon-peak-$1"
   echo 0 > "$ANON_PEAK_FILE"
   ( peak=0
     while kill -0 "$1" 2>/dev/null; do
       v=$(awk '/RssAnon/ {print $2}' "/proc/$1/status" 2>/dev/null)
-      if [ -n "$v" ] && [ "$v" -gt "$peak" ]; then peak=$v; echo "$peak" > "$ANON_PEAK_FILE"; fi
+      if [ -n "$v" ] && [ "$v" -gt "$peak" ]; then
+        peak=$v
+        echo "$peak" > "$ANON_PEAK_FILE.new" && mv -f "$ANON_PEAK_FILE.new" "$ANON_PEAK_FILE"
+      fi
       sleep 0.2
     done ) &
   ANON_SAMPLER_PID=$!
