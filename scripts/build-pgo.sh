@@ -22,7 +22,7 @@
 #   (defaults build and build-pgo; the plain build must have bin/mqsim).
 # Environment: JOBS (default nproc). On 2 CPUs the instrumented build takes
 # about 4 minutes from nothing, the profile-using one (with link-time
-# optimization, CMakeLists.txt) about 6; the instrumented one goes through ccache,
+# optimization, CMakeLists.txt) about 5-6; the instrumented one goes through ccache,
 # so after a change it recompiles only what changed (CMakeLists.txt says
 # why the profile-using one cannot).
 set -euo pipefail
