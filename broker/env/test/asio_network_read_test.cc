@@ -1,8 +1,9 @@
 // AsioNetwork's read path (the EpollSocketSet every connected socket sits in),
 // driven by raw POSIX sockets on 127.0.0.1 so the test decides how bytes are
 // split, when the peer stops, and how it hangs up: frames split across
-// writes, a backlog larger than the shared read buffer, a peer gone mid-frame,
-// hundreds of connections, a stream closed while its readiness is queued.
+// writes, a backlog larger than the shared read buffer (read in one wakeup,
+// up to 16 buffers), a peer gone mid-frame, hundreds of connections, a
+// stream closed while its readiness is queued or by its own on_bytes.
 #include "broker/env/asio_network.h"
 
 #include <arpa/inet.h>
@@ -177,6 +178,50 @@ TEST_F(AsioNetworkReadTest, ABacklogLargerThanTheReadBufferIsReadToTheEndWithout
   EXPECT_EQ(*std::max_element(received_[0].read_sizes.begin(), received_[0].read_sizes.end()),
             kSharedReadBufferBytes)
       << "a backlog this size fills the shared buffer at least once";
+}
+
+// One wakeup reads a ready socket until it is drained, up to 16 recvs (as
+// Netty's maxMessagesPerRead): a pipelining client's requests then join one
+// group commit, not just the 64 KiB of one recv. run_until stops after the
+// handler that first delivers bytes, the one wakeup: by then every byte
+// written beforehand is in.
+TEST_F(AsioNetworkReadTest, OneWakeupReadsABacklogInSeveralReceives) {
+  serve();
+  auto peer = accept_peer();
+  const std::vector<uint8_t> backlog = pattern(4 * kSharedReadBufferBytes, 6);
+  const size_t prefilled = peer->write_what_fits(backlog);
+  ASSERT_GT(prefilled, 2 * kSharedReadBufferBytes) << "loopback's socket buffers hold less than 128 KiB";
+  ASSERT_TRUE(run_until([&] { return !received_[0].bytes.empty(); }));
+  std::string sizes;
+  for (size_t size : received_[0].read_sizes) sizes += std::to_string(size) + " ";
+  EXPECT_EQ(received_[0].bytes.size(), prefilled) << "the wakeup stopped before the socket was drained: " << sizes;
+  peer->write(std::span<const uint8_t>(backlog).subspan(prefilled));
+  ASSERT_TRUE(run_until([&] { return received_[0].bytes.size() == backlog.size(); }));
+  EXPECT_TRUE(received_[0].bytes == backlog);
+}
+
+// A stream closed by its own on_bytes is not read again in that wakeup,
+// however much waits in its socket.
+TEST_F(AsioNetworkReadTest, AStreamClosedInItsOwnOnBytesIsNotReadAgain) {
+  std::shared_ptr<Connection> accepted;
+  int reads = 0;
+  Result<std::shared_ptr<Listener>> listener = network_.listen("127.0.0.1:0", [&](std::shared_ptr<Connection> c) {
+    accepted = c;
+    c->set_handlers(
+        [&](std::span<const uint8_t>) {
+          ++reads;
+          accepted->close();
+        },
+        [](Status) {});
+  });
+  ASSERT_TRUE(listener.ok());
+  RawPeer peer((*listener)->local_address());
+  ASSERT_TRUE(run_until([&] { return accepted != nullptr; }));
+  ASSERT_GT(peer.write_what_fits(pattern(4 * kSharedReadBufferBytes, 7)), 2 * kSharedReadBufferBytes);
+  ASSERT_TRUE(run_until([&] { return reads > 0; }));
+  env_.run_for(milliseconds(50));
+  EXPECT_EQ(reads, 1);
+  EXPECT_EQ(network_.open_connections(), 0u);
 }
 
 // A peer that hangs up half-way through a frame: its bytes come first, then
