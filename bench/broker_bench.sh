@@ -35,7 +35,9 @@
 # case), TOPIC_COUNTS (default "1 100 1000"), PAGE_CACHE_FILL (default 1:
 # fill the free memory with clean page cache, kept until the end, and top it
 # up before each case, so that neither side of a ratio pays the hypervisor's
-# first touch of a page taken from free memory: bench/page_cache_fill.cc).
+# first touch of a page taken from free memory: bench/page_cache_fill.cc),
+# BROKER_CONF_EXTRA (lines added to every broker.conf, for an A/B of one key:
+# BROKER_CONF_EXTRA=groupCommitOnPutThreadEnable=false).
 # Installs redis-server with apt-get when missing (the Debian service
 # is not started: policy-rc.d, or stopped if it was). Every process it starts
 # is stopped by PID; its scratch directory is removed.
@@ -273,6 +275,7 @@ diskSpaceWarningLevelRatio=0.99
 diskSpaceCleanForciblyRatio=0.99
 autoCreateTopicEnable=true
 defaultTopicQueueNums=8
+${BROKER_CONF_EXTRA:-}
 CONF
   "$BIN/mqbroker" -c "$SCRATCH/broker-$tag.conf" > "$SCRATCH/broker-$tag.log" 2>&1 &
   BROKER_PID=$!

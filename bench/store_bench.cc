@@ -14,6 +14,9 @@
 //   Mapped (--cases mapped): ASYNC_FLUSH writing the active segment through
 //   its mapping (commitLogMappedWriteEnable, the default) vs with a pwrite
 //   per group write, in the same run.
+//   Put thread (--cases putthread): SYNC_FLUSH with the group commit's
+//   fdatasync on the put thread (groupCommitOnPutThreadEnable, the default)
+//   vs on a flush thread, pre-touched, in the same run.
 // Each three times: on pre-touched blocks (the store with warmMapedFileEnable, the
 // raw file written with zeros and synced first), on fresh ones (the store
 // creating and fallocating each segment on the put path, as before
@@ -65,6 +68,7 @@ struct Options {
   bool keyed = false;  // a UNIQ_KEY per message, messageIndexEnable on
   bool transient_store_pool = false;  // transientStorePoolEnable
   bool mapped_write = true;  // commitLogMappedWriteEnable (ASYNC_FLUSH only)
+  bool sync_on_put_thread = true;  // groupCommitOnPutThreadEnable (SYNC_FLUSH only)
   std::string label = "store";  // the store figures' names start with it (raw_* keep theirs)
 };
 
@@ -93,6 +97,7 @@ store::MessageStoreConfig bench_config(const Options& options, const std::string
   config.messageIndexEnable = options.keyed;
   config.transientStorePoolEnable = options.transient_store_pool;
   config.commitLogMappedWriteEnable = options.mapped_write;
+  config.groupCommitOnPutThreadEnable = options.sync_on_put_thread;
   config.warmMapedFileEnable = segments != Segments::kFresh;
   config.allocateMappedFileEnable = segments != Segments::kFresh;
   config.recycleExpiredCommitLogEnable = segments == Segments::kRecycled;
@@ -393,21 +398,24 @@ void run_sync(const Options& options, Segments segments) {
   }
 }
 
-// One ASYNC_FLUSH run with the switch off, then one with it on, back to back
-// in this run (their ratio is the switch's cost or gain).
+// One run with the switch off, then one with it on, back to back in this
+// run, on pre-touched blocks (their ratio is the switch's cost or gain).
+// ASYNC_FLUSH runs put async_messages; SYNC_FLUSH ones run seconds_per_case.
 struct OffOn {
   RunResult without;
   RunResult with;
 };
-OffOn run_off_then_on(const Options& options, bool Options::*on_off, int in_flight) {
+OffOn run_off_then_on(const Options& options, bool Options::*on_off, int in_flight,
+                      store::FlushDiskType flush = store::FlushDiskType::ASYNC_FLUSH) {
   Options off = options;
   off.*on_off = false;
   Options on = options;
   on.*on_off = true;
-  RunResult without = run_puts(off, store::FlushDiskType::ASYNC_FLUSH, Segments::kWarm, in_flight,
-                               options.async_messages * 1100, 60.0);
-  RunResult with = run_puts(on, store::FlushDiskType::ASYNC_FLUSH, Segments::kWarm, in_flight,
-                            options.async_messages * 1100, 60.0);
+  const bool sync = flush == store::FlushDiskType::SYNC_FLUSH;
+  const int64_t max_bytes = sync ? INT64_MAX : options.async_messages * 1100;
+  const double seconds = sync ? options.seconds_per_case : 60.0;
+  RunResult without = run_puts(off, flush, Segments::kWarm, in_flight, max_bytes, seconds);
+  RunResult with = run_puts(on, flush, Segments::kWarm, in_flight, max_bytes, seconds);
   return OffOn{std::move(without), std::move(with)};
 }
 
@@ -482,6 +490,27 @@ void run_mapped(const Options& options) {
   }
 }
 
+// SYNC_FLUSH with the group commit's fdatasync on a flush thread, then on
+// the put thread, one after the other in this run: the two thread hops a
+// sync costs against the overlap of the next puts with it.
+void run_put_thread(const Options& options) {
+  for (int in_flight : options.in_flight) {
+    const auto [without, with] =
+        run_off_then_on(options, &Options::sync_on_put_thread, in_flight, store::FlushDiskType::SYNC_FLUSH);
+    const std::string suffix = "_inflight" + std::to_string(in_flight);
+    const std::string base = options.label + "_sync_flush_1k_flushthread" + suffix;
+    const std::string name = options.label + "_sync_flush_1k_putthread" + suffix;
+    print(base, without.msgs_per_second(), "msgs/s");
+    print(name, with.msgs_per_second(), "msgs/s", without.msgs_per_second(), base);
+    print(base + "_put_p50", percentile(without.put_us, 0.5), "us");
+    print(name + "_put_p50", percentile(with.put_us, 0.5), "us");
+    print(base + "_put_p99", percentile(without.put_us, 0.99), "us");
+    print(name + "_put_p99", percentile(with.put_us, 0.99), "us");
+    if (without.failures > 0) print(base + "_failures", static_cast<double>(without.failures), "puts");
+    if (with.failures > 0) print(name + "_failures", static_cast<double>(with.failures), "puts");
+  }
+}
+
 // N GiB through an ASYNC_FLUSH store with warm pre-allocation, retention
 // deleting segments as it goes: msgs/s should not fall with N.
 void run_scaling(const Options& options, double gib) {
@@ -527,7 +556,7 @@ int main(int argc, char** argv) {
                                        "CommitLog segment size (MiB)")(
       "blocks", po::value(&options.blocks)->default_value("pretouched,fresh,recycled"),
       "block states to run: pretouched,fresh,recycled")(
-      "cases", po::value(&cases)->default_value("async,sync"), "which cases: async,sync,keyed,pool,mapped")(
+      "cases", po::value(&cases)->default_value("async,sync"), "which cases: async,sync,keyed,pool,mapped,putthread")(
       "inflight", po::value(&in_flight)->default_value("1,8,64,256"), "puts in flight, comma-separated")(
       "scaling-gib", po::value(&options.scaling_gib)->default_value(""),
       "comma-separated GiB totals for the scaling runs (e.g. 1,4,16)")(
@@ -583,9 +612,14 @@ int main(int argc, char** argv) {
     }
   }
   for (const std::string& item : split(cases)) {
-    if (item != "async" && item != "sync" && item != "keyed" && item != "pool" && item != "mapped") {
-      std::cerr << "store_bench: --cases: '" << item << "' is none of async, sync, keyed, pool, mapped\n";
+    if (item != "async" && item != "sync" && item != "keyed" && item != "pool" && item != "mapped" &&
+        item != "putthread") {
+      std::cerr << "store_bench: --cases: '" << item << "' is none of async, sync, keyed, pool, mapped, putthread\n";
       return 2;
+    }
+    if (item == "putthread") {
+      run_put_thread(options);  // pre-touched blocks only: where the sync runs is the variable
+      continue;
     }
     if (item == "mapped") {
       run_mapped(options);  // pre-touched blocks only: the mapping is the variable

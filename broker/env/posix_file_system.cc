@@ -119,6 +119,17 @@ class FlushThread {
     enqueue(Request{std::move(file), std::string(), std::move(done), boost::asio::make_work_guard(io_)});
   }
 
+  // A sync of a file that asked for File::sync_on_caller: its fdatasync
+  // runs now, on the calling thread, and its completion is posted as the
+  // flush thread's completions are.
+  void sync_file_on_caller(std::shared_ptr<PosixFile> file, SyncCallback done) {
+    MQ_ASSERT(file != nullptr && done != nullptr);
+    const Status status = sync_file_now(*file);
+    std::vector<Request> batch;
+    batch.push_back(Request{std::move(file), std::string(), std::move(done), boost::asio::make_work_guard(io_)});
+    complete(std::move(batch), status);
+  }
+
   void sync_dir(std::string dir, SyncCallback done) {
     MQ_ASSERT(!dir.empty());
     enqueue(Request{nullptr, std::move(dir), std::move(done), boost::asio::make_work_guard(io_)});
@@ -326,7 +337,12 @@ Status PosixFile::write_zeros(uint64_t from, uint64_t to) {
 void PosixFile::sync(SyncCallback done) {
   MQ_ASSERT(done != nullptr);
   synced_ = true;
-  (isolated_ ? isolated_flusher_ : flusher_).sync_file(shared_from_this(), std::move(done));
+  FlushThread& flusher = isolated_ ? isolated_flusher_ : flusher_;
+  if (on_caller_) {
+    flusher.sync_file_on_caller(shared_from_this(), std::move(done));
+  } else {
+    flusher.sync_file(shared_from_this(), std::move(done));
+  }
 }
 
 Status PosixFile::fdatasync_now() {
@@ -354,6 +370,11 @@ bool PosixFile::map_for_appends(uint64_t size) {
 void PosixFile::isolate_syncs() {
   MQ_ASSERT(!synced_);  // sync_failure_ and the order of completions belong to one thread
   isolated_ = true;
+}
+
+void PosixFile::sync_on_caller() {
+  MQ_ASSERT(!synced_);  // no sync of this file may be left on a flush thread
+  on_caller_ = true;
 }
 
 void PosixFile::unmap() {

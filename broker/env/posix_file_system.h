@@ -68,6 +68,9 @@ class PosixFile final : public File, public std::enable_shared_from_this<PosixFi
   // 64 MiB mapping written through) is not the caller's.
   void unmap() override;
   void isolate_syncs() override;
+  // Every later sync() runs its fdatasync on the calling thread and posts
+  // its completion, as a flush thread's is posted.
+  void sync_on_caller() override;
 
   // fdatasync on the calling thread (retried on EINTR), the error coded as
   // every other call's here. No memory of earlier failures: sync() is the
@@ -93,12 +96,14 @@ class PosixFile final : public File, public std::enable_shared_from_this<PosixFi
   // isolated_flusher_, and whether one was issued (the switch must come
   // first: a file's syncs stay on one thread, in order).
   bool isolated_ = false;
+  bool on_caller_ = false;  // sync_on_caller(): syncs run on the io_context thread
   bool synced_ = false;
   // map_for_appends' mapping of [0, mapped_size_), or null.
   uint8_t* mapped_ = nullptr;
   uint64_t mapped_size_ = 0;
-  // Touched only on the file's flush thread: the first fdatasync failure, repeated
-  // to every later sync of this file.
+  // Touched only on the thread that runs the file's syncs (its flush thread,
+  // or the io_context thread after sync_on_caller()): the first fdatasync
+  // failure, repeated to every later sync of this file.
   std::string sync_failure_;
 };
 

@@ -103,6 +103,7 @@ class PowerLossFile final : public File {
   }
   // Where syncs queue changes nothing this file records.
   void isolate_syncs() override { inner_->isolate_syncs(); }
+  void sync_on_caller() override { inner_->sync_on_caller(); }
 
  private:
   const std::shared_ptr<File> inner_;

@@ -44,6 +44,7 @@ Status MappedFileQueue::load() {
     }
     MQ_ASSIGN_OR_RETURN(std::shared_ptr<env::File> file, env_.files().open(path, env::OpenOptions{}));
     if (isolate_syncs_) file->isolate_syncs();
+    if (syncs_on_caller_) file->sync_on_caller();
     MQ_ASSIGN_OR_RETURN(uint64_t size, file->size());
     if (static_cast<int64_t>(size) > file_size_) {
       return Status::Corruption(path + ": size " + std::to_string(size) + " exceeds the configured segment size " +
@@ -82,6 +83,7 @@ Result<std::shared_ptr<MappedFile>> MappedFileQueue::create_file(int64_t start_o
     }
   }
   if (isolate_syncs_) file->isolate_syncs();
+  if (syncs_on_caller_) file->sync_on_caller();
   ++dir_changes_;
   auto mapped = std::make_shared<MappedFile>(std::move(file), start_offset, file_size_);
   if (write_behind_bytes_ > 0) mapped->enable_write_behind(write_behind_bytes_, keep_last_commit_);
@@ -113,6 +115,11 @@ void MappedFileQueue::enable_recycling() {
 void MappedFileQueue::isolate_syncs() {
   MQ_ASSERT(files_.empty());  // each file hears it before its first sync
   isolate_syncs_ = true;
+}
+
+void MappedFileQueue::sync_on_caller() {
+  MQ_ASSERT(files_.empty());  // each file hears it before its first sync
+  syncs_on_caller_ = true;
 }
 
 void MappedFileQueue::enable_write_behind(size_t max_pending_bytes, bool keep_last_commit) {

@@ -85,6 +85,10 @@ class MappedFileQueue {
   // the CommitLog's, which acknowledgements wait for, must not queue behind
   // the ConsumeQueues'). Call before load() and the first create.
   void isolate_syncs();
+  // Every file's syncs run on the thread that asks for them
+  // (env::File::sync_on_caller: SYNC_FLUSH's CommitLog, whose puts wait for
+  // each flush). Call before load() and the first create.
+  void sync_on_caller();
 
   // Files buffer appends in memory, up to max_pending_bytes each (see
   // MappedFile's write-behind). Only the last file ever holds buffered
@@ -164,6 +168,7 @@ class MappedFileQueue {
   std::string dir_;
   int64_t file_size_;
   bool isolate_syncs_ = false;
+  bool syncs_on_caller_ = false;
   bool sparse_files_ = false;  // use_sparse_files()
   std::vector<std::shared_ptr<MappedFile>> files_;
   int64_t flushed_where_ = 0;

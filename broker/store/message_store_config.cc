@@ -70,6 +70,7 @@ const std::vector<Key>& keys() {
       {"allocateMappedFileEnable", &Config::allocateMappedFileEnable},
       {"recycleExpiredCommitLogEnable", &Config::recycleExpiredCommitLogEnable},
       {"commitLogMappedWriteEnable", &Config::commitLogMappedWriteEnable},
+      {"groupCommitOnPutThreadEnable", &Config::groupCommitOnPutThreadEnable},
       {"dispatchFlushedOnly", &Config::dispatchFlushedOnly},
   };
   return table;

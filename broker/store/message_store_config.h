@@ -130,6 +130,22 @@ struct MessageStoreConfig {
   // are the segment's pre-touched or fallocated ones, rarely read.
   bool commitLogMappedWriteEnable = true;
 
+  // mqlab's key (RocketMQ's GroupCommitService is a thread of its own): on an
+  // ASYNC_MASTER with SYNC_FLUSH the group commit's fdatasync runs on the
+  // thread that serves the puts (env::File::sync_on_caller), which blocks
+  // while it runs, as the Java broker's send threads once blocked on their
+  // flush. Handing each one to a flush thread and back costs two thread
+  // wake-ups (2026-12-04, store_bench `--cases putthread`: 1 / 8 in flight
+  // 1.45 / 1.15 times the puts per second; mqbroker with one sender at 1 in
+  // flight, send p50 0.21-0.25 ms against 0.25-0.27). Pulls and other
+  // connections wait for the fdatasync meanwhile. Off, the CommitLog's syncs
+  // run on a flush thread. ASYNC_FLUSH keeps its flush thread either way (its
+  // periodic fdatasync of megabytes would hold up every connection), and so
+  // do a SYNC_MASTER (its fdatasync overlaps the slave's round trip: on the
+  // put thread, the push to the slave waited for it, -10% sends at 16 in
+  // flight) and a SLAVE. The simulator's Env ignores it.
+  bool groupCommitOnPutThreadEnable = true;
+
   // CommitLog write-behind (RocketMQ's TransientStorePool with
   // CommitRealTimeService; commit_real_time_service.h). On an ASYNC_FLUSH
   // master a put is acknowledged once it is in the CommitLog's write buffer;

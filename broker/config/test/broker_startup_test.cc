@@ -79,6 +79,7 @@ const std::map<std::string, std::string>& samples() {
       {"warmMapedFileEnable", "true"},
       {"recycleExpiredCommitLogEnable", "true"},
       {"commitLogMappedWriteEnable", "false"},
+      {"groupCommitOnPutThreadEnable", "false"},
       {"powerLossInjection", "true"},
       {"flushCommitLogLeastPages", "8"},
       {"flushConsumeQueueLeastPages", "4"},

@@ -1,9 +1,11 @@
-// PosixFileSystem's two flush threads: a file that asked for it
-// (File::isolate_syncs, the CommitLog's segments) syncs apart from the
-// others, so its sync completes while another file's sync is still held
-// (here by the test; in a broker, the ConsumeQueues' once-a-second syncs,
-// eight in a row, 2-40 ms each, that a SYNC_FLUSH group commit waited
-// behind). Without the hint a file's sync waits in the shared queue.
+// Where PosixFileSystem runs syncs. It has two flush threads: a file that
+// asked for it (File::isolate_syncs, the CommitLog's segments) syncs apart
+// from the others, so its sync completes while another file's sync is still
+// held (here by the test; in a broker, the ConsumeQueues' once-a-second
+// syncs, eight in a row, 2-40 ms each, that a SYNC_FLUSH group commit waited
+// behind). Without the hint a file's sync waits in the shared queue. A file
+// that asked for File::sync_on_caller (SYNC_FLUSH's CommitLog) syncs on the
+// calling thread.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -12,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "broker/env/path.h"
@@ -23,17 +26,29 @@ namespace {
 
 constexpr std::chrono::milliseconds kLimit(20'000);  // generous: a loaded CI machine
 
-// Holds every sync of a file named "held" until released; syncs the rest.
+// Holds every sync of a file named "held" until released, fails the first
+// sync of one named "failing", syncs the rest (without an fdatasync).
 class HeldSyncs {
  public:
   PosixFileSystem::SyncFile sync_file() {
     return [this](PosixFile& file) {
       std::unique_lock lock(mutex_);
       started_.push_back(file.path());
+      threads_.push_back(std::this_thread::get_id());
       changed_.notify_all();
-      if (base_name(file.path()) == "held") changed_.wait(lock, [this] { return released_; });
+      const std::string name = base_name(file.path());
+      if (name == "held") changed_.wait(lock, [this] { return released_; });
+      if (name == "failing" && !failed_) {
+        failed_ = true;
+        return Status::IoError(file.path() + ": fdatasync: Input/output error (injected)");
+      }
       return Status::Ok();
     };
+  }
+  // The thread each sync ran on, in start order.
+  std::vector<std::thread::id> threads() {
+    std::lock_guard lock(mutex_);
+    return threads_;
   }
   bool wait_started(size_t count) {
     std::unique_lock lock(mutex_);
@@ -55,7 +70,9 @@ class HeldSyncs {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<std::string> started_;
+  std::vector<std::thread::id> threads_;
   bool released_ = false;
+  bool failed_ = false;
 };
 
 // A PosixFileSystem whose syncs of "held" wait for held.release(), or
@@ -151,6 +168,59 @@ TEST(PosixFileSyncLanes, WithoutTheHintASyncWaitsInTheSharedQueue) {
   EXPECT_EQ(completed, (std::vector<std::string>{"held", "other"}));
 }
 
+// File::sync_on_caller (SYNC_FLUSH's CommitLog): the fdatasync runs inside
+// sync(), on the calling thread, and done still runs later, from the
+// executor, as every sync's does.
+TEST(PosixFileSyncLanes, AFileSyncedOnTheCallerSyncsInsideSyncAndCompletesLater) {
+  Fixture f;
+  const std::shared_ptr<File> log = f.open("log");
+  ASSERT_TRUE(log);
+  log->isolate_syncs();
+  log->sync_on_caller();
+  std::optional<Status> done;
+  log->sync([&](Status status) { done = std::move(status); });
+  EXPECT_EQ(f.held.threads(), std::vector<std::thread::id>{std::this_thread::get_id()});
+  EXPECT_FALSE(done.has_value()) << "done ran inside sync()";
+  ASSERT_TRUE(f.run_until([&] { return done.has_value(); }));
+  EXPECT_TRUE(done->ok()) << done->to_string();
+}
+
+// It needs no flush thread, so it does not wait behind one that is held.
+TEST(PosixFileSyncLanes, ASyncOnTheCallerDoesNotWaitForAHeldSync) {
+  Fixture f;
+  const std::shared_ptr<File> held = f.open("held");
+  const std::shared_ptr<File> log = f.open("log");
+  ASSERT_TRUE(held && log);
+  log->sync_on_caller();
+  std::optional<Status> log_done;
+  held->sync([](Status) {});
+  ASSERT_TRUE(f.held.wait_started(1));
+  log->sync([&](Status status) { log_done = std::move(status); });
+  ASSERT_TRUE(f.run_until([&] { return log_done.has_value(); }));
+  EXPECT_TRUE(log_done->ok()) << log_done->to_string();
+  const std::vector<std::thread::id> threads = f.held.threads();
+  ASSERT_EQ(threads.size(), 2u);
+  EXPECT_NE(threads[0], std::this_thread::get_id());  // held: its flush thread
+  EXPECT_EQ(threads[1], std::this_thread::get_id());
+}
+
+// Once an fdatasync failed, every later sync of the file fails without
+// another ("fsyncgate"), on the caller as on a flush thread.
+TEST(PosixFileSyncLanes, ASyncOnTheCallerRemembersAFailure) {
+  Fixture f;
+  const std::shared_ptr<File> file = f.open("failing");
+  ASSERT_TRUE(file);
+  file->sync_on_caller();
+  std::vector<Status> results;
+  file->sync([&](Status status) { results.push_back(std::move(status)); });
+  file->sync([&](Status status) { results.push_back(std::move(status)); });
+  ASSERT_TRUE(f.run_until([&] { return results.size() == 2; }));
+  EXPECT_FALSE(results[0].ok());
+  ASSERT_FALSE(results[1].ok());
+  EXPECT_NE(results[1].to_string().find("an earlier fdatasync failed"), std::string::npos) << results[1].to_string();
+  EXPECT_EQ(f.held.started().size(), 1u) << "the second sync ran an fdatasync after a failed one";
+}
+
 // A file's syncs stay on one thread, in order: the switch comes first.
 TEST(PosixFileSyncLanesDeathTest, IsolatingAfterASyncIsRefused) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
@@ -162,6 +232,21 @@ TEST(PosixFileSyncLanesDeathTest, IsolatingAfterASyncIsRefused) {
         file->sync([&](Status) { done = true; });
         f.run_until([&] { return done; });
         file->isolate_syncs();
+      },
+      "synced_");
+}
+
+
+TEST(PosixFileSyncLanesDeathTest, SyncingOnTheCallerAfterASyncIsRefused) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        Fixture f(/*real_syncs=*/true);
+        const std::shared_ptr<File> file = f.open("late");
+        bool done = false;
+        file->sync([&](Status) { done = true; });
+        f.run_until([&] { return done; });
+        file->sync_on_caller();
       },
       "synced_");
 }

@@ -115,6 +115,7 @@ struct MemoryInode {
   std::vector<uint8_t> data;
   std::vector<uint8_t> durable;
   bool syncs_isolated = false;  // a handle took File::isolate_syncs
+  bool syncs_on_caller = false;  // a handle took File::sync_on_caller
 };
 
 class MemoryFile final : public env::File {
@@ -152,6 +153,7 @@ class MemoryFile final : public env::File {
     });
   }
   void isolate_syncs() override { inode_->syncs_isolated = true; }
+  void sync_on_caller() override { inode_->syncs_on_caller = true; }
 
  private:
   std::string path_;
@@ -267,6 +269,11 @@ class MemoryFileSystem final : public env::FileSystem {
   bool syncs_isolated(const std::string& path) const {
     auto it = files_.find(path);
     return it != files_.end() && it->second->syncs_isolated;
+  }
+  // Whether a handle of the file took File::sync_on_caller (false when missing).
+  bool syncs_on_caller(const std::string& path) const {
+    auto it = files_.find(path);
+    return it != files_.end() && it->second->syncs_on_caller;
   }
   int dir_syncs() const { return dir_syncs_; }
   void sync_dir_isolated(const std::string& dir, env::SyncCallback done) override {

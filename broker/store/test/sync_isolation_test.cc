@@ -3,7 +3,10 @@
 // AllocateMappedFileService, and no ConsumeQueue file. On the real Env the
 // CommitLog's syncs then run on a flush thread of their own, so a SYNC_FLUSH
 // group commit no longer waits behind the ConsumeQueues' syncs
-// (broker/env/test/posix_file_sync_lanes_test.cc shows the threads).
+// (broker/env/test/posix_file_sync_lanes_test.cc shows the threads). And
+// which sync on the caller (env::File::sync_on_caller): an ASYNC_MASTER's
+// CommitLog segments under SYNC_FLUSH, unless groupCommitOnPutThreadEnable
+// is off.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -111,6 +114,70 @@ TEST(SyncIsolation, TheCommitLogsSegmentsAreIsolatedAndTheConsumeQueuesAreNot) {
   ConsumeQueue queue(env, config, "TopicA", 0);
   ASSERT_TRUE(queue.load().ok());
   EXPECT_FALSE(env.memory_files().syncs_isolated(env::join_path(queue_dir, MappedFile::file_name(0))));
+}
+
+TEST(SyncIsolation, AQueueSyncingOnTheCallerMarksLoadedCreatedAndPreparedFiles) {
+  MemoryEnv env;
+  const std::string dir = "/store/log";
+  leave_file(env, dir, MappedFile::file_name(0), kFileSize);
+  MappedFileQueue queue(env, dir, kFileSize);
+  queue.sync_on_caller();
+  ASSERT_TRUE(queue.load().ok());
+  EXPECT_TRUE(env.memory_files().syncs_on_caller(env::join_path(dir, MappedFile::file_name(0))));  // loaded
+  EXPECT_FALSE(env.memory_files().syncs_isolated(env::join_path(dir, MappedFile::file_name(0))));  // one hint alone
+  MappedFile* created = roll(queue);  // no allocator: made on the put path
+  ASSERT_NE(created, nullptr);
+  EXPECT_TRUE(env.memory_files().syncs_on_caller(created->file()->path()));
+
+  MappedFileQueue prepared_queue(env, "/store/prepared", kFileSize);
+  prepared_queue.sync_on_caller();
+  prepared_queue.enable_preallocation(/*warm=*/true);
+  ASSERT_TRUE(prepared_queue.load().ok());
+  ASSERT_TRUE(prepared_queue.last_file_or_create(0).ok());  // the first segment, on the put path
+  ASSERT_TRUE(prepared_queue.last_file_or_create(0).ok());  // it has room: the next one is requested
+  env.run_all();                                            // and prepared ahead
+  MappedFile* taken = roll(prepared_queue);
+  ASSERT_NE(taken, nullptr);
+  EXPECT_EQ(prepared_queue.allocator()->taken(), 1u);
+  EXPECT_TRUE(env.memory_files().syncs_on_caller(taken->file()->path()));
+
+  MappedFileQueue plain(env, "/store/plain", kFileSize);
+  ASSERT_TRUE(plain.load().ok());
+  created = roll(plain);
+  ASSERT_NE(created, nullptr);
+  EXPECT_FALSE(env.memory_files().syncs_on_caller(created->file()->path()));
+}
+
+// An ASYNC_MASTER's SYNC_FLUSH group commit syncs on the put thread;
+// ASYNC_FLUSH's flush service keeps its thread, and so do a SYNC_MASTER
+// (whose fdatasync overlaps the slave's round trip) and a SLAVE; the key
+// turns it off.
+TEST(SyncIsolation, OnlyAnAsyncMastersSyncFlushCommitLogSyncsOnTheCaller) {
+  struct Case {
+    FlushDiskType flush;
+    BrokerRole role;
+    bool key;
+    bool on_caller;
+  };
+  for (const Case& c : {Case{FlushDiskType::SYNC_FLUSH, BrokerRole::ASYNC_MASTER, true, true},
+                        Case{FlushDiskType::SYNC_FLUSH, BrokerRole::ASYNC_MASTER, false, false},
+                        Case{FlushDiskType::ASYNC_FLUSH, BrokerRole::ASYNC_MASTER, true, false},
+                        Case{FlushDiskType::SYNC_FLUSH, BrokerRole::SYNC_MASTER, true, false},
+                        Case{FlushDiskType::SYNC_FLUSH, BrokerRole::SLAVE, true, false}}) {
+    MemoryEnv env;
+    MessageStoreConfig config;
+    config.mappedFileSizeCommitLog = 1 << 20;
+    config.flushDiskType = c.flush;
+    config.brokerRole = c.role;
+    config.groupCommitOnPutThreadEnable = c.key;
+    const std::string segment = env::join_path(config.commit_log_dir(), MappedFile::file_name(0));
+    leave_file(env, config.commit_log_dir(), MappedFile::file_name(0), 1 << 20);
+    CommitLog log(env, config);
+    ASSERT_TRUE(log.load().ok());
+    EXPECT_EQ(env.memory_files().syncs_on_caller(segment), c.on_caller)
+        << flush_disk_type_name(c.flush) << " " << broker_role_name(c.role) << " key " << c.key;
+    EXPECT_TRUE(env.memory_files().syncs_isolated(segment));
+  }
 }
 
 }  // namespace
