@@ -231,6 +231,7 @@ TEST(PosixFileSyncLanesDeathTest, IsolatingAfterASyncIsRefused) {
         bool done = false;
         file->sync([&](Status) { done = true; });
         f.run_until([&] { return done; });
+        f.temp.remove_now();  // the dying child's directory: its destructor will not run
         file->isolate_syncs();
       },
       "synced_");
@@ -246,6 +247,7 @@ TEST(PosixFileSyncLanesDeathTest, SyncingOnTheCallerAfterASyncIsRefused) {
         bool done = false;
         file->sync([&](Status) { done = true; });
         f.run_until([&] { return done; });
+        f.temp.remove_now();  // the dying child's directory: its destructor will not run
         file->sync_on_caller();
       },
       "synced_");

@@ -23,12 +23,17 @@ class TempDir {
     if (::mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "mkdtemp " << pattern << " failed";
     path_ = pattern;
   }
-  ~TempDir() {
+  ~TempDir() { remove_now(); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  // Removes the directory and all it holds now, for a process about to die
+  // (a death test's child, whose destructors never run: each left a
+  // directory in /tmp). Descriptors and mappings of its files stay valid.
+  void remove_now() const {
     std::error_code ignored;
     std::filesystem::remove_all(path_, ignored);
   }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
 
   const std::string& path() const { return path_; }
   std::string join(std::string_view name) const { return join_path(path_, name); }
