@@ -32,10 +32,11 @@ using ErrorCode = boost::system::error_code;
 constexpr size_t kReadChunkBytes = 64 * 1024;   // one on_bytes at most
 constexpr size_t kReadyBatch = 64;              // sockets read per wakeup, at most
 // recvs of one ready socket per wakeup, at most, while each fills the buffer
-// half or more (Netty's maxMessagesPerRead, RocketMQ's transport: 16). One pipelining
-// client then gets up to 1 MiB of requests into one group commit, not the
-// 64 KiB one recv takes: with the fdatasync on the put thread
-// (groupCommitOnPutThreadEnable) nothing is read while it runs.
+// half or more (Netty's maxMessagesPerRead, which RocketMQ's transport
+// uses: 16). One pipelining client then gets up to 1 MiB of requests into
+// one group commit, not the 64 KiB one recv takes: with the fdatasync on
+// the put thread (groupCommitOnPutThreadEnable) nothing is read while it
+// runs. Its cost: more requests of many connections in memory at once.
 constexpr int kMaxReadsPerReady = 16;
 constexpr size_t kCopyChunkBytes = 256 * 1024;  // pread fallback for file regions
 constexpr size_t kMaxGatheredChunks = 64;       // well under IOV_MAX (1024)

@@ -221,36 +221,26 @@ TEST(PosixFileSyncLanes, ASyncOnTheCallerRemembersAFailure) {
   EXPECT_EQ(f.held.started().size(), 1u) << "the second sync ran an fdatasync after a failed one";
 }
 
-// A file's syncs stay on one thread, in order: the switch comes first.
-TEST(PosixFileSyncLanesDeathTest, IsolatingAfterASyncIsRefused) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_DEATH(
-      {
-        Fixture f(/*real_syncs=*/true);
-        const std::shared_ptr<File> file = f.open("late");
-        bool done = false;
-        file->sync([&](Status) { done = true; });
-        f.run_until([&] { return done; });
-        f.temp.remove_now();  // the dying child's directory: its destructor will not run
-        file->isolate_syncs();
-      },
-      "synced_");
+// A file's syncs stay on one thread, in order: a hint that moves them
+// (isolate_syncs, sync_on_caller) comes before the first sync or is refused.
+void die_hinting_after_a_sync(void (File::*hint)()) {
+  Fixture f(/*real_syncs=*/true);
+  const std::shared_ptr<File> file = f.open("late");
+  bool done = false;
+  file->sync([&](Status) { done = true; });
+  f.run_until([&] { return done; });
+  f.temp.remove_now();  // the dying child's directory: its destructor will not run
+  ((*file).*hint)();
 }
 
+TEST(PosixFileSyncLanesDeathTest, IsolatingAfterASyncIsRefused) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(die_hinting_after_a_sync(&File::isolate_syncs), "synced_");
+}
 
 TEST(PosixFileSyncLanesDeathTest, SyncingOnTheCallerAfterASyncIsRefused) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_DEATH(
-      {
-        Fixture f(/*real_syncs=*/true);
-        const std::shared_ptr<File> file = f.open("late");
-        bool done = false;
-        file->sync([&](Status) { done = true; });
-        f.run_until([&] { return done; });
-        f.temp.remove_now();  // the dying child's directory: its destructor will not run
-        file->sync_on_caller();
-      },
-      "synced_");
+  EXPECT_DEATH(die_hinting_after_a_sync(&File::sync_on_caller), "synced_");
 }
 
 }  // namespace

@@ -22,6 +22,7 @@ namespace mqlab::store::sync_isolation_test {
 namespace {
 
 using testing::MemoryEnv;
+using testing::MemoryFileSystem;
 
 constexpr int64_t kFileSize = 4096;
 
@@ -43,21 +44,29 @@ MappedFile* roll(MappedFileQueue& queue) {
   return next.ok() ? *next : nullptr;
 }
 
-TEST(SyncIsolation, AnIsolatingQueueMarksLoadedCreatedAndPreparedFiles) {
+// A queue given one hint (isolate_syncs or sync_on_caller) passes it to
+// every segment it holds: loaded, created on the put path, and prepared
+// ahead by the AllocateMappedFileService; and no other hint. marked says
+// whether the file took the hint, other whether it took the other one.
+using QueueHint = void (MappedFileQueue::*)();
+using FileMarked = bool (MemoryFileSystem::*)(const std::string&) const;
+void expect_every_segment_marked(QueueHint hint, FileMarked marked, FileMarked other) {
   MemoryEnv env;
+  const MemoryFileSystem& files = env.memory_files();
   const std::string dir = "/store/log";
   leave_file(env, dir, MappedFile::file_name(0), kFileSize);
   MappedFileQueue queue(env, dir, kFileSize);
-  queue.isolate_syncs();
+  (queue.*hint)();
   ASSERT_TRUE(queue.load().ok());
-  EXPECT_TRUE(env.memory_files().syncs_isolated(env::join_path(dir, MappedFile::file_name(0))));  // loaded
+  EXPECT_TRUE((files.*marked)(env::join_path(dir, MappedFile::file_name(0))));  // loaded
+  EXPECT_FALSE((files.*other)(env::join_path(dir, MappedFile::file_name(0))));
 
   MappedFile* created = roll(queue);  // no allocator: made on the put path
   ASSERT_NE(created, nullptr);
-  EXPECT_TRUE(env.memory_files().syncs_isolated(created->file()->path()));
+  EXPECT_TRUE((files.*marked)(created->file()->path()));
 
   MappedFileQueue prepared_queue(env, "/store/prepared", kFileSize);
-  prepared_queue.isolate_syncs();
+  (prepared_queue.*hint)();
   prepared_queue.enable_preallocation(/*warm=*/true);
   ASSERT_TRUE(prepared_queue.load().ok());
   ASSERT_TRUE(prepared_queue.last_file_or_create(0).ok());  // the first segment, on the put path
@@ -66,7 +75,17 @@ TEST(SyncIsolation, AnIsolatingQueueMarksLoadedCreatedAndPreparedFiles) {
   MappedFile* taken = roll(prepared_queue);
   ASSERT_NE(taken, nullptr);
   EXPECT_EQ(prepared_queue.allocator()->taken(), 1u);
-  EXPECT_TRUE(env.memory_files().syncs_isolated(taken->file()->path()));
+  EXPECT_TRUE((files.*marked)(taken->file()->path()));
+}
+
+TEST(SyncIsolation, AnIsolatingQueueMarksLoadedCreatedAndPreparedFiles) {
+  expect_every_segment_marked(&MappedFileQueue::isolate_syncs, &MemoryFileSystem::syncs_isolated,
+                              &MemoryFileSystem::syncs_on_caller);
+}
+
+TEST(SyncIsolation, AQueueSyncingOnTheCallerMarksLoadedCreatedAndPreparedFiles) {
+  expect_every_segment_marked(&MappedFileQueue::sync_on_caller, &MemoryFileSystem::syncs_on_caller,
+                              &MemoryFileSystem::syncs_isolated);
 }
 
 TEST(SyncIsolation, AQueueLeftAloneMarksNothing) {
@@ -76,6 +95,7 @@ TEST(SyncIsolation, AQueueLeftAloneMarksNothing) {
   MappedFile* created = roll(queue);
   ASSERT_NE(created, nullptr);
   EXPECT_FALSE(env.memory_files().syncs_isolated(created->file()->path()));
+  EXPECT_FALSE(env.memory_files().syncs_on_caller(created->file()->path()));
   bool flushed = false;
   queue.flush([&](Status status) { flushed = status.ok(); });
   env.run_all();
@@ -114,38 +134,6 @@ TEST(SyncIsolation, TheCommitLogsSegmentsAreIsolatedAndTheConsumeQueuesAreNot) {
   ConsumeQueue queue(env, config, "TopicA", 0);
   ASSERT_TRUE(queue.load().ok());
   EXPECT_FALSE(env.memory_files().syncs_isolated(env::join_path(queue_dir, MappedFile::file_name(0))));
-}
-
-TEST(SyncIsolation, AQueueSyncingOnTheCallerMarksLoadedCreatedAndPreparedFiles) {
-  MemoryEnv env;
-  const std::string dir = "/store/log";
-  leave_file(env, dir, MappedFile::file_name(0), kFileSize);
-  MappedFileQueue queue(env, dir, kFileSize);
-  queue.sync_on_caller();
-  ASSERT_TRUE(queue.load().ok());
-  EXPECT_TRUE(env.memory_files().syncs_on_caller(env::join_path(dir, MappedFile::file_name(0))));  // loaded
-  EXPECT_FALSE(env.memory_files().syncs_isolated(env::join_path(dir, MappedFile::file_name(0))));  // one hint alone
-  MappedFile* created = roll(queue);  // no allocator: made on the put path
-  ASSERT_NE(created, nullptr);
-  EXPECT_TRUE(env.memory_files().syncs_on_caller(created->file()->path()));
-
-  MappedFileQueue prepared_queue(env, "/store/prepared", kFileSize);
-  prepared_queue.sync_on_caller();
-  prepared_queue.enable_preallocation(/*warm=*/true);
-  ASSERT_TRUE(prepared_queue.load().ok());
-  ASSERT_TRUE(prepared_queue.last_file_or_create(0).ok());  // the first segment, on the put path
-  ASSERT_TRUE(prepared_queue.last_file_or_create(0).ok());  // it has room: the next one is requested
-  env.run_all();                                            // and prepared ahead
-  MappedFile* taken = roll(prepared_queue);
-  ASSERT_NE(taken, nullptr);
-  EXPECT_EQ(prepared_queue.allocator()->taken(), 1u);
-  EXPECT_TRUE(env.memory_files().syncs_on_caller(taken->file()->path()));
-
-  MappedFileQueue plain(env, "/store/plain", kFileSize);
-  ASSERT_TRUE(plain.load().ok());
-  created = roll(plain);
-  ASSERT_NE(created, nullptr);
-  EXPECT_FALSE(env.memory_files().syncs_on_caller(created->file()->path()));
 }
 
 // An ASYNC_MASTER's SYNC_FLUSH group commit syncs on the put thread;
