@@ -115,11 +115,12 @@ class File {
   // (SYNC_FLUSH's CommitLog segments: every put's reply waits for the group
   // commit, and while one runs the next group only gathers). The real Env
   // then runs each fdatasync of the file on the calling thread (the event
-  // loop) instead of handing it to a flush thread and back: two thread
-  // wake-ups fewer per sync, for a loop that blocks while the device works.
-  // done still runs on the executor, never inside sync(). The simulator's
-  // disk takes the same time either way and ignores the hint. Requires: no
-  // sync() of this file yet.
+  // loop), in a task of its own after the tasks already queued, instead of
+  // handing it to a flush thread and back: two thread wake-ups fewer per
+  // sync, for a loop that blocks while the device works. done still runs
+  // on the executor, never inside sync(). The simulator's disk takes the
+  // same time either way and ignores the hint. Requires: no sync() of this
+  // file yet.
   virtual void sync_on_caller() {}
 };
 

@@ -120,14 +120,19 @@ class FlushThread {
   }
 
   // A sync of a file that asked for File::sync_on_caller: its fdatasync
-  // runs now, on the calling thread, and its completion is posted as the
-  // flush thread's completions are.
+  // runs on the io_context thread, in a task of its own posted now, so
+  // that what is already queued there (replies, a pull response, the push
+  // to a slave: each socket write is a task) goes out before the thread
+  // blocks. Its completion is posted as the flush thread's completions are.
   void sync_file_on_caller(std::shared_ptr<PosixFile> file, SyncCallback done) {
     MQ_ASSERT(file != nullptr && done != nullptr);
-    const Status status = sync_file_now(*file);
-    std::vector<Request> batch;
-    batch.push_back(Request{std::move(file), std::string(), std::move(done), boost::asio::make_work_guard(io_)});
-    complete(std::move(batch), status);
+    boost::asio::post(io_, [this, open = open_, file = std::move(file), done = std::move(done)]() mutable {
+      if (!open->load()) return;  // the file system is gone, and this with it: dropped, as completions are
+      const Status status = sync_file_now(*file);
+      std::vector<Request> batch;
+      batch.push_back(Request{std::move(file), std::string(), std::move(done), boost::asio::make_work_guard(io_)});
+      complete(std::move(batch), status);
+    });
   }
 
   void sync_dir(std::string dir, SyncCallback done) {

@@ -68,8 +68,9 @@ class PosixFile final : public File, public std::enable_shared_from_this<PosixFi
   // 64 MiB mapping written through) is not the caller's.
   void unmap() override;
   void isolate_syncs() override;
-  // Every later sync() runs its fdatasync on the calling thread and posts
-  // its completion, as a flush thread's is posted.
+  // Every later sync() posts its fdatasync to the io_context (it runs on
+  // that thread, after the tasks queued before it) and then its completion,
+  // as a flush thread's is posted.
   void sync_on_caller() override;
 
   // fdatasync on the calling thread (retried on EINTR), the error coded as

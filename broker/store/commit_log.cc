@@ -20,13 +20,13 @@ CommitLog::CommitLog(env::Env& env, const MessageStoreConfig& config)
   // with dispatchFlushedOnly): not behind the ConsumeQueues' syncs, which
   // come once a second, one per queue.
   queue_.isolate_syncs();
-  // An ASYNC_MASTER's SYNC_FLUSH puts wait for each group commit alone: its
-  // fdatasync runs on their thread (groupCommitOnPutThreadEnable). Not a
-  // SYNC_MASTER's, whose fdatasync overlaps the slave's round trip (on the
-  // put thread it would hold the push to the slave until it returned), nor
-  // a SLAVE's, which reports its offset to the master as it writes.
+  // A master's SYNC_FLUSH puts wait for each group commit: its fdatasync
+  // runs on their thread (groupCommitOnPutThreadEnable), after the tasks
+  // already queued there, so a SYNC_MASTER's push to its slave goes out
+  // first and overlaps it. Not a SLAVE's: it reports its offset to the
+  // master as it writes.
   if (config.groupCommitOnPutThreadEnable && config.flushDiskType == FlushDiskType::SYNC_FLUSH &&
-      config.brokerRole == BrokerRole::ASYNC_MASTER) {
+      config.brokerRole != BrokerRole::SLAVE) {
     queue_.sync_on_caller();
   }
   if (config.allocateMappedFileEnable || config.warmMapedFileEnable || config.recycleExpiredCommitLogEnable) {

@@ -130,23 +130,22 @@ struct MessageStoreConfig {
   // are the segment's pre-touched or fallocated ones, rarely read.
   bool commitLogMappedWriteEnable = true;
 
-  // mqlab's key (RocketMQ's GroupCommitService is a thread of its own): on an
-  // ASYNC_MASTER with SYNC_FLUSH the group commit's fdatasync runs on the
-  // thread that serves the puts (env::File::sync_on_caller), which blocks
-  // while it runs, as the Java broker's send threads once blocked on their
-  // flush. Handing each one to a flush thread and back costs two thread
-  // wake-ups (2026-12-04, store_bench `--cases putthread`: 1 / 8 in flight
-  // 1.45 / 1.15 times the puts per second; mqbroker with one sender at 1 in
-  // flight, send p50 0.21-0.25 ms against 0.25-0.27). Pulls and other
-  // connections wait for the fdatasync meanwhile: a consumer beside one
-  // sender got messages 0.45 ms after birth against 0.38-0.43 (probably a
-  // pull response waiting behind the next group's fdatasync). Off, the
-  // CommitLog's syncs run on a flush thread. ASYNC_FLUSH keeps its flush
-  // thread either way (its periodic fdatasync of megabytes would hold up
-  // every connection), and so do a SYNC_MASTER (its fdatasync overlaps the
-  // slave's round trip: on the put thread, the push to the slave waited for
-  // it, -10% sends at 16 in flight) and a SLAVE. The simulator's Env
-  // ignores it.
+  // mqlab's key (RocketMQ's GroupCommitService is a thread of its own): on a
+  // master with SYNC_FLUSH the group commit's fdatasync runs on the thread
+  // that serves the puts (env::File::sync_on_caller), in a task of its own
+  // after the replies, pull responses and pushes to a slave already queued,
+  // and the thread blocks while it runs, as the Java broker's send threads
+  // once blocked on their flush. Handing each one to a flush thread and back
+  // costs two thread wake-ups (2026-12-04, store_bench `--cases putthread`:
+  // 1.00-1.21 / 1.12-1.42 / 1.05-1.13 / 1.02-1.10 times the puts per second
+  // at 1 / 8 / 64 / 256 in flight; mqbroker with one sender at 1 in flight,
+  // send p50 0.19 ms against 0.24; a consumer beside it got messages
+  // 0.31-0.35 ms after birth against 0.36-0.37; a SYNC_MASTER with its
+  // slave, p50 0.24-0.26 ms against 0.25-0.27). Pulls and other connections
+  // wait while an fdatasync runs. Off, the CommitLog's syncs run on a flush
+  // thread. ASYNC_FLUSH keeps its flush thread either way (its periodic
+  // fdatasync of megabytes would hold up every connection), and so does a
+  // SLAVE. The simulator's Env ignores it.
   bool groupCommitOnPutThreadEnable = true;
 
   // CommitLog write-behind (RocketMQ's TransientStorePool with

@@ -5,7 +5,7 @@
 // syncs, eight in a row, 2-40 ms each, that a SYNC_FLUSH group commit waited
 // behind). Without the hint a file's sync waits in the shared queue. A file
 // that asked for File::sync_on_caller (SYNC_FLUSH's CommitLog) syncs on the
-// calling thread.
+// calling thread, after the tasks already queued there.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -168,21 +168,28 @@ TEST(PosixFileSyncLanes, WithoutTheHintASyncWaitsInTheSharedQueue) {
   EXPECT_EQ(completed, (std::vector<std::string>{"held", "other"}));
 }
 
-// File::sync_on_caller (SYNC_FLUSH's CommitLog): the fdatasync runs inside
-// sync(), on the calling thread, and done still runs later, from the
-// executor, as every sync's does.
-TEST(PosixFileSyncLanes, AFileSyncedOnTheCallerSyncsInsideSyncAndCompletesLater) {
+// File::sync_on_caller (SYNC_FLUSH's CommitLog): the fdatasync runs on the
+// calling thread, in a task of its own after those already queued (a reply's
+// or a pull response's write goes out before the thread blocks), and done
+// runs after it, from the executor, as every sync's does.
+TEST(PosixFileSyncLanes, AFileSyncedOnTheCallerSyncsOnItsThreadAfterTheQueuedTasks) {
   Fixture f;
   const std::shared_ptr<File> log = f.open("log");
   ASSERT_TRUE(log);
   log->isolate_syncs();
   log->sync_on_caller();
+  std::vector<std::string> order;
+  boost::asio::post(f.io, [&] { order.push_back("queued before: synced " + std::to_string(f.held.started().size())); });
   std::optional<Status> done;
-  log->sync([&](Status status) { done = std::move(status); });
-  EXPECT_EQ(f.held.threads(), std::vector<std::thread::id>{std::this_thread::get_id()});
-  EXPECT_FALSE(done.has_value()) << "done ran inside sync()";
+  log->sync([&](Status status) {
+    order.push_back("done");
+    done = std::move(status);
+  });
+  EXPECT_TRUE(f.held.started().empty()) << "the fdatasync ran inside sync()";
   ASSERT_TRUE(f.run_until([&] { return done.has_value(); }));
   EXPECT_TRUE(done->ok()) << done->to_string();
+  EXPECT_EQ(order, (std::vector<std::string>{"queued before: synced 0", "done"}));
+  EXPECT_EQ(f.held.threads(), std::vector<std::thread::id>{std::this_thread::get_id()});
 }
 
 // It needs no flush thread, so it does not wait behind one that is held.

@@ -4,9 +4,8 @@
 // CommitLog's syncs then run on a flush thread of their own, so a SYNC_FLUSH
 // group commit no longer waits behind the ConsumeQueues' syncs
 // (broker/env/test/posix_file_sync_lanes_test.cc shows the threads). And
-// which sync on the caller (env::File::sync_on_caller): an ASYNC_MASTER's
-// CommitLog segments under SYNC_FLUSH, unless groupCommitOnPutThreadEnable
-// is off.
+// which sync on the caller (env::File::sync_on_caller): a master's CommitLog
+// segments under SYNC_FLUSH, unless groupCommitOnPutThreadEnable is off.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -136,11 +135,10 @@ TEST(SyncIsolation, TheCommitLogsSegmentsAreIsolatedAndTheConsumeQueuesAreNot) {
   EXPECT_FALSE(env.memory_files().syncs_isolated(env::join_path(queue_dir, MappedFile::file_name(0))));
 }
 
-// An ASYNC_MASTER's SYNC_FLUSH group commit syncs on the put thread;
-// ASYNC_FLUSH's flush service keeps its thread, and so do a SYNC_MASTER
-// (whose fdatasync overlaps the slave's round trip) and a SLAVE; the key
-// turns it off.
-TEST(SyncIsolation, OnlyAnAsyncMastersSyncFlushCommitLogSyncsOnTheCaller) {
+// A master's SYNC_FLUSH group commit syncs on the put thread; ASYNC_FLUSH's
+// flush service keeps its thread, and so does a SLAVE (which reports its
+// offset to the master as it writes); the key turns it off.
+TEST(SyncIsolation, OnlyAMastersSyncFlushCommitLogSyncsOnTheCaller) {
   struct Case {
     FlushDiskType flush;
     BrokerRole role;
@@ -150,7 +148,7 @@ TEST(SyncIsolation, OnlyAnAsyncMastersSyncFlushCommitLogSyncsOnTheCaller) {
   for (const Case& c : {Case{FlushDiskType::SYNC_FLUSH, BrokerRole::ASYNC_MASTER, true, true},
                         Case{FlushDiskType::SYNC_FLUSH, BrokerRole::ASYNC_MASTER, false, false},
                         Case{FlushDiskType::ASYNC_FLUSH, BrokerRole::ASYNC_MASTER, true, false},
-                        Case{FlushDiskType::SYNC_FLUSH, BrokerRole::SYNC_MASTER, true, false},
+                        Case{FlushDiskType::SYNC_FLUSH, BrokerRole::SYNC_MASTER, true, true},
                         Case{FlushDiskType::SYNC_FLUSH, BrokerRole::SLAVE, true, false}}) {
     MemoryEnv env;
     MessageStoreConfig config;
