@@ -43,8 +43,7 @@ Status MappedFileQueue::load() {
       break;
     }
     MQ_ASSIGN_OR_RETURN(std::shared_ptr<env::File> file, env_.files().open(path, env::OpenOptions{}));
-    if (isolate_syncs_) file->isolate_syncs();
-    if (syncs_on_caller_) file->sync_on_caller();
+    hint_syncs(*file);
     MQ_ASSIGN_OR_RETURN(uint64_t size, file->size());
     if (static_cast<int64_t>(size) > file_size_) {
       return Status::Corruption(path + ": size " + std::to_string(size) + " exceeds the configured segment size " +
@@ -82,8 +81,7 @@ Result<std::shared_ptr<MappedFile>> MappedFileQueue::create_file(int64_t start_o
       return status;
     }
   }
-  if (isolate_syncs_) file->isolate_syncs();
-  if (syncs_on_caller_) file->sync_on_caller();
+  hint_syncs(*file);
   ++dir_changes_;
   auto mapped = std::make_shared<MappedFile>(std::move(file), start_offset, file_size_);
   if (write_behind_bytes_ > 0) mapped->enable_write_behind(write_behind_bytes_, keep_last_commit_);
@@ -110,6 +108,11 @@ void MappedFileQueue::enable_recycling() {
   MQ_ASSERT(allocator_ != nullptr);  // recycled files are handed over as pre-allocations
   MQ_ASSERT(files_.empty());
   recycling_ = true;
+}
+
+void MappedFileQueue::hint_syncs(env::File& file) const {
+  if (isolate_syncs_) file.isolate_syncs();
+  if (syncs_on_caller_) file.sync_on_caller();
 }
 
 void MappedFileQueue::isolate_syncs() {

@@ -158,6 +158,9 @@ class MappedFileQueue {
  private:
   // Extends file to file_size_: allocated, or with a hole (use_sparse_files).
   Status extend(env::File& file) const;
+  // Gives a file this queue's sync hints (isolate_syncs, sync_on_caller),
+  // before its first sync: every file loaded, created or taken prepared.
+  void hint_syncs(env::File& file) const;
   Result<std::shared_ptr<MappedFile>> create_file(int64_t start_offset);
   // With mapped appends: unmaps the file mapped so far, maps the last one.
   void map_last_file();
