@@ -21,8 +21,8 @@
 # Usage: scripts/build-pgo.sh [PLAIN_BUILD_DIR [PGO_BUILD_DIR]]
 #   (defaults build and build-pgo; the plain build must have bin/mqsim).
 # Environment: JOBS (default nproc). On 2 CPUs the instrumented build takes
-# about 4 minutes from nothing, the profile-using one (with link-time
-# optimization, CMakeLists.txt) about 5-6; the instrumented one goes through ccache,
+# about 3 minutes from nothing, the profile-using one (with link-time
+# optimization, CMakeLists.txt) about 3.5; the instrumented one goes through ccache,
 # so after a change it recompiles only what changed (CMakeLists.txt says
 # why the profile-using one cannot).
 set -euo pipefail
