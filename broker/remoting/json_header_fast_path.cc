@@ -250,7 +250,7 @@ class CommonHeaderParser {
     if (*at_ == '"') {
       const char* const start = at_ + 1;
       const char* const special = skip_plain(start, end_);
-      if (special == end_ || *special != '"') return read_escaped_ext_value(name, ext_fields);
+      if (special == end_ || *special != '"') return read_escaped_ext_value(name, start, special, ext_fields);
       value = std::string_view(start, static_cast<size_t>(special - start));
       at_ = special + 1;
     } else if (consume_literal(kTrue)) {
@@ -268,10 +268,14 @@ class CommonHeaderParser {
   }
 
   // A string value with escapes, decoded straight into the string the field
-  // keeps: one allocation (if any) rather than a scratch buffer and a copy.
-  bool read_escaped_ext_value(std::string_view name, ExtFields& ext_fields) {
+  // keeps: one allocation rather than a scratch buffer and a copy. start is
+  // its first byte (after the opening quote), special the first byte there
+  // that is not plain, which the caller's scan found: the plain run before
+  // it is not scanned again.
+  bool read_escaped_ext_value(std::string_view name, const char* start, const char* special, ExtFields& ext_fields) {
     std::string value;
-    if (!read_string(value)) return false;
+    at_ = start;
+    if (!read_string_from(value, special)) return false;
     ext_fields.insert_or_assign(name, std::move(value));
     return true;
   }
@@ -338,55 +342,44 @@ class CommonHeaderParser {
 
   // ASCII text with JSON's escapes; an escape of anything beyond ASCII
   // (\u00e9, surrogates), control bytes and non-ASCII bytes are left to
-  // the general path. Two passes: the first finds where the literal ends,
-  // so the text is decoded into storage sized once (decoded text is never
-  // longer than its literal). Appending run by run paid a capacity check,
-  // and often a reallocation, per escape: a send's properties hold about
-  // twenty (\u0001 and \u0002 separators).
+  // the general path.
   bool read_string(std::string& out) {
     if (!consume('"')) return false;
-    const std::optional<size_t> literal_bytes = escaped_literal_bytes();
-    if (!literal_bytes) return false;
-    const char* const close = at_ + *literal_bytes;
-    MQ_ASSERT(close < end_ && *close == '"');
-    out.resize(*literal_bytes);
+    return read_string_from(out, skip_plain(at_, end_));
+  }
+
+  // The rest of read_string, from at_ (inside the literal) with special the
+  // first byte at or after it that is not plain. One pass, into storage
+  // sized once for the most the rest of the header could decode to
+  // (decoded text is never longer than its literal), then cut to what it
+  // held. Appending run by run paid a capacity check, and often a
+  // reallocation, per escape (a send's properties hold about twenty: \u0001
+  // and \u0002 separators); sizing it exactly first took a second scan of
+  // the whole literal.
+  bool read_string_from(std::string& out, const char* special) {
+    const char* const start = at_;
+    MQ_ASSERT(start <= special && special <= end_);
+    out.resize(static_cast<size_t>(end_ - start));
     char* const begin = out.data();
     char* p = begin;
     while (true) {
-      const char* const special = skip_plain(at_, close);
       std::memcpy(p, at_, static_cast<size_t>(special - at_));
       p += special - at_;
       at_ = special;
-      if (at_ == close) break;
-      // The first pass stepped over every escape's first byte, so the
-      // only special byte before close is a backslash starting one.
-      MQ_ASSERT(*at_ == '\\');
+      if (at_ == end_) return false;  // not closed
+      if (*at_ == '"') break;
+      if (*at_ != '\\') return false;  // a raw control or non-ASCII byte
       ++at_;
       const std::optional<char> unescaped = read_escape();
       if (!unescaped) return false;
       *p++ = *unescaped;
-      MQ_ASSERT(at_ <= close);  // a \u escape's hex digits hold no quote
+      special = skip_plain(at_, end_);
     }
+    // Every byte written stands for at least one read (an escape, two to six).
+    MQ_ASSERT(p - begin <= at_ - start);
     ++at_;  // the closing quote
-    MQ_ASSERT(p - begin <= static_cast<std::ptrdiff_t>(*literal_bytes));
     out.resize(static_cast<size_t>(p - begin));
     return true;
-  }
-
-  // How many bytes the string literal starting at at_ (after its opening
-  // quote) holds before its closing quote, escapes undecoded; nullopt when
-  // it is not closed or holds a raw control or non-ASCII byte. An escape's
-  // second byte is stepped over unread (so \" does not close it); whether
-  // the escape is valid is read_escape's business.
-  std::optional<size_t> escaped_literal_bytes() const {
-    const char* p = at_;
-    while (true) {
-      p = skip_plain(p, end_);
-      if (p == end_) return std::nullopt;
-      if (*p == '"') return static_cast<size_t>(p - at_);
-      if (*p != '\\' || end_ - p < 2) return std::nullopt;
-      p += 2;
-    }
   }
 
   // The character after a backslash (and its four hex digits for \u).

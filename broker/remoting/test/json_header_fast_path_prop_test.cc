@@ -312,10 +312,11 @@ TEST(JsonHeaderFastPath, BareExtValuesAreStringifiedAsTheGeneralPathDoes) {
   }
 }
 
-// The string reader finds a literal's end before decoding it, stepping
-// over each escape's second byte, and the int reader sums the digits
-// itself: the cases at those seams read as the general path reads them,
-// and the well-formed ones are read by the fast path itself.
+// The string reader decodes a literal in one pass, stepping over each
+// escape (its second byte is never a literal's end), into room sized for
+// the rest of the header, and the int reader sums the digits itself: the
+// cases at those seams read as the general path reads them, and the
+// well-formed ones are read by the fast path itself.
 TEST(JsonHeaderFastPath, EscapeAndIntegerEdgesDecodeAsTheGeneralPathDoes) {
   const std::string many_escapes = [] {
     std::string text;
@@ -330,6 +331,10 @@ TEST(JsonHeaderFastPath, EscapeAndIntegerEdgesDecodeAsTheGeneralPathDoes) {
       {R"({"code":1,"extFields":{"a\u0001":"\/\b\f\n\r\t"}})", true},
       {R"({"code":1,"remark":"\u0001","language":"J\u0041VA"})", true},
       {"{\"code\":1,\"extFields\":{\"p\":\"" + many_escapes + "\"}}", true},
+      {R"({"code":1,"extFields":{"a":"\u0001x","b":"y\n"},"opaque":3})", true},  // more fields after escapes
+      {R"({"code":1,"extFields":{"a":"\u0001"}})", true},                      // nothing but an escape
+      {"{\"code\":1,\"extFields\":{\"a\":\"\\u0001\x01\"}}", false},  // a raw control byte after an escape
+      {"{\"code\":1,\"extFields\":{\"a\":\"\\u0001\xc3\xa9\"}}", false},  // non-ASCII after an escape
       {R"({"code":1,"extFields":{"a":"\u00"}})", false},          // hex digits run into the closing quote
       {R"({"code":1,"extFields":{"a":"\u00"})", false},
       {R"({"code":1,"extFields":{"a":"\)", false},                // a backslash ends the header
