@@ -93,8 +93,8 @@ bench-programs: configure
 
 # Every benchmark (store_bench, raw_disk_bench, sim_bench, replication_bench,
 # broker_bench) into bench/results.md, in under 15 minutes with the
-# profile-guided rebuild after a change (11.9 on 2026-12-05, 4.4 of them
-# rebuilding; about 7.5 with nothing to rebuild);
+# profile-guided rebuild after a change (on 2026-12-05: 11.9 after a
+# one-file change, 14.3 with ccache off, 7.5 of each the benchmarks);
 # BENCH_LONG=1 adds the long scaling runs (16 GiB through the store, 600
 # simulated minutes). store_bench (ASYNC_FLUSH), sim_bench and broker_bench
 # run twice: the plain build's and the profile-guided one's (make pgo, built
