@@ -432,14 +432,30 @@ bool properties_round_trip(const MessageProperties& properties) {
 
 std::optional<std::string_view> find_property(std::string_view text, std::string_view name) {
   MQ_ASSERT(!name.empty());
+  MQ_ASSERT(name.find(kNameValueSeparator) == std::string_view::npos);
+  MQ_ASSERT(name.find(kPropertySeparator) == std::string_view::npos);
+  // The items decode_properties keeps: a name, then the first 0x01. Such an
+  // item starts the text or follows a 0x02, so the search jumps (memchr)
+  // from one byte that could start the name to the next, rather than
+  // splitting the text at every 0x02. It goes on past a match: the last
+  // item of a repeated name wins.
   std::optional<std::string_view> found;
-  while (!text.empty()) {
-    const size_t end = text.find(kPropertySeparator);
-    const std::string_view item = text.substr(0, end);
-    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
-    // The same items decode_properties keeps: a name, then the first 0x01.
-    if (item.size() > name.size() && item[name.size()] == kNameValueSeparator && item.starts_with(name)) {
-      found = item.substr(name.size() + 1);
+  const char* const begin = text.data();
+  const char* const end = begin + text.size();
+  const char* p = begin;
+  // A match needs the name and its 0x01 before the end.
+  while (static_cast<size_t>(end - p) > name.size()) {
+    p = static_cast<const char*>(std::memchr(p, name.front(), static_cast<size_t>(end - p) - name.size()));
+    if (p == nullptr) break;
+    if ((p == begin || p[-1] == kPropertySeparator) && p[name.size()] == kNameValueSeparator &&
+        std::memcmp(p, name.data(), name.size()) == 0) {
+      const char* const value = p + name.size() + 1;
+      const void* const separator = std::memchr(value, kPropertySeparator, static_cast<size_t>(end - value));
+      const char* const value_end = separator != nullptr ? static_cast<const char*>(separator) : end;
+      found = std::string_view(value, static_cast<size_t>(value_end - value));
+      p = value_end;  // the next item (a 0x02 starts no name)
+    } else {
+      ++p;
     }
   }
   return found;
