@@ -115,7 +115,8 @@ void decode_properties_into(std::string_view text, MessageProperties& properties
 bool properties_round_trip(const MessageProperties& properties);
 // One property's value as decode_properties would give it (the last of a
 // repeated name), without building the map: the dispatcher's per-record
-// lookups. nullopt when absent.
+// lookups. nullopt when absent. Requires: name is not empty and holds no
+// 0x01 or 0x02 (every caller passes a property name constant).
 std::optional<std::string_view> find_property(std::string_view text, std::string_view name);
 
 // What a producer asks the store to keep (MessageExtBrokerInner).
