@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstring>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <utility>
 
@@ -115,7 +116,7 @@ std::string encode_offset_properties(int64_t min_offset, int64_t max_offset) {
   static_assert(kMax < kMin, "encode_properties writes names in order");
   // Written into a buffer on the stack and copied out once: once per pull,
   // two number strings and eight appends cost 530 instructions.
-  constexpr size_t kInt64Bytes = 20;  // digits and sign
+  constexpr size_t kInt64Bytes = std::numeric_limits<int64_t>::digits10 + 2;  // 19 digits and a sign
   char buffer[kMax.size() + kMin.size() + 2 * kInt64Bytes + 4];
   char* p = buffer;
   const auto put_property = [&p, &buffer](std::string_view name, int64_t value) {

@@ -107,17 +107,28 @@ struct Fixture {
   }
 };
 
-TEST(PosixFileSyncLanes, AnIsolatedFileSyncsWhileAnotherFilesSyncIsHeld) {
-  Fixture f;
+// Syncs "held" (held on its flush thread until released) and then "log",
+// which took hint first; each outcome lands in its optional as it comes.
+struct HeldThenHinted {
+  std::optional<Status> held_done;
+  std::optional<Status> log_done;
+};
+void sync_held_then_hinted(Fixture& f, void (File::*hint)(), HeldThenHinted& out) {
   const std::shared_ptr<File> held = f.open("held");
   const std::shared_ptr<File> log = f.open("log");
   ASSERT_TRUE(held && log);
-  log->isolate_syncs();
-  std::optional<Status> held_done;
-  std::optional<Status> log_done;
-  held->sync([&](Status status) { held_done = std::move(status); });
+  ((*log).*hint)();
+  held->sync([&out](Status status) { out.held_done = std::move(status); });
   ASSERT_TRUE(f.held.wait_started(1));
-  log->sync([&](Status status) { log_done = std::move(status); });
+  log->sync([&out](Status status) { out.log_done = std::move(status); });
+}
+
+TEST(PosixFileSyncLanes, AnIsolatedFileSyncsWhileAnotherFilesSyncIsHeld) {
+  Fixture f;
+  HeldThenHinted syncs;
+  ASSERT_NO_FATAL_FAILURE(sync_held_then_hinted(f, &File::isolate_syncs, syncs));
+  std::optional<Status>& held_done = syncs.held_done;
+  std::optional<Status>& log_done = syncs.log_done;
   ASSERT_TRUE(f.run_until([&] { return log_done.has_value(); })) << "the isolated sync waited behind the held one";
   EXPECT_TRUE(log_done->ok()) << log_done->to_string();
   EXPECT_FALSE(held_done.has_value());
@@ -195,14 +206,9 @@ TEST(PosixFileSyncLanes, AFileSyncedOnTheCallerSyncsOnItsThreadAfterTheQueuedTas
 // It needs no flush thread, so it does not wait behind one that is held.
 TEST(PosixFileSyncLanes, ASyncOnTheCallerDoesNotWaitForAHeldSync) {
   Fixture f;
-  const std::shared_ptr<File> held = f.open("held");
-  const std::shared_ptr<File> log = f.open("log");
-  ASSERT_TRUE(held && log);
-  log->sync_on_caller();
-  std::optional<Status> log_done;
-  held->sync([](Status) {});
-  ASSERT_TRUE(f.held.wait_started(1));
-  log->sync([&](Status status) { log_done = std::move(status); });
+  HeldThenHinted syncs;
+  ASSERT_NO_FATAL_FAILURE(sync_held_then_hinted(f, &File::sync_on_caller, syncs));
+  std::optional<Status>& log_done = syncs.log_done;
   ASSERT_TRUE(f.run_until([&] { return log_done.has_value(); }));
   EXPECT_TRUE(log_done->ok()) << log_done->to_string();
   const std::vector<std::thread::id> threads = f.held.threads();
