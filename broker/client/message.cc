@@ -215,7 +215,12 @@ Status decode_records_into(std::span<const uint8_t> body, HostTextCache& hosts, 
   MQ_ASSERT(appended_properties.empty() || appended_properties.back() == '\x02');
   size_t position = 0;
   while (position < body.size()) {
-    Result<store::DecodedRecord> record = store::decode_record(body.subspan(position));
+    // No CRC check, as Java's client (MessageDecoder.decodes passes
+    // checkCRC false): a record whose body was damaged is handed out as it
+    // is, so an application (and mqsim's checker) sees the corruption
+    // instead of the message silently going missing.
+    Result<store::DecodedRecord> record =
+        store::decode_record(body.subspan(position), store::DecodeOptions{.check_crc = false});
     if (!record.ok()) return record.status().with_context("pulled record at byte " + std::to_string(position));
     if (record->kind != store::RecordKind::kMessage) {
       return Status::Corruption("pulled record at byte " + std::to_string(position) + " is a blank record");

@@ -146,7 +146,8 @@ class HostTextCache {
   Recent store_;
 };
 
-// Decodes a PULL_MESSAGE body: records back to back, CRC checked.
+// Decodes a PULL_MESSAGE body: records back to back, the body CRC not
+// checked (bodyCRC is the stored one, the body as stored), as Java's.
 PulledMessages decode_pulled_messages(std::span<const uint8_t> body);
 // The same, formatting hosts through (and into) hosts, and adding
 // appended_properties (store::encode_properties text, as append_properties

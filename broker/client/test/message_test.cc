@@ -6,10 +6,13 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "broker/client/compression.h"
@@ -65,6 +68,30 @@ TEST(PulledMessages, DecodeEveryFieldOfConcatenatedRecords) {
   EXPECT_EQ(first.body_text(), "hello");
   EXPECT_EQ(pulled.messages[1].msgId, "ABC");  // UNIQ_KEY wins, as in Java's MessageClientExt
   EXPECT_EQ(pulled.messages[1].queueOffset, 13);
+}
+
+// A body damaged on disk is handed out as stored, with the CRC the broker
+// stored beside it, as Java's client does (its decoder skips the check): the
+// application sees the damage, and mqsim's checker counts it corrupted,
+// rather than the record being dropped as unreadable.
+TEST(PulledMessages, ADamagedBodyIsHandedOutWithItsStoredCrc) {
+  std::vector<uint8_t> body = record("T", "hello", 12, 4096);
+  const std::string_view original = "hello";
+  const auto at = std::search(body.begin(), body.end(), original.begin(), original.end());
+  ASSERT_NE(at, body.end());
+  *at = 'j';
+  const PulledMessages pulled = decode_pulled_messages(body);
+  ASSERT_TRUE(pulled.error.ok()) << pulled.error.to_string();
+  ASSERT_EQ(pulled.messages.size(), 1u);
+  const MessageExt& message = pulled.messages[0];
+  EXPECT_EQ(message.body_text(), "jello");
+  const auto crc_of = [](std::string_view text) {
+    return static_cast<int32_t>(store::body_crc32(std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size())));
+  };
+  EXPECT_EQ(message.bodyCRC, crc_of("hello"));
+  EXPECT_NE(message.bodyCRC, crc_of("jello"));
+  // The store's own reads still refuse it: recovery checks CRCs.
+  EXPECT_EQ(store::decode_record(body).status().code(), StatusCode::kCorruption);
 }
 
 // decode_pulled_messages reuses the last host's text while hosts repeat:
