@@ -211,7 +211,9 @@ RemotingCommand json_header_defaults() {
 void to_json_header_defaults(RemotingCommand& command) {
   MQ_ASSERT(command.code == 0 && command.ext_fields.empty() && command.body.empty());
   command.version = 0;
-  command.language = kDefaultLanguage;  // already, as a RemotingCommand starts: no allocation
+  // Already so as a RemotingCommand starts: compared, not assigned again
+  // (an assignment is a call into the string's replace, per frame).
+  if (command.language != kDefaultLanguage) command.language = kDefaultLanguage;
   command.serialize_type = SerializeType::JSON;
 }
 

@@ -333,10 +333,13 @@ class CommonHeaderParser {
     return true;
   }
 
+  // out usually holds the text already (language: every peer sends "JAVA",
+  // which a command starts with): compared first, since an assignment is a
+  // call into the string's replace even for equal text.
   bool read_text_into(std::string& out) {
     std::string_view text;
     if (!read_text(text, value_scratch_)) return false;
-    out.assign(text);
+    if (out != text) out.assign(text);
     return true;
   }
 
