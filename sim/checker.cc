@@ -103,11 +103,17 @@ std::optional<int> foreseen_by(const SendRecord& send, const CheckerOptions& opt
 // the group is down, from its first acknowledged message on (the world
 // records broker_down / broker_up events).
 std::vector<Window> group_down_windows(const History& history, Nanos run_end) {
-  std::map<std::string, Nanos> first_ack;
+  // Looked up before inserting: emplace built a node (and a copy of the
+  // name) per acknowledged send only to drop it again for all but the first.
+  std::map<std::string, Nanos, std::less<>> first_ack;
   for (const SendRecord& s : history.sends()) {
     if (s.outcome != SendOutcome::kOk) continue;
-    auto [it, inserted] = first_ack.emplace(s.broker_name, s.completed_at);
-    if (!inserted) it->second = std::min(it->second, s.completed_at);
+    const std::string& group = s.broker_name.str();
+    if (auto it = first_ack.find(group); it != first_ack.end()) {
+      it->second = std::min(it->second, s.completed_at);
+    } else {
+      first_ack.emplace(group, s.completed_at);
+    }
   }
   std::map<std::string, std::set<std::string>> up;  // group -> brokers up
   std::map<std::string, Nanos> down_since;
