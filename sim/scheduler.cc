@@ -7,7 +7,7 @@
 
 namespace mqlab::sim {
 
-EventId Scheduler::schedule_at(Nanos t, env::Task task, OwnerId owner) {
+EventId Scheduler::schedule_at(Nanos t, env::Task&& task, OwnerId owner) {
   MQ_ASSERT_MSG(t >= now_, "event due at " + std::to_string(t) + " before now " + std::to_string(now_));
   MQ_ASSERT(task != nullptr);
   const uint64_t sequence = next_sequence_++;
@@ -15,7 +15,10 @@ EventId Scheduler::schedule_at(Nanos t, env::Task task, OwnerId owner) {
   const Owner& state = owner_state(owner);
   // A dead owner's code must not run again, not even code it queued while
   // dying (a destructor's post, a completion the disk routes to it).
-  if (!state.alive) return event_id(sequence, kNoSlot);
+  if (!state.alive) {
+    const env::Task dropped = std::move(task);  // taken by reference: dropped here, whatever the caller passed
+    return event_id(sequence, kNoSlot);
+  }
   const SlotIndex index = allocate_slot();
   Slot& slot = slots_[index];
   slot.task = std::move(task);
@@ -27,7 +30,7 @@ EventId Scheduler::schedule_at(Nanos t, env::Task task, OwnerId owner) {
   return event_id(sequence, index);
 }
 
-EventId Scheduler::schedule_after(Nanos delay, env::Task task, OwnerId owner) {
+EventId Scheduler::schedule_after(Nanos delay, env::Task&& task, OwnerId owner) {
   MQ_ASSERT(delay >= 0);
   return schedule_at(now_ + delay, std::move(task), owner);
 }
