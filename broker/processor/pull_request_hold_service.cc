@@ -49,7 +49,8 @@ void PullRequestHoldService::suspend_pull_request(PullRequest pull, Nanos hold) 
   if (!running_) return;  // shutting down: the connection is closing anyway
   const uint64_t id = next_id_++;
   pull.deadline_ns = env_.clock().now_ns() + hold;
-  auto queue = table_.try_emplace(Key{pull.header.topic, pull.header.queueId}).first;
+  auto queue = table_.find(std::pair<std::string_view, int32_t>(pull.header.topic, pull.header.queueId));
+  if (queue == table_.end()) queue = table_.try_emplace(Key{pull.header.topic, pull.header.queueId}).first;
   const Key* key = &queue->first;  // the timer's capture: a pointer keeps the task inline
   auto [it, inserted] = queue->second.emplace(id, Parked{std::make_unique<PullRequest>(std::move(pull)), env::kNoTimer});
   MQ_ASSERT(inserted);
@@ -59,27 +60,27 @@ void PullRequestHoldService::suspend_pull_request(PullRequest pull, Nanos hold) 
 
 void PullRequestHoldService::notify_message_arriving(const std::string& topic, int32_t queue_id, QueueOffset max_offset,
                                                      int64_t tags_code) {
-  auto it = table_.find(Key{topic, queue_id});
-  if (it == table_.end()) return;
+  auto it = table_.find(std::pair<std::string_view, int32_t>(topic, queue_id));
+  if (it == table_.end() || it->second.empty()) return;
   std::vector<uint64_t> ready;
   for (const auto& [id, parked] : it->second) {
     if (max_offset > parked.pull->pull_from_offset && parked.pull->filter.matches(tags_code)) ready.push_back(id);
   }
-  const Key key = it->first;  // wake() may erase the table entry
-  for (uint64_t id : ready) wake(key, id);
+  for (uint64_t id : ready) wake(it->first, id);  // the entry stays: the key is not copied
 }
 
 void PullRequestHoldService::check_hold_requests() {
-  std::vector<std::pair<Key, uint64_t>> ready;
+  std::vector<std::pair<const Key*, uint64_t>> ready;  // keys stay put: entries are never erased
   for (const auto& [key, parked] : table_) {
+    if (parked.empty()) continue;
     const QueueOffset max_offset = max_offset_(key.first, key.second);
     for (const auto& [id, entry] : parked) {
       if (max_offset > entry.pull->pull_from_offset || !entry.pull->channel.connection_open()) {
-        ready.emplace_back(key, id);
+        ready.emplace_back(&key, id);
       }
     }
   }
-  for (const auto& [key, id] : ready) wake(key, id);
+  for (const auto& [key, id] : ready) wake(*key, id);
 }
 
 void PullRequestHoldService::on_deadline(const Key* key, uint64_t id) {
@@ -89,8 +90,7 @@ void PullRequestHoldService::on_deadline(const Key* key, uint64_t id) {
   auto entry = it->second.find(id);
   MQ_ASSERT(entry != it->second.end());
   entry->second.timer = env::kNoTimer;  // it is running now
-  const Key copy = *key;  // wake() may erase the table entry key points into
-  wake(copy, id);
+  wake(*key, id);
 }
 
 void PullRequestHoldService::wake(const Key& key, uint64_t id) {
@@ -99,8 +99,7 @@ void PullRequestHoldService::wake(const Key& key, uint64_t id) {
   auto entry = queue->second.find(id);
   MQ_ASSERT(entry != queue->second.end());
   Parked parked = std::move(entry->second);
-  queue->second.erase(entry);
-  if (queue->second.empty()) table_.erase(queue);
+  queue->second.erase(entry);  // the queue's entry stays, empty or not (table_)
   if (parked.timer != env::kNoTimer) env_.executor().cancel(parked.timer);
   MQ_ASSERT(parked.pull != nullptr);
   if (!parked.pull->channel.connection_open()) {

@@ -31,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "broker/common/lifetime.h"
@@ -88,6 +89,16 @@ class PullRequestHoldService {
 
  private:
   using Key = std::pair<std::string, int32_t>;
+  // Key's order, and a lookup by (topic view, queueId) without copying the
+  // topic: each stored message asks for its queue's parked pulls.
+  struct KeyLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return std::pair<std::string_view, int32_t>(a.first, a.second) <
+             std::pair<std::string_view, int32_t>(b.first, b.second);
+    }
+  };
   // The pull is boxed: it moves from here into its re-run's task as one
   // pointer (a Task keeps that inline), where moving the PullRequest itself
   // (a channel, a filter and a header) three times cost a third of a wake.
@@ -97,8 +108,8 @@ class PullRequestHoldService {
   };
 
   void check_hold_requests();
-  // key points at the table's own key: its entry lives while the pull is
-  // parked, and the timer that calls this is cancelled when the pull leaves.
+  // key points at the table's own key: entries are never erased (below),
+  // and the timer that calls this is cancelled when the pull leaves.
   void on_deadline(const Key* key, uint64_t id);
   // Removes the pull (cancelling its timer) and posts its re-run, unless its
   // connection is gone.
@@ -112,7 +123,11 @@ class PullRequestHoldService {
   bool running_ = false;
   env::TimerId check_timer_ = env::kNoTimer;
   uint64_t next_id_ = 1;
-  std::map<Key, std::map<uint64_t, Parked>> table_;  // by queue, then park order
+  // By queue, then park order. A queue's entry stays when its last pull
+  // leaves: the next park (most pulls park, one after another) found it
+  // gone and built it again, key and node, for every message. At most one
+  // entry per queue a consumer ever long-polled on this broker.
+  std::map<Key, std::map<uint64_t, Parked>, KeyLess> table_;
   LifetimeToken lifetime_;
 };
 
