@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <tuple>
+#include <vector>
 
 #include "sim/checker_duplicates.h"
 #include "sim/history_order.h"
@@ -142,14 +143,15 @@ std::vector<Window> group_down_windows(const History& history, Nanos run_end) {
 }
 
 // The retention rule that deleted an acknowledged message before it was
-// read, if its group's CommitLog head passed its offset.
-std::optional<std::string> expired_by(const SendRecord& send, const CheckerOptions& options) {
+// read, if its group's CommitLog head passed its offset (options' own
+// text: not copied per message).
+const std::string* expired_by(const SendRecord& send, const CheckerOptions& options) {
   auto head = options.retention.find(send.broker_name.str());
-  if (head == options.retention.end()) return std::nullopt;
+  if (head == options.retention.end()) return nullptr;
   const std::optional<int64_t> offset = commit_log_offset_of(send.msg_id.view());
-  if (!offset || *offset >= head->second.deleted_below) return std::nullopt;
+  if (!offset || *offset >= head->second.deleted_below) return nullptr;
   MQ_ASSERT(head->second.segments_deleted > 0);
-  return head->second.rule;
+  return &head->second.rule;
 }
 
 }  // namespace
@@ -197,6 +199,13 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
   size_t merge_read_windows_at = kMergeWindowsEvery;
   // The first receipt of each message by any group: kept by the History as
   // receipts arrived (each group's first one, as counted above).
+  // Per group of options.consumer_groups, folded into the report's maps at
+  // the end: a map lookup by name per message and group was most of this
+  // loop in a run whose retention expired nearly every message.
+  std::vector<int64_t> expired_by_group(options.consumer_groups.size(), 0);
+  std::vector<int64_t> lost_by_group(options.consumer_groups.size(), 0);
+  const std::string* last_rule = nullptr;  // options' text; map values stay put as others are inserted
+  int64_t* last_rule_count = nullptr;
   auto first_receipt_at = history.first_receipt_at().begin();
   MQ_ASSERT(history.first_receipt_at().size() == sends.size());
   for (const SendRecord& s : sends) {
@@ -224,7 +233,7 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
     // Deleted by retention unread, and no fault of the bound explains it:
     // the retention rule worked as configured. Not lost, and not unreadable
     // (the groups drained past it).
-    const std::optional<std::string> expired = foreseen ? std::nullopt : expired_by(s, options);
+    const std::string* const expired = foreseen ? nullptr : expired_by(s, options);
     // Acknowledged: unreadable from the threshold until its first receipt.
     const Nanos readable_by = s.completed_at + options.read_unavailable_threshold;
     const Nanos read_at = received ? first_any : options.run_end;
@@ -241,15 +250,16 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
     bool lost_somewhere = false;
     bool expired_somewhere = false;
     const bool within_bound = !options.loss_at_risk || foreseen.has_value();
-    for (const std::string& group : options.consumer_groups) {
+    for (size_t g = 0; g < options.consumer_groups.size(); ++g) {
+      const std::string& group = options.consumer_groups[g];
       if (received_by.received(group, s.seq)) continue;
       if (expired) {
         expired_somewhere = true;
-        ++report.expired_by_group[group];
+        ++expired_by_group[g];
         continue;
       }
       lost_somewhere = true;
-      ++report.lost_by_group[group];
+      ++lost_by_group[g];
       const int fault = foreseen ? *foreseen : attribute(s, options);
       ++report.lost_by_fault[fault];
       if (report.lost_messages.size() < options.max_listed_lost) {
@@ -263,9 +273,19 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
     MQ_ASSERT(!(lost_somewhere && expired_somewhere));
     if (expired_somewhere) {
       ++report.expired_by_retention;
-      ++report.expired_by_rule[expired->empty() ? "retention (rule not recorded)" : *expired];
+      // Runs of messages share a rule (one text per broker group): its
+      // counter is kept at hand while they do.
+      if (expired != last_rule) {
+        last_rule = expired;
+        last_rule_count = &report.expired_by_rule[expired->empty() ? "retention (rule not recorded)" : *expired];
+      }
+      ++*last_rule_count;
     }
     if (lost_somewhere && !within_bound) ++report.lost_outside_bound;
+  }
+  for (size_t g = 0; g < options.consumer_groups.size(); ++g) {
+    if (expired_by_group[g] > 0) report.expired_by_group[options.consumer_groups[g]] += expired_by_group[g];
+    if (lost_by_group[g] > 0) report.lost_by_group[options.consumer_groups[g]] += lost_by_group[g];
   }
   MQ_ASSERT(report.messages_stored_twice <= report.duplicates_by_cause.stored_twice);
   report.write_unavailable = write_windows(history, options.run_end);

@@ -4,6 +4,8 @@
 #include <array>
 #include <bit>
 #include <limits>
+#include <optional>
+#include <vector>
 
 #include "broker/common/assert.h"
 
@@ -20,49 +22,114 @@ constexpr size_t kSortedAtOnce = size_t{1} << 16;
 // run's clocks may disagree) order as they should.
 uint64_t distance(Nanos value, Nanos min) { return static_cast<uint64_t>(value) - static_cast<uint64_t>(min); }
 
-// The rank-th smallest (1-based) of values, whose smallest is min and largest max.
-Nanos select_rank(const SpilledRecords<Nanos>& values, size_t rank, Nanos min, Nanos max) {
-  MQ_ASSERT(rank >= 1 && rank <= values.size());
-  uint64_t lo = 0;                     // the rank-th value's distance lies in [lo, hi]
-  uint64_t hi = distance(max, min);
-  size_t below = 0;                    // values whose distance is below lo
-  std::vector<size_t> counts(kBuckets);
-  while (true) {
-    MQ_ASSERT(lo <= hi);
-    MQ_ASSERT(below < rank);
-    const uint64_t span = hi - lo;
-    const int shift = span < kBuckets ? 0 : std::bit_width(span) - kBucketBits;
-    MQ_ASSERT((span >> shift) < kBuckets);
-    std::fill(counts.begin(), counts.end(), 0);
-    size_t inside = 0;
-    for (const Nanos value : values) {
-      const uint64_t d = distance(value, min);
-      if (d < lo || d > hi) continue;
-      ++counts[(d - lo) >> shift];
-      ++inside;
-    }
-    MQ_ASSERT(below + inside >= rank);  // the range holds the rank
-    size_t bucket = 0;
-    for (; below + counts[bucket] < rank; ++bucket) below += counts[bucket];
-    MQ_ASSERT(bucket < kBuckets);
-    if (shift == 0) return static_cast<Nanos>(static_cast<uint64_t>(min) + lo + bucket);
-    const uint64_t bucket_lo = lo + (uint64_t{bucket} << shift);
-    const uint64_t bucket_hi = std::min(hi, bucket_lo + ((uint64_t{1} << shift) - 1));
-    if (counts[bucket] <= kSortedAtOnce) {
-      std::vector<uint64_t> in_bucket;
-      in_bucket.reserve(counts[bucket]);
+// Where a wanted rank's value lies: within [lo, hi] (distances from the
+// smallest value), with below values under lo and inside values in it.
+struct Narrowing {
+  size_t rank = 0;  // 1-based
+  uint64_t lo = 0;
+  uint64_t hi = 0;
+  size_t below = 0;
+  size_t inside = 0;
+  std::optional<Nanos> value;  // found
+};
+
+// One counting pass of the values in [lo, hi] into counts; returns the
+// bucket width's shift.
+int count_into_buckets(const SpilledRecords<Nanos>& values, Nanos min, uint64_t lo, uint64_t hi,
+                       std::vector<size_t>& counts) {
+  MQ_ASSERT(lo <= hi && counts.size() == kBuckets);
+  const uint64_t span = hi - lo;
+  const int shift = span < kBuckets ? 0 : std::bit_width(span) - kBucketBits;
+  MQ_ASSERT((span >> shift) < kBuckets);
+  std::fill(counts.begin(), counts.end(), 0);
+  for (const Nanos value : values) {
+    const uint64_t d = distance(value, min);
+    if (d < lo || d > hi) continue;
+    ++counts[(d - lo) >> shift];
+  }
+  return shift;
+}
+
+// Narrows n to the bucket of counts (a pass over n's range, at shift)
+// that holds its rank: its value when buckets are one wide.
+void narrow_to_bucket(const std::vector<size_t>& counts, int shift, Nanos min, Narrowing& n) {
+  MQ_ASSERT(!n.value && n.below < n.rank);
+  size_t bucket = 0;
+  for (; n.below + counts[bucket] < n.rank; ++bucket) n.below += counts[bucket];
+  MQ_ASSERT(bucket < kBuckets);
+  if (shift == 0) {
+    n.value = static_cast<Nanos>(static_cast<uint64_t>(min) + n.lo + bucket);
+    return;
+  }
+  const uint64_t bucket_lo = n.lo + (uint64_t{bucket} << shift);
+  n.hi = std::min(n.hi, bucket_lo + ((uint64_t{1} << shift) - 1));
+  n.lo = bucket_lo;
+  n.inside = counts[bucket];
+}
+
+// The value of n's rank among the values gathered from its range.
+Nanos select_within(std::vector<uint64_t>& in_range, const Narrowing& n, Nanos min) {
+  MQ_ASSERT(in_range.size() == n.inside);
+  const size_t within = n.rank - n.below - 1;
+  std::nth_element(in_range.begin(), in_range.begin() + static_cast<std::ptrdiff_t>(within), in_range.end());
+  return static_cast<Nanos>(static_cast<uint64_t>(min) + in_range[within]);
+}
+
+// Finds n's value: narrows its range pass by pass until it is one value
+// wide or small enough to sort.
+Nanos select_rank(const SpilledRecords<Nanos>& values, Narrowing n, Nanos min, std::vector<size_t>& counts) {
+  while (!n.value) {
+    if (n.inside <= kSortedAtOnce) {
+      std::vector<uint64_t> in_range;
+      in_range.reserve(n.inside);
       for (const Nanos value : values) {
         const uint64_t d = distance(value, min);
-        if (d >= bucket_lo && d <= bucket_hi) in_bucket.push_back(d);
+        if (d >= n.lo && d <= n.hi) in_range.push_back(d);
       }
-      MQ_ASSERT(in_bucket.size() == counts[bucket]);
-      const size_t within = rank - below - 1;
-      std::nth_element(in_bucket.begin(), in_bucket.begin() + static_cast<std::ptrdiff_t>(within), in_bucket.end());
-      return static_cast<Nanos>(static_cast<uint64_t>(min) + in_bucket[within]);
+      return select_within(in_range, n, min);
     }
-    lo = bucket_lo;
-    hi = bucket_hi;
+    narrow_to_bucket(counts, count_into_buckets(values, min, n.lo, n.hi, counts), min, n);
   }
+  return *n.value;
+}
+
+// The rank-th smallest value for each of ranks, whose smallest is min and
+// largest max. The ranks share the first pass (every one starts from the
+// whole range) and, when their buckets are small enough together, the pass
+// that gathers them: two passes for them all where each took two of its own.
+std::vector<Nanos> select_ranks(const SpilledRecords<Nanos>& values, const std::vector<size_t>& ranks, Nanos min,
+                                Nanos max) {
+  std::vector<size_t> counts(kBuckets);
+  const uint64_t span = distance(max, min);
+  const int shift = count_into_buckets(values, min, 0, span, counts);
+  std::vector<Narrowing> narrowings;
+  size_t gathered = 0;  // values the shared gathering pass would keep
+  for (const size_t rank : ranks) {
+    MQ_ASSERT(rank >= 1 && rank <= values.size());
+    Narrowing& n = narrowings.emplace_back(Narrowing{rank, 0, span, 0, values.size(), std::nullopt});
+    narrow_to_bucket(counts, shift, min, n);
+    if (!n.value && n.inside <= kSortedAtOnce) gathered += n.inside;
+  }
+  if (gathered > 0 && gathered <= kSortedAtOnce) {
+    std::vector<std::vector<uint64_t>> in_range(narrowings.size());
+    std::vector<size_t> pending;
+    for (size_t i = 0; i < narrowings.size(); ++i) {
+      if (!narrowings[i].value && narrowings[i].inside <= kSortedAtOnce) {
+        pending.push_back(i);
+        in_range[i].reserve(narrowings[i].inside);
+      }
+    }
+    for (const Nanos value : values) {
+      const uint64_t d = distance(value, min);
+      for (const size_t i : pending) {
+        if (d >= narrowings[i].lo && d <= narrowings[i].hi) in_range[i].push_back(d);
+      }
+    }
+    for (const size_t i : pending) narrowings[i].value = select_within(in_range[i], narrowings[i], min);
+  }
+  std::vector<Nanos> found;
+  for (const Narrowing& n : narrowings) found.push_back(n.value ? *n.value : select_rank(values, n, min, counts));
+  return found;
 }
 
 }  // namespace
@@ -102,11 +169,13 @@ LatencySummary summarize_latency(const SpilledRecords<Nanos>& values) {
     min = std::min(min, value);
     max = std::max(max, value);
   }
-  const auto at = [&](double q) { return select_rank(values, nearest_rank(q, values.size()), min, max); };
-  summary.p50 = at(0.50);
-  summary.p90 = at(0.90);
-  summary.p99 = at(0.99);
-  summary.p999 = at(0.999);
+  const size_t n = values.size();
+  const std::vector<Nanos> found = select_ranks(
+      values, {nearest_rank(0.50, n), nearest_rank(0.90, n), nearest_rank(0.99, n), nearest_rank(0.999, n)}, min, max);
+  summary.p50 = found[0];
+  summary.p90 = found[1];
+  summary.p99 = found[2];
+  summary.p999 = found[3];
   summary.max = max;
   MQ_ASSERT(summary.p50 <= summary.p90 && summary.p90 <= summary.p99);
   MQ_ASSERT(summary.p99 <= summary.p999 && summary.p999 <= summary.max);

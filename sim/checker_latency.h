@@ -8,9 +8,12 @@
 // narrowing, not by sorting: each pass over the values counts them into
 // 64 Ki buckets of the range the wanted rank is known to lie in, and the
 // next pass looks only inside the bucket that holds it, until a bucket is
-// one value wide or small enough to sort. Two or three passes per
-// percentile; memory a bucket table and at most 64 Ki values (1 MiB in
-// all). The result is the very value sorting all of them would give.
+// one value wide or small enough to sort. The percentiles share the first
+// pass, and the gathering pass when their buckets hold at most 64 Ki values
+// together: two passes in all, usually, and a few more for a percentile
+// whose bucket is crowded. Memory a bucket table and at most 64 Ki values
+// (1 MiB in all). The result is the very value sorting all of them would
+// give.
 #pragma once
 
 #include <cstddef>

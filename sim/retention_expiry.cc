@@ -9,9 +9,9 @@
 namespace mqlab::sim {
 
 std::optional<int64_t> commit_log_offset_of(std::string_view offset_msg_id) {
-  Result<store::OffsetMessageId> decoded = store::decode_offset_message_id(offset_msg_id);
-  if (!decoded.ok()) return std::nullopt;
-  return decoded->offset.value();
+  const std::optional<PhyOffset> offset = store::offset_of_offset_message_id(offset_msg_id);
+  if (!offset) return std::nullopt;
+  return offset->value();
 }
 
 RetentionHead retention_head_of(store::MessageStore& store) {

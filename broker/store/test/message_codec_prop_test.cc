@@ -414,6 +414,23 @@ RC_GTEST_PROP(MessageCodecProp, OffsetMessageIdRoundTrips, ()) {
   RC_ASSERT(decoded->offset == offset);
 }
 
+// The offset-only reader agrees with the full decoder on any text: valid
+// ids (negative offsets included, which both refuse), and strings of hex
+// digits with the odd other byte at the lengths that matter.
+RC_GTEST_PROP(MessageCodecProp, OffsetOfOffsetMessageIdAgreesWithTheDecoder, ()) {
+  std::string id;
+  if (*rc::gen::arbitrary<bool>()) {
+    id = create_offset_message_id(gen_host(), PhyOffset(*rc::gen::arbitrary<int64_t>()));
+  } else {
+    const size_t size = *rc::gen::element<size_t>(0, 31, 32, 33, 55, 56, 57);
+    id = *rc::gen::container<std::string>(size, rc::gen::element('0', '7', '9', 'A', 'F', 'a', 'f', 'G', ' ', '-'));
+  }
+  const Result<OffsetMessageId> decoded = decode_offset_message_id(id);
+  const std::optional<PhyOffset> offset = offset_of_offset_message_id(id);
+  RC_ASSERT(offset.has_value() == decoded.ok());
+  if (offset) RC_ASSERT(*offset == decoded->offset);
+}
+
 // An independent oracle for valid UTF-8: encode code points ourselves and
 // hash their UTF-16 units with Java's recurrence.
 void check_java_string_hash(const std::vector<uint32_t>& code_points) {
