@@ -37,7 +37,9 @@ SpilledRecords<Acked> acknowledged(const History& history) {
   for (const SendRecord& s : history.sends()) {
     if (s.outcome != SendOutcome::kOk) continue;
     Acked a{s.seq, s.broker_name, -1, s.queue_id, s.queue_offset, s.invoked_at, s.completed_at};
-    if (const std::optional<PhyOffset> offset = store::offset_of_offset_message_id(s.msg_id)) a.phy_offset = offset->value();
+    if (const std::optional<PhyOffset> offset = store::offset_of_offset_message_id(s.msg_id)) {
+      a.phy_offset = offset->value();
+    }
     acked.push_back(a);
   }
   return acked;

@@ -86,7 +86,8 @@ TEST(PulledMessages, ADamagedBodyIsHandedOutWithItsStoredCrc) {
   const MessageExt& message = pulled.messages[0];
   EXPECT_EQ(message.body_text(), "jello");
   const auto crc_of = [](std::string_view text) {
-    return static_cast<int32_t>(store::body_crc32(std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size())));
+    const std::span bytes(reinterpret_cast<const uint8_t*>(text.data()), text.size());
+    return static_cast<int32_t>(store::body_crc32(bytes));
   };
   EXPECT_EQ(message.bodyCRC, crc_of("hello"));
   EXPECT_NE(message.bodyCRC, crc_of("jello"));
