@@ -75,60 +75,59 @@ Nanos select_within(std::vector<uint64_t>& in_range, const Narrowing& n, Nanos m
   return static_cast<Nanos>(static_cast<uint64_t>(min) + in_range[within]);
 }
 
-// Finds n's value: narrows its range pass by pass until it is one value
-// wide or small enough to sort.
-Nanos select_rank(const SpilledRecords<Nanos>& values, Narrowing n, Nanos min, std::vector<size_t>& counts) {
-  while (!n.value) {
-    if (n.inside <= kSortedAtOnce) {
-      std::vector<uint64_t> in_range;
-      in_range.reserve(n.inside);
-      for (const Nanos value : values) {
-        const uint64_t d = distance(value, min);
-        if (d >= n.lo && d <= n.hi) in_range.push_back(d);
-      }
-      return select_within(in_range, n, min);
-    }
-    narrow_to_bucket(counts, count_into_buckets(values, min, n.lo, n.hi, counts), min, n);
+// One pass gathering the values in the ranges of narrowings[pending] (each
+// small enough to sort) and finding each one's value among them.
+void gather_and_select(const SpilledRecords<Nanos>& values, Nanos min, std::vector<Narrowing>& narrowings,
+                       const std::vector<size_t>& pending) {
+  std::vector<std::vector<uint64_t>> in_range(pending.size());
+  for (size_t k = 0; k < pending.size(); ++k) {
+    MQ_ASSERT(!narrowings[pending[k]].value && narrowings[pending[k]].inside <= kSortedAtOnce);
+    in_range[k].reserve(narrowings[pending[k]].inside);
   }
-  return *n.value;
+  for (const Nanos value : values) {
+    const uint64_t d = distance(value, min);
+    for (size_t k = 0; k < pending.size(); ++k) {
+      if (d >= narrowings[pending[k]].lo && d <= narrowings[pending[k]].hi) in_range[k].push_back(d);
+    }
+  }
+  for (size_t k = 0; k < pending.size(); ++k) {
+    narrowings[pending[k]].value = select_within(in_range[k], narrowings[pending[k]], min);
+  }
 }
 
 // The rank-th smallest value for each of ranks, whose smallest is min and
 // largest max. The ranks share the first pass (every one starts from the
 // whole range) and, when their buckets are small enough together, the pass
 // that gathers them: two passes for them all where each took two of its own.
+// A rank whose bucket is crowded, or that cannot join the shared gathering,
+// is narrowed pass by pass on its own until it can be gathered.
 std::vector<Nanos> select_ranks(const SpilledRecords<Nanos>& values, const std::vector<size_t>& ranks, Nanos min,
                                 Nanos max) {
   std::vector<size_t> counts(kBuckets);
   const uint64_t span = distance(max, min);
   const int shift = count_into_buckets(values, min, 0, span, counts);
   std::vector<Narrowing> narrowings;
-  size_t gathered = 0;  // values the shared gathering pass would keep
+  std::vector<size_t> pending;  // gathered together in one pass
+  size_t gathered = 0;
   for (const size_t rank : ranks) {
     MQ_ASSERT(rank >= 1 && rank <= values.size());
     Narrowing& n = narrowings.emplace_back(Narrowing{rank, 0, span, 0, values.size(), std::nullopt});
     narrow_to_bucket(counts, shift, min, n);
-    if (!n.value && n.inside <= kSortedAtOnce) gathered += n.inside;
+    if (!n.value && n.inside <= kSortedAtOnce) {
+      pending.push_back(narrowings.size() - 1);
+      gathered += n.inside;
+    }
   }
-  if (gathered > 0 && gathered <= kSortedAtOnce) {
-    std::vector<std::vector<uint64_t>> in_range(narrowings.size());
-    std::vector<size_t> pending;
-    for (size_t i = 0; i < narrowings.size(); ++i) {
-      if (!narrowings[i].value && narrowings[i].inside <= kSortedAtOnce) {
-        pending.push_back(i);
-        in_range[i].reserve(narrowings[i].inside);
-      }
+  if (!pending.empty() && gathered <= kSortedAtOnce) gather_and_select(values, min, narrowings, pending);
+  for (size_t i = 0; i < narrowings.size(); ++i) {
+    Narrowing& n = narrowings[i];
+    while (!n.value && n.inside > kSortedAtOnce) {
+      narrow_to_bucket(counts, count_into_buckets(values, min, n.lo, n.hi, counts), min, n);
     }
-    for (const Nanos value : values) {
-      const uint64_t d = distance(value, min);
-      for (const size_t i : pending) {
-        if (d >= narrowings[i].lo && d <= narrowings[i].hi) in_range[i].push_back(d);
-      }
-    }
-    for (const size_t i : pending) narrowings[i].value = select_within(in_range[i], narrowings[i], min);
+    if (!n.value) gather_and_select(values, min, narrowings, {i});
   }
   std::vector<Nanos> found;
-  for (const Narrowing& n : narrowings) found.push_back(n.value ? *n.value : select_rank(values, n, min, counts));
+  for (const Narrowing& n : narrowings) found.push_back(*n.value);
   return found;
 }
 

@@ -1,9 +1,7 @@
 #include "broker/client/message.h"
 
 #include <charconv>
-#include <cstring>
 #include <iterator>
-#include <limits>
 #include <memory>
 #include <utility>
 
@@ -77,19 +75,13 @@ std::string encode_wire_properties(const Message& message, std::string_view stam
   const WireItem stamped{stamped_name, stamped_value};
   size_t size = 0;
   for_each_wire_property(message, stamped, delay_text,
-                         [&size](std::string_view name, std::string_view value) { size += name.size() + value.size() + 2; });
+                         [&size](std::string_view name, std::string_view value) { size += store::property_bytes(name, value); });
   // Sized once, then written through a pointer: four appends a property
   // each checked the capacity again.
   std::string text(size, '\0');
   char* p = text.data();
   for_each_wire_property(message, stamped, delay_text, [&p](std::string_view name, std::string_view value) {
-    // store::encode_properties' separators: name 0x01 value 0x02.
-    std::memcpy(p, name.data(), name.size());
-    p += name.size();
-    *p++ = '\x01';
-    std::memcpy(p, value.data(), value.size());
-    p += value.size();
-    *p++ = '\x02';
+    p = store::put_property(p, name, value);
   });
   MQ_ASSERT(p == text.data() + text.size());
   return text;
@@ -114,29 +106,21 @@ void MessageExt::append_properties(std::string_view encoded) {
 }
 
 std::string encode_offset_properties(int64_t min_offset, int64_t max_offset) {
-  // store::encode_properties' separators (message_codec.cc keeps them to
-  // itself); the test compares the two encodings.
-  constexpr char kNameValueSeparator = '\x01';
-  constexpr char kPropertySeparator = '\x02';
   constexpr std::string_view kMax = "MAX_OFFSET";
   constexpr std::string_view kMin = "MIN_OFFSET";
   static_assert(kMax < kMin, "encode_properties writes names in order");
   // Written into a buffer on the stack and copied out once: once per pull,
   // two number strings and eight appends cost 530 instructions.
-  constexpr size_t kInt64Bytes = std::numeric_limits<int64_t>::digits10 + 2;  // 19 digits and a sign
   char buffer[kMax.size() + kMin.size() + 2 * kInt64Bytes + 4];
   char* p = buffer;
-  const auto put_property = [&p, &buffer](std::string_view name, int64_t value) {
-    std::memcpy(p, name.data(), name.size());
-    p += name.size();
-    *p++ = kNameValueSeparator;
-    const auto [end, error] = std::to_chars(p, std::end(buffer), value);
+  const auto put_offset = [&p](std::string_view name, int64_t value) {
+    char digits[kInt64Bytes];
+    const auto [end, error] = std::to_chars(std::begin(digits), std::end(digits), value);
     MQ_ASSERT(error == std::errc());
-    p = end;
-    *p++ = kPropertySeparator;
+    p = store::put_property(p, name, std::string_view(digits, static_cast<size_t>(end - digits)));
   };
-  put_property(kMax, max_offset);
-  put_property(kMin, min_offset);
+  put_offset(kMax, max_offset);
+  put_offset(kMin, min_offset);
   MQ_ASSERT(p <= std::end(buffer));
   return std::string(buffer, p);
 }

@@ -28,7 +28,6 @@ using remoting::ResponseCode;
 using remoting::append_written_json_header;
 using remoting::ExtFieldSetter;
 using remoting::ExtFieldWriter;
-using remoting::kInt64Bytes;
 
 std::string body_text(const RemotingCommand& command) { return std::string(command.body.begin(), command.body.end()); }
 

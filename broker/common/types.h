@@ -7,7 +7,9 @@
 #pragma once
 
 #include <compare>
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 namespace mqlab {
@@ -44,5 +46,8 @@ constexpr Nanos millis(int64_t ms) { return ms * kNanosPerMilli; }
 constexpr Nanos seconds(int64_t s) { return s * kNanosPerSecond; }
 // For reports and summaries only: a double loses nanoseconds past ~104 days.
 constexpr double seconds_of(Nanos ns) { return static_cast<double>(ns) / kNanosPerSecond; }
+
+// The most bytes an int64 takes as decimal text: 19 digits and a sign.
+inline constexpr size_t kInt64Bytes = std::numeric_limits<int64_t>::digits10 + 2;
 
 }  // namespace mqlab

@@ -7,7 +7,7 @@ namespace mqlab::broker {
 namespace {
 // What pull_message_response_fields writes besides numbers: the four names
 // and their punctuation, 68 bytes counted.
-constexpr size_t kPullResponseFieldBytes = 96 + 4 * (remoting::kInt64Bytes + 2);
+constexpr size_t kPullResponseFieldBytes = 96 + 4 * (kInt64Bytes + 2);
 }  // namespace
 
 void set_pull_message_response_fields(const PullMessageResponseHeader& header, remoting::RemotingCommand& response) {

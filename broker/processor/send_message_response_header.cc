@@ -7,7 +7,7 @@ namespace mqlab::broker {
 namespace {
 // What send_message_response_fields writes besides its strings: the five
 // names and their punctuation, 60 bytes counted, and two quoted numbers.
-constexpr size_t kSendResponseFieldBytes = 64 + 2 * (remoting::kInt64Bytes + 2);
+constexpr size_t kSendResponseFieldBytes = 64 + 2 * (kInt64Bytes + 2);
 }  // namespace
 
 void set_send_message_response_fields(const SendMessageResponseHeader& header, remoting::RemotingCommand& response) {

@@ -29,13 +29,11 @@
 #include <vector>
 
 #include "broker/common/assert.h"
+#include "broker/common/types.h"
 #include "broker/remoting/json_header.h"
 #include "broker/remoting/remoting_command.h"
 
 namespace mqlab::remoting {
-
-// Digits and sign of an int64: 20 bytes at most.
-inline constexpr size_t kInt64Bytes = 20;
 
 // A command's ext fields set from the keys ExtFieldWriter takes
 // (",\"b\":" sets b): the field lists are written once for both, so the

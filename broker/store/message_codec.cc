@@ -390,14 +390,23 @@ std::string HostAddress::to_string() const {
 std::string encode_properties(const MessageProperties& properties) {
   // A name holding 0x01 or 0x02, or a value holding 0x02, does not survive a
   // round trip; RocketMQ does not check either, and neither do we.
-  std::string text;
-  for (const auto& [name, value] : properties) {
-    text += name;
-    text += kNameValueSeparator;
-    text += value;
-    text += kPropertySeparator;
-  }
+  size_t size = 0;
+  for (const auto& [name, value] : properties) size += property_bytes(name, value);
+  std::string text(size, '\0');
+  char* p = text.data();
+  for (const auto& [name, value] : properties) p = put_property(p, name, value);
+  MQ_ASSERT(p == text.data() + text.size());
   return text;
+}
+
+char* put_property(char* out, std::string_view name, std::string_view value) {
+  std::memcpy(out, name.data(), name.size());
+  out += name.size();
+  *out++ = kNameValueSeparator;
+  std::memcpy(out, value.data(), value.size());
+  out += value.size();
+  *out++ = kPropertySeparator;
+  return out;
 }
 
 MessageProperties decode_properties(std::string_view text) {

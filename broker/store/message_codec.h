@@ -103,6 +103,12 @@ using MessageProperties = FlatStringMap;
 
 // "KEYS\x01k1 k2\x02TAGS\x01TagA\x02": name 0x01 value 0x02, concatenated.
 std::string encode_properties(const MessageProperties& properties);
+// One property of that text, for encoders that build it from other
+// sources (a client's message, the offsets added to a pulled one): the bytes
+// it takes, and put_property writing it at out, which has that room;
+// returns the byte after it.
+constexpr size_t property_bytes(std::string_view name, std::string_view value) { return name.size() + value.size() + 2; }
+char* put_property(char* out, std::string_view name, std::string_view value);
 // Splits on 0x02 then on the first 0x01; tolerates a missing trailing 0x02
 // and skips empty items. Never fails: properties are opaque to validation.
 MessageProperties decode_properties(std::string_view text);
