@@ -224,9 +224,9 @@ void append_send_message_v2_json_header(const SendMessageRequestHeader& header, 
 SendMessageResponseHeader read_send_message_response(const RemotingCommand& response) {
   // One walk over the fields rather than a search per field: a producer
   // reads one of these per message.
-  const std::string* msg_id = nullptr;
-  const std::string* queue_id = nullptr;
-  const std::string* queue_offset = nullptr;
+  const std::string_view* msg_id = nullptr;
+  const std::string_view* queue_id = nullptr;
+  const std::string_view* queue_offset = nullptr;
   for (const auto& [name, value] : response.ext_fields) {
     if (remoting::same_ext_name(name, "msgId")) msg_id = &value;
     if (remoting::same_ext_name(name, "queueId")) queue_id = &value;
@@ -286,10 +286,10 @@ Result<PullResponse> parse_pull_message(RemotingCommand response) {
   }
   // One walk over the fields rather than a search per field: a consumer
   // reads one of these per pull.
-  const std::string* next_begin_offset = nullptr;
-  const std::string* min_offset = nullptr;
-  const std::string* max_offset = nullptr;
-  const std::string* suggest_which_broker_id = nullptr;
+  const std::string_view* next_begin_offset = nullptr;
+  const std::string_view* min_offset = nullptr;
+  const std::string_view* max_offset = nullptr;
+  const std::string_view* suggest_which_broker_id = nullptr;
   for (const auto& [name, value] : response.ext_fields) {
     if (remoting::same_ext_name(name, "nextBeginOffset")) next_begin_offset = &value;
     if (remoting::same_ext_name(name, "minOffset")) min_offset = &value;

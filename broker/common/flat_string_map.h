@@ -1,13 +1,14 @@
 // FlatStringMap: a small string -> string map kept as a vector sorted by
-// name: a RemotingCommand's extFields (remoting/ext_fields.h) and a
-// message's properties (store/message_codec.h).
+// name: a message's properties (store/message_codec.h). (A command's
+// extFields, decoded from every frame, are views instead:
+// remoting/ext_fields.h.)
 //
 // It behaves as the std::map<std::string, std::string, std::less<>> it
-// replaces (same order, so a command or a record still encodes to one byte
+// replaces (same order, so a record still encodes to one byte
 // string; the last insert_or_assign of a name wins; an initializer list
 // keeps the first of a repeated name; try_emplace and emplace keep what is
-// there) but costs one allocation instead of one per entry: every command
-// and message has a handful of entries, built mostly in name order and read
+// there) but costs one allocation instead of one per entry: every message
+// has a handful of entries, built mostly in name order and read
 // a few times, so appending and binary search win over a tree's nodes.
 // Iteration is read-only: names cannot be changed in place, which would
 // break the order.
@@ -67,7 +68,7 @@ class FlatStringMap {
   template <typename Name, typename Value>
   bool insert_or_assign(Name&& name, Value&& value) {
     const std::string_view key(name);
-    if (fields_.capacity() == 0) fields_.reserve(kInitialCapacity);  // one allocation for most commands
+    if (fields_.capacity() == 0) fields_.reserve(kInitialCapacity);  // one allocation for most messages
     // Both strings are built in place: no temporaries to move from.
     if (fields_.empty() || name_less(fields_.back().first, key)) {
       fields_.emplace_back(std::piecewise_construct, std::forward_as_tuple(std::forward<Name>(name)),
@@ -124,12 +125,12 @@ class FlatStringMap {
   bool operator==(const FlatStringMap&) const = default;
 
  private:
-  // SEND_MESSAGE_V2 has 14 fields, PULL_MESSAGE 11, a message 5-10
-  // properties; growing 1, 2, 4, 8, 16 would move every string four times.
+  // A message has 5-10 properties; growing 1, 2, 4, 8, 16 would move
+  // every string four times.
   static constexpr size_t kInitialCapacity = 16;
 
   // Byte order, as std::string's: names mostly differ in their first byte
-  // (SEND_MESSAGE_V2's "a".."n", UNIQ_KEY / KEYS / TAGS), which decides
+  // (UNIQ_KEY / KEYS / TAGS), which decides
   // without a memcmp call.
   static bool name_less(std::string_view a, std::string_view b) {
     if (!a.empty() && !b.empty() && a.front() != b.front()) {

@@ -91,7 +91,7 @@ Status read_record(const store::FileRegion& region, std::span<uint8_t> out) {
 Result<PullMessageRequestHeader> parse_pull_message_header(const RemotingCommand& request) {
   // One walk over the request's fields puts each in its slot; the reads
   // below then cost no search.
-  std::array<const std::string*, kPullFieldCount> values{};
+  std::array<const std::string_view*, kPullFieldCount> values{};
   for (const auto& [name, value] : request.ext_fields) {
     const PullField field = pull_field_of(name);
     if (field != kPullFieldCount) values[field] = &value;
@@ -111,7 +111,7 @@ Result<PullMessageRequestHeader> parse_pull_message_header(const RemotingCommand
   MQ_ASSIGN_OR_RETURN(header.suspendTimeoutMillis, read_int(kSuspendTimeoutMillis));
   if (values[kSubscription] != nullptr) header.subscription = *values[kSubscription];
   MQ_ASSIGN_OR_RETURN(header.subVersion, read_int(kSubVersion));
-  if (const std::string* type = values[kExpressionType]; type != nullptr && !type->empty()) {
+  if (const std::string_view* type = values[kExpressionType]; type != nullptr && !type->empty()) {
     header.expressionType = *type;
   }
   return header;

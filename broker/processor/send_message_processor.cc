@@ -69,7 +69,7 @@ SendField send_field_of(std::string_view name, bool v2) {
 
 // A required text field, as a view into the request (see
 // SendMessageRequestHeader); the error is read_ext_string's.
-Result<std::string_view> read_ext_view(std::string_view name, const std::string* value) {
+Result<std::string_view> read_ext_view(std::string_view name, const std::string_view* value) {
   if (value == nullptr) return remoting::missing_ext_field(name);
   return std::string_view(*value);
 }
@@ -93,7 +93,7 @@ Result<SendMessageRequestHeader> parse_send_message_header(const RemotingCommand
   const bool v2 = request.code == remoting::RequestCode::SEND_MESSAGE_V2;
   // One walk over the fields puts each known one in its slot; the reads
   // below then cost no search (remoting/ext_field_value.h says why).
-  std::array<const std::string*, kSendFieldCount> values{};
+  std::array<const std::string_view*, kSendFieldCount> values{};
   for (const auto& [name, value] : request.ext_fields) {
     const SendField field = send_field_of(name, v2);
     if (field != kSendFieldCount) values[field] = &value;

@@ -21,7 +21,7 @@ bool equals_ignoring_ascii_case(std::string_view a, std::string_view b) {
 // The optional read shared by every type: absent -> nullopt, present ->
 // parse(value) or a malformed-field error naming `expected`.
 template <typename T, typename Parse>
-Result<std::optional<T>> read_optional(std::string_view name, const std::string* value, std::string_view expected,
+Result<std::optional<T>> read_optional(std::string_view name, const std::string_view* value, std::string_view expected,
                                        Parse parse) {
   if (value == nullptr) return std::optional<T>();
   const std::optional<T> parsed = parse(*value);
@@ -32,7 +32,7 @@ Result<std::optional<T>> read_optional(std::string_view name, const std::string*
 // The required read: one Result, not an optional one unwrapped into a
 // second (a pull or send header makes a dozen of these per message).
 template <typename T, typename Parse>
-Result<T> read_required(std::string_view name, const std::string* value, std::string_view expected, Parse parse) {
+Result<T> read_required(std::string_view name, const std::string_view* value, std::string_view expected, Parse parse) {
   if (value == nullptr) return missing_ext_field(name);
   const std::optional<T> parsed = parse(*value);
   if (!parsed) return malformed_ext_field(name, expected, *value);
@@ -58,32 +58,32 @@ std::optional<bool> parse_ext_bool(std::string_view text) {
   return std::nullopt;
 }
 
-Result<std::string> read_ext_string(std::string_view name, const std::string* value) {
+Result<std::string> read_ext_string(std::string_view name, const std::string_view* value) {
   if (value == nullptr) return missing_ext_field(name);
-  return *value;
+  return std::string(*value);
 }
 
-Result<int64_t> read_ext_int(std::string_view name, const std::string* value) {
+Result<int64_t> read_ext_int(std::string_view name, const std::string_view* value) {
   return read_required<int64_t>(name, value, kInt64, parse_int64);
 }
 
-Result<int32_t> read_ext_int32(std::string_view name, const std::string* value) {
+Result<int32_t> read_ext_int32(std::string_view name, const std::string_view* value) {
   return read_required<int32_t>(name, value, kInt32, parse_int32);
 }
 
-Result<bool> read_ext_bool(std::string_view name, const std::string* value) {
+Result<bool> read_ext_bool(std::string_view name, const std::string_view* value) {
   return read_required<bool>(name, value, kBoolean, parse_ext_bool);
 }
 
-Result<std::optional<int64_t>> read_optional_ext_int(std::string_view name, const std::string* value) {
+Result<std::optional<int64_t>> read_optional_ext_int(std::string_view name, const std::string_view* value) {
   return read_optional<int64_t>(name, value, kInt64, parse_int64);
 }
 
-Result<std::optional<int32_t>> read_optional_ext_int32(std::string_view name, const std::string* value) {
+Result<std::optional<int32_t>> read_optional_ext_int32(std::string_view name, const std::string_view* value) {
   return read_optional<int32_t>(name, value, kInt32, parse_int32);
 }
 
-Result<std::optional<bool>> read_optional_ext_bool(std::string_view name, const std::string* value) {
+Result<std::optional<bool>> read_optional_ext_bool(std::string_view name, const std::string_view* value) {
   return read_optional<bool>(name, value, kBoolean, parse_ext_bool);
 }
 

@@ -60,14 +60,14 @@ Status malformed_ext_field(std::string_view name, std::string_view expected, std
 std::optional<bool> parse_ext_bool(std::string_view text);
 
 // Required reads: missing or malformed is InvalidArgument naming the field.
-Result<std::string> read_ext_string(std::string_view name, const std::string* value);
-Result<int64_t> read_ext_int(std::string_view name, const std::string* value);
-Result<int32_t> read_ext_int32(std::string_view name, const std::string* value);
-Result<bool> read_ext_bool(std::string_view name, const std::string* value);
+Result<std::string> read_ext_string(std::string_view name, const std::string_view* value);
+Result<int64_t> read_ext_int(std::string_view name, const std::string_view* value);
+Result<int32_t> read_ext_int32(std::string_view name, const std::string_view* value);
+Result<bool> read_ext_bool(std::string_view name, const std::string_view* value);
 
 // Optional reads: absent is nullopt; present but malformed is still an error.
-Result<std::optional<int64_t>> read_optional_ext_int(std::string_view name, const std::string* value);
-Result<std::optional<int32_t>> read_optional_ext_int32(std::string_view name, const std::string* value);
-Result<std::optional<bool>> read_optional_ext_bool(std::string_view name, const std::string* value);
+Result<std::optional<int64_t>> read_optional_ext_int(std::string_view name, const std::string_view* value);
+Result<std::optional<int32_t>> read_optional_ext_int32(std::string_view name, const std::string_view* value);
+Result<std::optional<bool>> read_optional_ext_bool(std::string_view name, const std::string_view* value);
 
 }  // namespace mqlab::remoting

@@ -164,10 +164,15 @@ void append_int(int32_t value, std::vector<uint8_t>& out) {
 
 // A recursive-descent reader of the common header shape; nullopt whenever
 // the input strays from it (the general path then decides, errors included).
+//
+// It reads the command's own copy of the header, held by its extFields
+// (decode_json_header_fast_into), so each extFields name and value is kept
+// as a view of the copy, and a value with escapes is decoded where it lies.
 class CommonHeaderParser {
  public:
-  explicit CommonHeaderParser(std::span<const uint8_t> header)
-      : at_(reinterpret_cast<const char*>(header.data())), end_(at_ + header.size()) {}
+  // Requires: header is text that command.ext_fields holds (hold_text).
+  explicit CommonHeaderParser(std::string_view header)
+      : begin_(header.data()), at_(header.data()), end_(header.data() + header.size()) {}
 
   // Reads the header into command, which must hold json_header_defaults();
   // false (command then half read) when it strays from the common shape.
@@ -227,9 +232,10 @@ class CommonHeaderParser {
     return skip_scalar();  // an unknown key, such as serializeTypeCurrentRPC
   }
 
-  // A repeated extFields replaces the earlier one, as in the general path.
+  // A repeated extFields replaces the earlier one, as in the general path
+  // (the header's copy, which the new fields view, stays).
   bool read_ext_fields(ExtFields& ext_fields) {
-    ext_fields.clear();
+    ext_fields.clear_fields();
     if (!consume('{')) return false;
     if (consume('}')) return true;
     do {
@@ -250,7 +256,11 @@ class CommonHeaderParser {
     if (*at_ == '"') {
       const char* const start = at_ + 1;
       const char* const special = skip_plain(start, end_);
-      if (special == end_ || *special != '"') return read_escaped_ext_value(name, start, special, ext_fields);
+      if (special == end_ || *special != '"') {
+        at_ = start;
+        if (!read_string_in_place(value, special)) return false;
+        return insert_ext_value(name, value, ext_fields);
+      }
       value = std::string_view(start, static_cast<size_t>(special - start));
       at_ = special + 1;
     } else if (consume_literal(kTrue)) {
@@ -263,22 +273,21 @@ class CommonHeaderParser {
     } else if (!read_integer_text(value)) {
       return false;
     }
-    ext_fields.insert_or_assign(name, value);  // built in place from the views: no temporary
+    return insert_ext_value(name, value, ext_fields);
+  }
+
+  // value views the header's copy or a literal; name too, unless it had an
+  // escape (then it is in name_scratch_, and is copied in).
+  bool insert_ext_value(std::string_view name, std::string_view value, ExtFields& ext_fields) const {
+    if (holds(name)) {
+      ext_fields.insert_or_assign_held(name, value);
+    } else {
+      ext_fields.insert_or_assign(name, value);
+    }
     return true;
   }
 
-  // A string value with escapes, decoded straight into the string the field
-  // keeps: one allocation rather than a scratch buffer and a copy. start is
-  // its first byte (after the opening quote), special the first byte there
-  // that is not plain, which the caller's scan found: the plain run before
-  // it is not scanned again.
-  bool read_escaped_ext_value(std::string_view name, const char* start, const char* special, ExtFields& ext_fields) {
-    std::string value;
-    at_ = start;
-    if (!read_string_from(value, special)) return false;
-    ext_fields.insert_or_assign(name, std::move(value));
-    return true;
-  }
+  bool holds(std::string_view text) const { return text.data() >= begin_ && text.data() + text.size() <= end_; }
 
   bool consume_literal(std::string_view literal) {
     if (static_cast<size_t>(end_ - at_) < literal.size() || std::memcmp(at_, literal.data(), literal.size()) != 0) {
@@ -360,29 +369,51 @@ class CommonHeaderParser {
   // and \u0002 separators); sizing it exactly first took a second scan of
   // the whole literal.
   bool read_string_from(std::string& out, const char* special) {
+    out.resize(static_cast<size_t>(end_ - at_));
+    const char* const written_end = unescape_to(out.data(), special);
+    if (written_end == nullptr) return false;
+    out.resize(static_cast<size_t>(written_end - out.data()));
+    return true;
+  }
+
+  // The same over the literal itself: an extFields value with escapes (a
+  // send's properties) decoded where it lies in the header's copy, which
+  // the command owns, and kept as a view. The text behind it is left as it
+  // was read: nothing reads those bytes again.
+  bool read_string_in_place(std::string_view& out, const char* special) {
+    MQ_ASSERT(holds(std::string_view(at_, 0)));
+    char* const begin = const_cast<char*>(at_);  // the command's own copy (the class comment)
+    const char* const written_end = unescape_to(begin, special);
+    if (written_end == nullptr) return false;
+    out = std::string_view(begin, static_cast<size_t>(written_end - begin));
+    return true;
+  }
+
+  // Writes the decoded literal from at_ to out and returns the end written,
+  // or null (at_ then anywhere) when it strays; at_ ends past the closing
+  // quote. out may be at_ itself: every byte written stands for at least one
+  // read, so the writing never overtakes the reading.
+  char* unescape_to(char* const out, const char* special) {
     const char* const start = at_;
     MQ_ASSERT(start <= special && special <= end_);
-    out.resize(static_cast<size_t>(end_ - start));
-    char* const begin = out.data();
-    char* p = begin;
+    char* p = out;
     while (true) {
-      std::memcpy(p, at_, static_cast<size_t>(special - at_));
+      std::memmove(p, at_, static_cast<size_t>(special - at_));
       p += special - at_;
       at_ = special;
-      if (at_ == end_) return false;  // not closed
+      if (at_ == end_) return nullptr;  // not closed
       if (*at_ == '"') break;
-      if (*at_ != '\\') return false;  // a raw control or non-ASCII byte
+      if (*at_ != '\\') return nullptr;  // a raw control or non-ASCII byte
       ++at_;
       const std::optional<char> unescaped = read_escape();
-      if (!unescaped) return false;
+      if (!unescaped) return nullptr;
       *p++ = *unescaped;
       special = skip_plain(at_, end_);
     }
     // Every byte written stands for at least one read (an escape, two to six).
-    MQ_ASSERT(p - begin <= at_ - start);
+    MQ_ASSERT(p - out <= at_ - start);
     ++at_;  // the closing quote
-    out.resize(static_cast<size_t>(p - begin));
-    return true;
+    return p;
   }
 
   // The character after a backslash (and its four hex digits for \u).
@@ -471,6 +502,7 @@ class CommonHeaderParser {
     while (at_ != end_ && (*at_ == ' ' || *at_ == '\t' || *at_ == '\n' || *at_ == '\r')) ++at_;
   }
 
+  const char* const begin_;  // the header's copy, begin_ to end_
   const char* at_;
   const char* const end_;
   // Decoded text of strings with escapes, reused.
@@ -671,7 +703,11 @@ void append_json_header(const RemotingCommand& command, std::vector<uint8_t>& ou
 }
 
 bool decode_json_header_fast_into(std::span<const uint8_t> header, RemotingCommand& command) {
-  if (!CommonHeaderParser(header).parse_into(command)) return false;
+  // Copied once into the command's extFields, which then view the copy.
+  MQ_ASSERT(command.ext_fields.empty());
+  char* const copy = command.ext_fields.hold_text(header.size());
+  if (!header.empty()) std::memcpy(copy, header.data(), header.size());
+  if (!CommonHeaderParser(std::string_view(copy, header.size())).parse_into(command)) return false;
   MQ_ASSERT(command.serialize_type == SerializeType::JSON);
   MQ_ASSERT(command.body.empty());  // the header only: the frame codec adds the body
   return true;

@@ -42,7 +42,7 @@ RemotingCommand RemotingCommand::make_response(int32_t response_code, std::strin
   return response;
 }
 
-const std::string* RemotingCommand::find_ext(std::string_view name) const {
+const std::string_view* RemotingCommand::find_ext(std::string_view name) const {
   // ExtFields::find's binary search, with a three-way comparison that stops
   // at an exact hit and compares bytes inline: processors make a dozen of
   // these per message on names of a few bytes, where the two-way search's
@@ -77,9 +77,9 @@ Result<int32_t> RemotingCommand::ext_int32(std::string_view name) const {
 Result<bool> RemotingCommand::ext_bool(std::string_view name) const { return read_ext_bool(name, find_ext(name)); }
 
 std::optional<std::string> RemotingCommand::optional_ext_string(std::string_view name) const {
-  const std::string* value = find_ext(name);
+  const std::string_view* value = find_ext(name);
   if (value == nullptr) return std::nullopt;
-  return *value;
+  return std::string(*value);
 }
 
 Result<std::optional<int64_t>> RemotingCommand::optional_ext_int(std::string_view name) const {

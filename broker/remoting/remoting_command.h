@@ -85,7 +85,8 @@ struct RemotingCommand {
   // missing "the custom field <name> is null" (RocketMQ's own words, so the
   // remark a client sees is the one it would get from Java), malformed
   // "the custom field <name> is not a valid int64: "abc"".
-  const std::string* find_ext(std::string_view name) const;
+  // The value of name, or null: valid until ext_fields next changes.
+  const std::string_view* find_ext(std::string_view name) const;
   Result<std::string> ext_string(std::string_view name) const;
   Result<int64_t> ext_int(std::string_view name) const;
   Result<int32_t> ext_int32(std::string_view name) const;

@@ -362,7 +362,7 @@ TEST(PushConsumerProtocol, InstanceShutdownPersistsOffsetsAndUnregistersEveryGro
   std::set<std::string> groups;
   for (const auto& request : cluster.broker(0).received(RequestCode::UNREGISTER_CLIENT)) {
     for (const char* key : {"producerGroup", "consumerGroup"}) {
-      if (request.ext_fields.contains(key)) groups.insert(request.ext_fields.at(key));
+      if (request.ext_fields.contains(key)) groups.insert(std::string(request.ext_fields.at(key)));
     }
   }
   EXPECT_EQ(groups, (std::set<std::string>{"CLIENT_INNER_PRODUCER", "G"}));

@@ -1,4 +1,4 @@
-// FlatStringMap (ExtFields, MessageProperties) behaves as the
+// FlatStringMap (MessageProperties) behaves as the
 // std::map<std::string, std::string, std::less<>> it replaced: examples of
 // its map semantics, and a RapidCheck model test that runs random edits on
 // both and compares contents and iteration order.

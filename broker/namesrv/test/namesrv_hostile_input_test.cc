@@ -417,12 +417,12 @@ TEST_F(NamesrvHostileInputTest, RandomizedRequestsToEveryProcessorAreAllAnswered
       RemotingCommand request = templates[random.uniform(templates.size())];
       request.opaque = sent + 1;
       std::vector<std::string> names;
-      for (const auto& [name, value] : request.ext_fields) names.push_back(name);
+      for (const auto& [name, value] : request.ext_fields) names.emplace_back(name);
       for (const std::string& name : names) {
         if (random.chance(0.05)) {
           request.ext_fields.erase(name);
         } else if (random.chance(0.25)) {
-          request.ext_fields[name] = values[random.uniform(values.size())];
+          request.ext_fields.insert_or_assign(name, values[random.uniform(values.size())]);
         }
       }
       if (!request.body.empty() && random.chance(0.3)) {

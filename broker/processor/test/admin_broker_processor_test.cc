@@ -33,14 +33,14 @@ class AdminBrokerTest : public ::testing::Test {
                    const store::MessageProperties& properties = {}) {
     RemotingCommand response = world_.must_call(send_v2(topic, body, queue_id, properties));
     EXPECT_EQ(response.code, ResponseCode::SUCCESS) << response.remark;
-    const std::string* id = response.find_ext("msgId");
-    return id ? *id : "";
+    const std::string_view* id = response.find_ext("msgId");
+    return id ? std::string(*id) : "";
   }
   std::string offset_of(RemotingCommand request, const char* field = "offset") {
     RemotingCommand response = world_.must_call(std::move(request));
     EXPECT_EQ(response.code, ResponseCode::SUCCESS) << response.remark;
-    const std::string* value = response.find_ext(field);
-    return value ? *value : "<missing>";
+    const std::string_view* value = response.find_ext(field);
+    return value ? std::string(*value) : "<missing>";
   }
 
   BrokerSimWorld world_;

@@ -141,7 +141,7 @@ TEST_F(ClientManageTest, AQueueWhoseStartWasDeletedAnswersQueryNotFound) {
 TEST_F(ClientManageTest, SendBackStoresRetriesThenTheDeadLetterQueue) {
   RemotingCommand sent = world_.must_call(send_v2("TopicA", "payload", 0, {{"TAGS", "TagA"}, {"KEYS", "k1"}}));
   ASSERT_EQ(sent.code, ResponseCode::SUCCESS);
-  const std::string msg_id = *sent.find_ext("msgId");
+  const std::string msg_id(*sent.find_ext("msgId"));
   int64_t offset = store::decode_offset_message_id(msg_id)->offset.value();
   // ali-ons: delayLevel 0, maxReconsumeTimes 16; we use 2 to reach the DLQ soon.
   auto send_back = [&](int64_t at) {

@@ -30,7 +30,7 @@ std::vector<PulledMessage> pull_all(BrokerSimWorld& world, const std::string& to
     RemotingCommand response = world.must_call(pull("G", topic, queue_id, offset, no_suspend()));
     if (response.code != ResponseCode::SUCCESS) break;
     for (PulledMessage& message : decode_records(response.body)) all.push_back(std::move(message));
-    offset = std::stoll(*response.find_ext("nextBeginOffset"));
+    offset = std::stoll(std::string(*response.find_ext("nextBeginOffset")));
   }
   return all;
 }

@@ -407,7 +407,7 @@ TEST_F(BrokerHostileInputTest, MessageWithMoreKeysThanAnIndexFileHolds) {
   for (int32_t i = 0; i < keys; ++i) all_keys += (i == 0 ? "" : " ") + std::to_string(i);
   ASSERT_LT(all_keys.size(), 32'000u);
   RemotingCommand request = send_request(kTopic, 2, "many keys", "");
-  request.ext_fields["i"] = store::encode_properties({{"KEYS", all_keys}});
+  request.ext_fields.insert_or_assign("i", store::encode_properties({{"KEYS", all_keys}}));
   const RemotingCommand stored = answer_on_kept_connection(std::move(request));
   ASSERT_EQ(stored.code, ResponseCode::SUCCESS) << stored.remark;
   cluster_.run_for(seconds(1));  // the index is built behind the acknowledgement
@@ -529,18 +529,18 @@ std::vector<RemotingCommand> request_templates() {
            {"a", "producerGroup"}, {"b", "topic"}, {"c", "defaultTopic"}, {"d", "defaultTopicQueueNums"},
            {"e", "queueId"}, {"f", "sysFlag"}, {"g", "bornTimestamp"}, {"h", "flag"}, {"i", "properties"},
            {"j", "reconsumeTimes"}, {"k", "unitMode"}}) {
-    if (const std::string* value = send.find_ext(v2)) send_v1.ext_fields[v1] = *value;
+    if (const std::string_view* value = send.find_ext(v2)) send_v1.ext_fields.insert_or_assign(v1, *value);
   }
   send_v1.body = send.body;
   RemotingCommand pull = pull_request(kTopic, 1, 0);
-  pull.ext_fields["commitOffset"] = "0";
+  pull.ext_fields.insert_or_assign("commitOffset", "0");
   const remoting::ExtFields queue{{"topic", kTopic}, {"queueId", "1"}};
   remoting::ExtFields with_group = queue;
-  with_group["consumerGroup"] = "G";
+  with_group.insert_or_assign("consumerGroup", "G");
   remoting::ExtFields update = with_group;
-  update["commitOffset"] = "1";
+  update.insert_or_assign("commitOffset", "1");
   remoting::ExtFields by_time = queue;
-  by_time["timestamp"] = "1700000000000";
+  by_time.insert_or_assign("timestamp", "1700000000000");
   return {
       send,
       send_v1,
@@ -608,12 +608,12 @@ TEST_F(BrokerHostileInputTest, RandomizedRequestsToEveryProcessorAreAllAnswered)
       RemotingCommand request = templates[random.uniform(templates.size())];
       request.opaque = sent + 1;
       std::vector<std::string> names;
-      for (const auto& [name, value] : request.ext_fields) names.push_back(name);
+      for (const auto& [name, value] : request.ext_fields) names.emplace_back(name);
       for (const std::string& name : names) {
         if (random.chance(0.05)) {
           request.ext_fields.erase(name);
         } else if (random.chance(0.25)) {
-          request.ext_fields[name] = values[random.uniform(values.size())];
+          request.ext_fields.insert_or_assign(name, values[random.uniform(values.size())]);
         }
       }
       if (request.code == RequestCode::HEART_BEAT && random.chance(0.5)) {

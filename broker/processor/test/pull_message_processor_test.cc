@@ -12,9 +12,9 @@ namespace mqlab::broker::testing::pull_message_processor_test {
 namespace {
 
 int64_t ext_int(const RemotingCommand& response, const char* name) {
-  const std::string* value = response.find_ext(name);
+  const std::string_view* value = response.find_ext(name);
   EXPECT_NE(value, nullptr) << name << " missing in " << response.describe();
-  return value ? std::stoll(*value) : -999;
+  return value ? std::stoll(std::string(*value)) : -999;
 }
 
 class PullMessageTest : public ::testing::Test {

@@ -12,7 +12,7 @@ namespace mqlab::broker::testing::send_message_processor_test {
 namespace {
 
 // Reads the record a send stored, through VIEW_MESSAGE_BY_ID's store call.
-PulledMessage stored_record(BrokerSimWorld& world, const std::string& msg_id) {
+PulledMessage stored_record(BrokerSimWorld& world, std::string_view msg_id) {
   Result<store::OffsetMessageId> id = store::decode_offset_message_id(msg_id);
   EXPECT_TRUE(id.ok()) << msg_id;
   if (!id.ok()) return {};
@@ -118,7 +118,7 @@ TEST(SendMessageProcessor, NegativeQueueIdLetsTheBrokerPickAWriteQueue) {
   for (int i = 0; i < 8; ++i) {
     RemotingCommand response = world.must_call(send_v2("TopicR", "m", -1));
     ASSERT_EQ(response.code, ResponseCode::SUCCESS) << response.remark;
-    const int queue_id = std::stoi(*response.find_ext("queueId"));
+    const int queue_id = std::stoi(std::string(*response.find_ext("queueId")));
     EXPECT_GE(queue_id, 0);
     EXPECT_LT(queue_id, 4);
   }
@@ -171,7 +171,7 @@ TEST(SendMessageProcessor, MissingRequiredFieldsAreNamedInASystemError) {
   EXPECT_NE(response.remark.find("queueId"), std::string::npos) << response.remark;
 
   RemotingCommand malformed = send_v2("TopicA", "m");
-  malformed.ext_fields["e"] = "zero";
+  malformed.ext_fields.insert_or_assign("e", "zero");
   response = world.must_call(malformed);
   EXPECT_EQ(response.code, ResponseCode::SYSTEM_ERROR);
   EXPECT_NE(response.remark.find("e"), std::string::npos) << response.remark;

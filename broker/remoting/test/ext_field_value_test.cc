@@ -80,9 +80,9 @@ TEST(ExtFieldValue, ParseInt64AtTheEdges) {
 }
 
 TEST(ExtFieldValue, ReadsGiveValuesAndRocketMqsErrors) {
-  const std::string number = "-42";
-  const std::string word = "abc";
-  const std::string yes = "TRUE";
+  const std::string_view number = "-42";
+  const std::string_view word = "abc";
+  const std::string_view yes = "TRUE";
   EXPECT_EQ(*read_ext_int("n", &number), -42);
   EXPECT_EQ(*read_ext_int32("n", &number), -42);
   EXPECT_EQ(*read_ext_string("s", &word), "abc");

@@ -44,7 +44,7 @@ RemotingCommand gen_command() {
   command.flag = *rc::gen::arbitrary<int32_t>();
   command.remark = *rc::gen::element(0, 1) == 0 ? std::string() : gen_text(6);
   const auto fields = *rc::gen::inRange(0, 8);
-  for (int i = 0; i < fields; ++i) command.ext_fields[gen_text(2)] = gen_text(6);
+  for (int i = 0; i < fields; ++i) command.ext_fields.insert_or_assign(gen_text(2), gen_text(6));
   return command;
 }
 
@@ -86,7 +86,7 @@ RC_GTEST_PROP(JsonHeaderFastPath, WriterEqualsGeneralWithManyFieldsAndEscapes, (
   const auto fields = *rc::gen::inRange(20, 45);  // 40-90 strings with language and remark
   for (int i = 0; i < fields; ++i) {
     const std::string name = "f" + std::to_string(100 + i);
-    command.ext_fields[name] = *rc::gen::element(std::string("v"), std::string("a\x01b\x02"), std::string("q\"s"));
+    command.ext_fields.insert_or_assign(name, *rc::gen::element(std::string("v"), std::string("a\x01b\x02"), std::string("q\"s")));
   }
   RC_ASSERT(encode(command, false) == encode(command, true));
 }

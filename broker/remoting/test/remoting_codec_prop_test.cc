@@ -90,7 +90,7 @@ RemotingCommand gen_json_command(size_t max_tokens = 12, size_t max_body = 256) 
   command.flag = *rc::gen::arbitrary<int32_t>();
   command.remark = gen_utf8_text(max_tokens);
   const auto fields = *rc::gen::inRange(0, 6);
-  for (int i = 0; i < fields; ++i) command.ext_fields[gen_utf8_text(3)] = gen_utf8_text(max_tokens);
+  for (int i = 0; i < fields; ++i) command.ext_fields.insert_or_assign(gen_utf8_text(3), gen_utf8_text(max_tokens));
   command.body = gen_bytes(max_body);
   return command;
 }
@@ -105,7 +105,7 @@ RemotingCommand gen_rocketmq_command(size_t max_text = 24, size_t max_body = 256
   command.flag = *rc::gen::arbitrary<int32_t>();
   command.remark = gen_raw_text(max_text);
   const auto fields = *rc::gen::inRange(0, 6);
-  for (int i = 0; i < fields; ++i) command.ext_fields[gen_raw_text(8)] = gen_raw_text(max_text);
+  for (int i = 0; i < fields; ++i) command.ext_fields.insert_or_assign(gen_raw_text(8), gen_raw_text(max_text));
   command.body = gen_bytes(max_body);
   return command;
 }
@@ -159,23 +159,23 @@ RC_GTEST_PROP(FrameCodec, ExtFieldNumbersAndBooleansAreStringified, ()) {
     switch (*rc::gen::inRange(0, 4)) {
       case 0: {
         const auto v = *rc::gen::arbitrary<int64_t>();
-        ext[key] = v, expected[key] = std::to_string(v);
+        ext[key] = v, expected.insert_or_assign(key, std::to_string(v));
         break;
       }
       case 1: {
         const auto v = *rc::gen::arbitrary<uint64_t>();
-        ext[key] = v, expected[key] = std::to_string(v);
+        ext[key] = v, expected.insert_or_assign(key, std::to_string(v));
         break;
       }
       case 2: {
         const auto v = *rc::gen::arbitrary<bool>();
-        ext[key] = v, expected[key] = v ? "true" : "false";
+        ext[key] = v, expected.insert_or_assign(key, v ? "true" : "false");
         break;
       }
       default: {
         // An integral double: what JavaScript may print as 4 or as 4.0.
         const auto v = *rc::gen::inRange<int64_t>(-(int64_t{1} << 53), (int64_t{1} << 53) + 1);
-        ext[key] = static_cast<double>(v), expected[key] = std::to_string(v);
+        ext[key] = static_cast<double>(v), expected.insert_or_assign(key, std::to_string(v));
         break;
       }
     }

@@ -89,7 +89,7 @@ class RemotingTransportTest : public SimRemotingPair {
     });
     server_->register_processor(kWritten, [this](const RemotingCommand& request, ResponseChannel channel) {
       seen_.push_back(request);
-      const std::string tag = request.find_ext("tag") != nullptr ? *request.find_ext("tag") : "";
+      const std::string tag(request.find_ext("tag") != nullptr ? *request.find_ext("tag") : "");
       if (!channel.answers_json()) return channel.reply(written_answer(request));
       channel.reply_written(
           [&tag](int32_t opaque, std::vector<uint8_t>& out) {
@@ -106,7 +106,7 @@ class RemotingTransportTest : public SimRemotingPair {
   // kWritten's answer to request, as a command.
   static RemotingCommand written_answer(const RemotingCommand& request) {
     RemotingCommand response = request.make_response(ResponseCode::SUCCESS, "written");
-    if (const std::string* tag = request.find_ext("tag")) response.ext_fields.insert_or_assign("tag", *tag);
+    if (const std::string_view* tag = request.find_ext("tag")) response.ext_fields.insert_or_assign("tag", *tag);
     response.body = request.body;
     return response;
   }

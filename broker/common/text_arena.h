@@ -1,0 +1,92 @@
+// TextArena: append-only storage for short-lived text that string_views
+// point into, such as a decoded command's extFields (remoting/ext_fields.h).
+//
+// Text handed out stays where it is until clear() or destruction, whatever
+// is allocated after it, and moving the arena moves none of it: views taken
+// before a move still see their bytes afterwards. That is what lets a
+// decoder copy a header once and keep every field as a view into the copy,
+// instead of building a string per field.
+//
+// Invariants: blocks form a chain from the newest (top_) to the oldest; in
+// each, used <= capacity.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <new>
+#include <string_view>
+#include <utility>
+
+#include "broker/common/assert.h"
+
+namespace mqlab {
+
+class TextArena {
+ public:
+  TextArena() = default;
+  TextArena(TextArena&& other) noexcept : top_(std::exchange(other.top_, nullptr)) {}
+  TextArena& operator=(TextArena&& other) noexcept {
+    if (this != &other) {
+      clear();
+      top_ = std::exchange(other.top_, nullptr);
+    }
+    return *this;
+  }
+  TextArena(const TextArena&) = delete;
+  TextArena& operator=(const TextArena&) = delete;
+  ~TextArena() { clear(); }
+
+  // size bytes of storage (uninitialised) that stay put until clear().
+  char* allocate(size_t size) {
+    if (top_ == nullptr || top_->capacity - top_->used < size) push_block(size);
+    char* const bytes = bytes_of(top_) + top_->used;
+    top_->used += size;
+    MQ_ASSERT(top_->used <= top_->capacity);
+    return bytes;
+  }
+
+  // A copy of text, here.
+  std::string_view copy(std::string_view text) {
+    if (text.empty()) return {};
+    char* const bytes = allocate(text.size());
+    std::memcpy(bytes, text.data(), text.size());
+    return {bytes, text.size()};
+  }
+
+  // Frees every block: views into them dangle from here on.
+  void clear() {
+    while (top_ != nullptr) {
+      Block* const previous = top_->previous;
+      ::operator delete(top_);
+      top_ = previous;
+    }
+  }
+
+  bool empty() const { return top_ == nullptr; }
+
+ private:
+  struct Block {
+    Block* previous;
+    size_t capacity;
+    size_t used;
+  };
+  // The smallest block: a built command's handful of short fields in one.
+  static constexpr size_t kMinimumBlockBytes = 256;
+
+  static char* bytes_of(Block* block) { return reinterpret_cast<char*>(block + 1); }
+
+  // A block with room for size bytes and at least twice the last block, so
+  // a map filled field by field allocates O(log n) times; a decoder's copy
+  // of a header (a few hundred bytes) takes one.
+  void push_block(size_t size) {
+    const size_t grown = top_ == nullptr ? kMinimumBlockBytes : 2 * top_->capacity;
+    const size_t capacity = std::max(size, grown);
+    void* const memory = ::operator new(sizeof(Block) + capacity);
+    top_ = new (memory) Block{top_, capacity, 0};
+  }
+
+  Block* top_ = nullptr;
+};
+
+}  // namespace mqlab

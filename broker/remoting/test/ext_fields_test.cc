@@ -1,0 +1,182 @@
+// ExtFields behaves as the std::map<std::string, std::string> it replaced
+// while holding views into text it owns: map semantics by example, views
+// that outlive inserts, erases and moves, copies that own their text, a
+// decoder's held copy, and a RapidCheck model test of random edits (with
+// copies and moves between them) against a std::map. TextArena's own
+// contract (text stays put across allocations and moves) is checked here
+// too: ExtFields is what relies on it.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "broker/common/text_arena.h"
+#include "broker/remoting/ext_fields.h"
+
+namespace mqlab::remoting::ext_fields_test {
+namespace {
+
+using Model = std::map<std::string, std::string, std::less<>>;
+using Contents = std::vector<std::pair<std::string, std::string>>;
+
+Contents contents(const ExtFields& fields) {
+  Contents out;
+  for (const auto& [name, value] : fields) out.emplace_back(name, value);
+  return out;
+}
+
+Contents contents(const Model& model) { return {model.begin(), model.end()}; }
+
+TEST(TextArena, TextStaysPutAcrossLaterAllocationsAndMoves) {
+  TextArena arena;
+  EXPECT_TRUE(arena.empty());
+  const std::string_view first = arena.copy("first");
+  std::vector<std::string_view> more;
+  for (int i = 0; i < 200; ++i) more.push_back(arena.copy(std::string(static_cast<size_t>(i) + 1, 'x')));
+  const std::string_view big = arena.copy(std::string(10'000, 'b'));  // past any block so far
+  TextArena moved = std::move(arena);
+  EXPECT_TRUE(arena.empty());  // NOLINT(bugprone-use-after-move): moved-from is empty by contract
+  EXPECT_EQ(first, "first");
+  for (size_t i = 0; i < more.size(); ++i) EXPECT_EQ(more[i], std::string(i + 1, 'x'));
+  EXPECT_EQ(big, std::string(10'000, 'b'));
+  EXPECT_TRUE(moved.copy("").empty());
+  moved.clear();
+  EXPECT_TRUE(moved.empty());
+}
+
+TEST(ExtFields, KeepsNamesSortedWhateverTheInsertionOrder) {
+  ExtFields fields;
+  EXPECT_TRUE(fields.insert_or_assign("queueId", "3"));
+  EXPECT_TRUE(fields.insert_or_assign("topic", "T"));
+  EXPECT_TRUE(fields.insert_or_assign("consumerGroup", "G"));
+  EXPECT_FALSE(fields.insert_or_assign("queueId", "4"));  // the last assignment wins
+  EXPECT_EQ(contents(fields), (Contents{{"consumerGroup", "G"}, {"queueId", "4"}, {"topic", "T"}}));
+  EXPECT_EQ(fields.size(), 3u);
+  EXPECT_EQ(fields.at("topic"), "T");
+  EXPECT_THROW((void)fields.at("missing"), std::out_of_range);
+  EXPECT_EQ(fields.find("missing"), fields.end());
+  EXPECT_EQ(fields.find_value("missing"), nullptr);
+  ASSERT_NE(fields.find_value("queueId"), nullptr);
+  EXPECT_EQ(*fields.find_value("queueId"), "4");
+}
+
+TEST(ExtFields, InitializerListKeepsTheFirstOfARepeatedName) {
+  const ExtFields fields{{"b", "2"}, {"a", "1"}, {"b", "3"}};
+  EXPECT_EQ(fields, (ExtFields{{"a", "1"}, {"b", "2"}}));
+}
+
+// The fields are views: they must not see what their arguments later
+// become, and must survive the map's later edits and its moves.
+TEST(ExtFields, HoldsCopiesThatOutliveTheirArgumentsEditsAndMoves) {
+  ExtFields fields;
+  {
+    std::string name = "properties";
+    std::string value(300, 'v');  // a heap string, freed below
+    fields.insert_or_assign(name, value);
+    name.assign("overwritten");
+    value.assign("gone");
+  }
+  const std::string_view kept = fields.at("properties");
+  for (int i = 0; i < 100; ++i) fields.insert_or_assign("k" + std::to_string(i), std::to_string(i));
+  EXPECT_EQ(fields.erase("k5"), 1u);
+  EXPECT_EQ(fields.erase("k5"), 0u);
+  EXPECT_EQ(kept, std::string(300, 'v'));  // text never moves, only the table of views
+  ExtFields moved = std::move(fields);
+  EXPECT_EQ(kept, std::string(300, 'v'));
+  EXPECT_EQ(moved.at("properties").data(), kept.data());
+  EXPECT_EQ(moved.size(), 100u);
+  // A value that views the map's own text can be stored under another name.
+  moved.insert_or_assign("copy", moved.at("properties"));
+  EXPECT_EQ(moved.at("copy"), std::string(300, 'v'));
+}
+
+TEST(ExtFields, ACopyOwnsItsTextAndComparesByContent) {
+  auto original = std::make_unique<ExtFields>(ExtFields{{"topic", "T"}, {"queueId", "1"}});
+  const ExtFields copy = *original;
+  ExtFields assigned;
+  assigned.insert_or_assign("x", "y");
+  assigned = *original;
+  EXPECT_EQ(copy, *original);
+  EXPECT_NE(copy.at("topic").data(), original->at("topic").data());
+  original.reset();  // the copies' views are their own
+  EXPECT_EQ(contents(copy), (Contents{{"queueId", "1"}, {"topic", "T"}}));
+  EXPECT_EQ(copy, assigned);
+  EXPECT_NE(copy, (ExtFields{{"topic", "T"}, {"queueId", "2"}}));
+}
+
+// A decoder copies its header in once and adds fields that view the copy;
+// clear_fields (a repeated "extFields") keeps the copy, clear frees it.
+TEST(ExtFields, HeldTextIsViewedInPlaceAndSurvivesClearFields) {
+  ExtFields fields;
+  constexpr std::string_view kHeader = "topicTqueueId1";
+  char* const copy = fields.hold_text(kHeader.size());
+  std::memcpy(copy, kHeader.data(), kHeader.size());
+  const std::string_view held(copy, kHeader.size());
+  EXPECT_TRUE(fields.insert_or_assign_held(held.substr(0, 5), held.substr(5, 1)));
+  EXPECT_TRUE(fields.insert_or_assign_held(held.substr(6, 7), held.substr(13, 1)));
+  EXPECT_EQ(fields.at("topic").data(), copy + 5);  // no copy made
+  fields.clear_fields();
+  EXPECT_TRUE(fields.empty());
+  EXPECT_TRUE(fields.insert_or_assign_held(held.substr(6, 7), "literal"));
+  EXPECT_FALSE(fields.insert_or_assign_held(held.substr(6, 7), held.substr(13, 1)));
+  EXPECT_EQ(contents(fields), (Contents{{"queueId", "1"}}));
+  fields.clear();
+  EXPECT_TRUE(fields.empty());
+}
+
+RC_GTEST_PROP(ExtFields, RandomEditsCopiesAndMovesMatchAStdMap, ()) {
+  static const std::vector<std::string> kNames = {"", "a", "b", "ab", "queueId", "topic", "\x01", "\xff", "z", "Z"};
+  ExtFields fields;
+  Model model;
+  const auto steps = *rc::gen::inRange(0, 60);
+  for (int i = 0; i < steps; ++i) {
+    const std::string name = *rc::gen::elementOf(kNames);
+    // Sometimes long, so values outgrow the first block.
+    const std::string value = std::to_string(i) + std::string(*rc::gen::inRange(0, 300), 'v');
+    switch (*rc::gen::inRange(0, 7)) {
+      case 0:
+        RC_ASSERT(fields.insert_or_assign(name, value) == model.insert_or_assign(name, value).second);
+        break;
+      case 1:
+        RC_ASSERT(fields.erase(name) == model.erase(name));
+        break;
+      case 2:
+        if (const auto it = fields.find(name); it != fields.end()) {
+          const auto after = fields.erase(it);
+          const auto model_after = model.erase(model.find(name));
+          RC_ASSERT((after == fields.end()) == (model_after == model.end()));
+          if (after != fields.end()) RC_ASSERT(after->first == model_after->first);
+        }
+        break;
+      case 3: {  // a copy that outlives the original
+        ExtFields copy = fields;
+        fields = ExtFields();
+        fields = copy;
+        break;
+      }
+      case 4: {
+        ExtFields moved = std::move(fields);
+        fields = std::move(moved);
+        break;
+      }
+      case 5:
+        RC_ASSERT((fields.find_value(name) != nullptr) == model.contains(name));
+        break;
+      default:
+        RC_ASSERT(fields.contains(name) == model.contains(name));
+        RC_ASSERT(fields.count(name) == model.count(name));
+        break;
+    }
+    RC_ASSERT(contents(fields) == contents(model));
+  }
+}
+
+}  // namespace
+}  // namespace mqlab::remoting::ext_fields_test
