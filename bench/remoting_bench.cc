@@ -11,6 +11,10 @@
 //           \u0001 escapes; shared/testdata/ali-ons-request-frames.json) and
 //           a Java client's (sorted keys, every value a string, as fastjson
 //           and mqlab's own client write it).
+//   decode stream: the Java client's frame again and again through one
+//           FrameDecoder, as a connection reads a producer's sends: its
+//           header shapes (json_header_shapes.h) read each header against
+//           the shape learned from the first.
 //   encode: the broker's answer to it (SendMessageProcessor::reply_put's
 //           fields: MSG_REGION, TRACE_ON, msgId, queueId, queueOffset) to
 //           one frame.
@@ -164,6 +168,21 @@ void decode(benchmark::State& state, const Bytes& frame, bool general) {
   count_allocations(state, before);
 }
 
+// Frames as a connection reads them: through one FrameDecoder, whose JSON
+// header shapes (json_header_shapes.h) learn the first and match the rest.
+void decode_stream(benchmark::State& state, const Bytes& frame) {
+  remoting::FrameDecoder decoder;
+  const uint64_t before = g_allocations.load();
+  for (auto _ : state) {
+    const Status status = decoder.feed_and_drain(frame, [](RemotingCommand command) {
+      benchmark::DoNotOptimize(command);
+      return true;
+    });
+    MQ_ASSERT(status.ok());
+  }
+  count_allocations(state, before);
+}
+
 void encode(benchmark::State& state, const RemotingCommand& response, bool general) {
   const uint64_t before = g_allocations.load();
   for (auto _ : state) {
@@ -219,8 +238,11 @@ class TeeReporter : public benchmark::BenchmarkReporter {
   BenchmarkReporter& second_;
 };
 
-void print_pair(const std::map<std::string, FigureCollector::Figure>& figures, const std::string& name) {
-  const std::string baseline = name + "_general";
+// name's figures, and its general path's (name_general) as the baseline
+// unless another baseline is named.
+void print_pair(const std::map<std::string, FigureCollector::Figure>& figures, const std::string& name,
+                std::string baseline = {}) {
+  if (baseline.empty()) baseline = name + "_general";
   const auto fast = figures.find(name);
   const auto general = figures.find(baseline);
   if (fast == figures.end() || general == figures.end()) return;  // filtered out
@@ -261,6 +283,8 @@ int main(int argc, char** argv) {
                                [&](benchmark::State& state) { decode(state, java, true); });
   benchmark::RegisterBenchmark("remoting_decode_send_v2_java",
                                [&](benchmark::State& state) { decode(state, java, false); });
+  benchmark::RegisterBenchmark("remoting_decode_send_v2_java_stream",
+                               [&](benchmark::State& state) { decode_stream(state, java); });
   benchmark::RegisterBenchmark("remoting_encode_send_v2_response_general",
                                [&](benchmark::State& state) { encode(state, response, true); });
   benchmark::RegisterBenchmark("remoting_encode_send_v2_response",
@@ -282,5 +306,6 @@ int main(int argc, char** argv) {
        {"remoting_decode_send_v2_ali_ons", "remoting_decode_send_v2_java", "remoting_encode_send_v2_response"}) {
     print_pair(collector.figures(), name);
   }
+  print_pair(collector.figures(), "remoting_decode_send_v2_java_stream", "remoting_decode_send_v2_java_general");
   return 0;
 }

@@ -5,7 +5,8 @@
 //   - the input bytes as a header: decode_json_header (fast, handing on to
 //     the general path) and decode_json_header_general give the same
 //     command, or errors in the same words; when the fast reader alone
-//     answers, the general path agrees with it and succeeds;
+//     answers, the general path agrees with it and succeeds; so does a
+//     read through the shapes learned from earlier inputs;
 //   - the input as a command (FuzzedDataProvider: ints, language, remark,
 //     extFields names and values of any bytes): append_json_header and
 //     append_json_header_general write the same bytes, and those bytes
@@ -44,6 +45,20 @@ void check_readers_agree(std::span<const uint8_t> header) {
   if (fast) {
     MQ_ASSERT(general.ok());
     MQ_ASSERT(*fast == *general);
+  }
+  // Through shapes learned from the inputs before (as a connection keeps
+  // them), twice: the second time the input's own shape, if it has one,
+  // is known.
+  static mqlab::remoting::JsonHeaderShapes shapes;
+  for (int pass = 0; pass < 2; ++pass) {
+    RemotingCommand shaped;
+    const mqlab::Status status = mqlab::remoting::decode_json_header_into(header, shaped, &shapes);
+    MQ_ASSERT(status.ok() == general.ok());
+    if (status.ok()) {
+      MQ_ASSERT(shaped == *general);
+    } else {
+      MQ_ASSERT(status.to_string() == general.status().to_string());
+    }
   }
 }
 

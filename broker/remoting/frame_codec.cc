@@ -60,10 +60,12 @@ Status check_header_length_field(uint32_t field, int32_t total_length) {
 // was default-constructed: the frame decoder decodes in place (returned, a
 // command was moved three times on its way out of the JSON reader).
 // Requires: check_header_length_field(field) passed.
-Status decode_command_into(uint32_t field, Bytes header, Bytes body_head, Bytes body_tail, RemotingCommand& command) {
+// shapes: the decoding connection's JSON header shapes, or null.
+Status decode_command_into(uint32_t field, Bytes header, Bytes body_head, Bytes body_tail, RemotingCommand& command,
+                           JsonHeaderShapes* shapes) {
   MQ_ASSERT(header.size() == (field & kMaxHeaderLength));
   if ((field >> 24) == static_cast<uint32_t>(SerializeType::JSON)) {
-    MQ_RETURN_IF_ERROR(decode_json_header_into(header, command));
+    MQ_RETURN_IF_ERROR(decode_json_header_into(header, command, shapes));
   } else {
     MQ_ASSIGN_OR_RETURN(command, decode_rocketmq_header(header));
   }
@@ -75,16 +77,16 @@ Status decode_command_into(uint32_t field, Bytes header, Bytes body_head, Bytes 
 }
 
 // The frame after its totalLength field (header-length field, header, body)
-// into command, as it was default-constructed.
-// Requires: check_total_length(payload.size()) passed.
-Status decode_payload_into(Bytes payload, RemotingCommand& command) {
+// into command, as it was default-constructed; shapes as for
+// decode_command_into. Requires: check_total_length(payload.size()) passed.
+Status decode_payload_into(Bytes payload, RemotingCommand& command, JsonHeaderShapes* shapes) {
   MQ_ASSERT(payload.size() >= 4);
   MQ_ASSERT(payload.size() <= static_cast<size_t>(std::numeric_limits<int32_t>::max()));
   const uint32_t field = get_u32_be(payload.data());
   MQ_RETURN_IF_ERROR(check_header_length_field(field, static_cast<int32_t>(payload.size())));
   const size_t header_length = field & kMaxHeaderLength;
   return decode_command_into(field, payload.subspan(4, header_length), payload.subspan(4 + header_length), {},
-                             command);
+                             command, shapes);
 }
 
 // Room for the header, so a frame is allocated once (a guess: escapes or a
@@ -163,7 +165,7 @@ Result<RemotingCommand> decode_frame(std::span<const uint8_t> frame, size_t max_
                               " + 4 bytes, but " + std::to_string(frame.size()) + " were given");
   }
   RemotingCommand command;
-  if (Status status = decode_payload_into(frame.subspan(4), command); !status.ok()) {
+  if (Status status = decode_payload_into(frame.subspan(4), command, nullptr); !status.ok()) {
     return status.with_context("remoting frame");
   }
   return command;
@@ -215,7 +217,8 @@ Status FrameDecoder::take_frame(std::span<const uint8_t> pending, size_t& frame_
   }
   frame_bytes = static_cast<size_t>(total_length) + 4;
   if (pending.size() < frame_bytes) return Status::Ok();
-  if (Status status = decode_payload_into(pending.subspan(4, frame_bytes - 4), command.emplace()); !status.ok()) {
+  if (Status status = decode_payload_into(pending.subspan(4, frame_bytes - 4), command.emplace(), &json_shapes_);
+      !status.ok()) {
     command.reset();
     return fail(status);
   }
@@ -295,7 +298,8 @@ Status FrameDecoder::join_frame(std::span<const uint8_t>& bytes, std::optional<R
   MQ_ASSERT(body_rest <= bytes.size());
   const std::span<const uint8_t> header = begun.subspan(kFramePrefixBytes, head_bytes - kFramePrefixBytes);
   if (Status status =
-          decode_command_into(field, header, begun.subspan(head_bytes), bytes.first(body_rest), command.emplace());
+          decode_command_into(field, header, begun.subspan(head_bytes), bytes.first(body_rest), command.emplace(),
+                              &json_shapes_);
       !status.ok()) {
     command.reset();
     return fail(status);

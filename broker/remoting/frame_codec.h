@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "broker/common/status.h"
+#include "broker/remoting/json_header_shapes.h"
 #include "broker/remoting/remoting_command.h"
 
 namespace mqlab::remoting {
@@ -146,6 +147,9 @@ class FrameDecoder {
   size_t consumed_ = 0;  // bytes at the front of buffer_ already decoded
   uint64_t stream_offset_ = 0;
   Status error_;
+  // The JSON headers this connection's peer sends, learned as they come:
+  // most are read by comparing them with one of these.
+  JsonHeaderShapes json_shapes_;
 };
 
 }  // namespace mqlab::remoting

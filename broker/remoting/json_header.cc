@@ -217,9 +217,9 @@ void to_json_header_defaults(RemotingCommand& command) {
   command.serialize_type = SerializeType::JSON;
 }
 
-Status decode_json_header_into(std::span<const uint8_t> header, RemotingCommand& command) {
+Status decode_json_header_into(std::span<const uint8_t> header, RemotingCommand& command, JsonHeaderShapes* shapes) {
   to_json_header_defaults(command);
-  if (decode_json_header_fast_into(header, command)) return Status::Ok();
+  if (decode_json_header_fast_into(header, command, shapes)) return Status::Ok();
   MQ_ASSIGN_OR_RETURN(command, decode_json_header_general(header));  // over the half-read fields
   return Status::Ok();
 }

@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "broker/common/status.h"
+#include "broker/remoting/json_header_shapes.h"
 #include "broker/remoting/remoting_command.h"
 
 namespace mqlab::remoting {
@@ -63,8 +64,11 @@ void append_json_header(const RemotingCommand& command, std::vector<uint8_t>& ou
 Result<RemotingCommand> decode_json_header(std::span<const uint8_t> header);
 // The same into command, as it was default-constructed (a RemotingCommand
 // that has held nothing): the frame decoder decodes each frame in place,
-// where returning it moved the command three times on the way.
-Status decode_json_header_into(std::span<const uint8_t> header, RemotingCommand& command);
+// where returning it moved the command three times on the way. shapes, when
+// given, are the connection's known header shapes (json_header_shapes.h):
+// tried first, and taught the shape of a header none matched.
+Status decode_json_header_into(std::span<const uint8_t> header, RemotingCommand& command,
+                               JsonHeaderShapes* shapes = nullptr);
 
 // A JSON string literal of text, quotes included: what append_json_header
 // writes for every string of a header (escapes as nlohmann's serializer,
@@ -96,7 +100,9 @@ void to_json_header_defaults(RemotingCommand& command);
 // For tests and benchmarks: what real clients send must not stray.
 std::optional<RemotingCommand> decode_json_header_fast(std::span<const uint8_t> header);
 // The same into command, which must hold json_header_defaults(): false
-// (command then half read) when the general path must decide.
-bool decode_json_header_fast_into(std::span<const uint8_t> header, RemotingCommand& command);
+// (command then half read) when the general path must decide. shapes as
+// for decode_json_header_into.
+bool decode_json_header_fast_into(std::span<const uint8_t> header, RemotingCommand& command,
+                                  JsonHeaderShapes* shapes = nullptr);
 
 }  // namespace mqlab::remoting

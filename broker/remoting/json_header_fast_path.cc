@@ -24,17 +24,20 @@
 #include <string_view>
 #include <utility>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include <nlohmann/json.hpp>
 
 #include "broker/remoting/json_header.h"
+#include "broker/remoting/json_header_shapes.h"
+#include "broker/remoting/json_text_scan.h"
 #include "broker/remoting/wire_text.h"
 
 namespace mqlab::remoting {
 namespace {
+
+using json_scan::byte_class;
+using json_scan::ByteClass;
+using json_scan::kHighBits;
+using json_scan::skip_plain;
 
 using Json = nlohmann::json;
 
@@ -43,69 +46,6 @@ constexpr std::string_view kHeaderKeyExtFields = "extFields";
 constexpr std::string_view kTrue = "true";
 constexpr std::string_view kFalse = "false";
 constexpr std::string_view kNull = "null";
-
-// How a byte of a string value goes out, and how it is read back.
-enum class ByteClass : uint8_t { kPlain, kEscaped, kNonAscii };
-
-constexpr std::array<ByteClass, 256> make_byte_classes() {
-  std::array<ByteClass, 256> classes{};
-  for (size_t c = 0; c < 256; ++c) {
-    if (c >= 0x80) {
-      classes[c] = ByteClass::kNonAscii;
-    } else if (c < 0x20 || c == '"' || c == '\\') {
-      classes[c] = ByteClass::kEscaped;
-    } else {
-      classes[c] = ByteClass::kPlain;  // DEL (0x7F) included: nlohmann writes it as it is
-    }
-  }
-  return classes;
-}
-constexpr std::array<ByteClass, 256> kByteClasses = make_byte_classes();
-
-ByteClass byte_class(char c) { return kByteClasses[static_cast<unsigned char>(c)]; }
-
-// Each byte's high bit: set exactly in the non-ASCII bytes.
-constexpr uint64_t kHighBits = 0x8080808080808080ull;
-
-// Whether none of 8 bytes needs care: no quote, backslash, control byte or
-// non-ASCII byte (the classic "has a byte less than n / equal to c" word
-// tricks; each is exact as an any-byte test).
-bool word_is_plain(uint64_t word) {
-  constexpr uint64_t kOnes = 0x0101010101010101ull;
-  const uint64_t quote = word ^ (kOnes * '"');
-  const uint64_t backslash = word ^ (kOnes * '\\');
-  const uint64_t masked = ((word - kOnes * 0x20) & ~word) | ((quote - kOnes) & ~quote) |
-                          ((backslash - kOnes) & ~backslash) | word;
-  return (masked & kHighBits) == 0;
-}
-
-// The first byte at or after p whose class is not kPlain, or end.
-const char* skip_plain(const char* p, const char* end) {
-#if defined(__SSE2__)
-  // 16 bytes at a time while 16 remain (the header's end, not the string's:
-  // strings are short, headers are not). As signed bytes, both control bytes
-  // and non-ASCII bytes are below 0x20, so one compare finds them.
-  const __m128i quote = _mm_set1_epi8('"');
-  const __m128i backslash = _mm_set1_epi8('\\');
-  const __m128i space = _mm_set1_epi8(0x20);
-  while (end - p >= 16) {
-    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)),
-                                         _mm_cmplt_epi8(bytes, space));
-    const auto mask = static_cast<unsigned>(_mm_movemask_epi8(special));
-    if (mask != 0) return p + __builtin_ctz(mask);
-    p += 16;
-  }
-#endif
-  while (end - p >= 8) {
-    uint64_t word;
-    std::memcpy(&word, p, sizeof(word));
-    if (!word_is_plain(word)) break;
-    p += 8;
-  }
-  while (p != end && byte_class(*p) == ByteClass::kPlain) ++p;
-  return p;
-}
 
 void append_bytes(const char* data, size_t size, std::vector<uint8_t>& out) {
   const auto* bytes = reinterpret_cast<const uint8_t*>(data);  // a byte-to-byte copy: one memmove
@@ -171,8 +111,10 @@ void append_int(int32_t value, std::vector<uint8_t>& out) {
 class CommonHeaderParser {
  public:
   // Requires: header is text that command.ext_fields holds (hold_text).
-  explicit CommonHeaderParser(std::string_view header)
-      : begin_(header.data()), at_(header.data()), end_(header.data() + header.size()) {}
+  // recorder, when given, is told where each value lies, so the header's
+  // shape can be learned (json_header_shapes.h).
+  explicit CommonHeaderParser(std::string_view header, JsonHeaderShapeRecorder* recorder = nullptr)
+      : begin_(header.data()), at_(header.data()), end_(header.data() + header.size()), recorder_(recorder) {}
 
   // Reads the header into command, which must hold json_header_defaults();
   // false (command then half read) when it strays from the common shape.
@@ -199,6 +141,7 @@ class CommonHeaderParser {
       return key.size() == literal.size() && std::memcmp(key.data(), literal.data(), literal.size()) == 0;
     };
     int32_t* number_slot = nullptr;
+    JsonHeaderSlot slot = JsonHeaderSlot::kCode;
     switch (key.size()) {
       case 4:
         if (is(kHeaderKeyCode)) {
@@ -206,17 +149,24 @@ class CommonHeaderParser {
           saw_code = true;
         } else if (is("flag")) {
           number_slot = &command.flag;
+          slot = JsonHeaderSlot::kFlag;
         }
         break;
       case 6:
-        if (is("opaque")) number_slot = &command.opaque;
-        if (is("remark")) return read_text_into(command.remark);
+        if (is("opaque")) {
+          number_slot = &command.opaque;
+          slot = JsonHeaderSlot::kOpaque;
+        }
+        if (is("remark")) return read_text_into(command.remark, JsonHeaderSlot::kRemark);
         break;
       case 7:
-        if (is("version")) number_slot = &command.version;
+        if (is("version")) {
+          number_slot = &command.version;
+          slot = JsonHeaderSlot::kVersion;
+        }
         break;
       case 8:
-        if (is("language")) return read_text_into(command.language);
+        if (is("language")) return read_text_into(command.language, JsonHeaderSlot::kLanguage);
         break;
       case 9:
         if (is(kHeaderKeyExtFields)) return read_ext_fields(command.ext_fields);
@@ -224,17 +174,40 @@ class CommonHeaderParser {
       default: break;
     }
     if (number_slot != nullptr) {
+      skip_whitespace();
+      const char* const begin = at_;
       const std::optional<int32_t> number = read_int32();
       if (!number) return false;
       *number_slot = *number;
+      record(slot, begin, at_);
       return true;
     }
     return skip_scalar();  // an unknown key, such as serializeTypeCurrentRPC
   }
 
+  // Tells the recorder, if any, where a value lies: a string's content, a
+  // number's text.
+  void record(JsonHeaderSlot slot, const char* begin, const char* end, std::string_view name = {}) {
+    if (recorder_ == nullptr) return;
+    MQ_ASSERT(begin_ <= begin && begin <= end && end <= end_);
+    JsonHeaderValueSpan span{slot, offset_of(begin), offset_of(end)};
+    if (slot == JsonHeaderSlot::kExtValue) {
+      MQ_ASSERT(holds(name));
+      span.name_begin = offset_of(name.data());
+      span.name_size = static_cast<uint32_t>(name.size());
+    }
+    recorder_->values.push_back(span);
+  }
+  // This header is not one to learn a shape from (json_header_shapes.h).
+  void refuse_shape() {
+    if (recorder_ != nullptr) recorder_->usable = false;
+  }
+  uint32_t offset_of(const char* p) const { return static_cast<uint32_t>(p - begin_); }
+
   // A repeated extFields replaces the earlier one, as in the general path
   // (the header's copy, which the new fields view, stays).
   bool read_ext_fields(ExtFields& ext_fields) {
+    if (++ext_fields_objects_ > 1) refuse_shape();
     ext_fields.clear_fields();
     if (!consume('{')) return false;
     if (consume('}')) return true;
@@ -259,11 +232,16 @@ class CommonHeaderParser {
       if (special == end_ || *special != '"') {
         at_ = start;
         if (!read_string_in_place(value, special)) return false;
+        record_ext_value(name, start, at_ - 1);  // the content ends at the closing quote
         return insert_ext_value(name, value, ext_fields);
       }
       value = std::string_view(start, static_cast<size_t>(special - start));
       at_ = special + 1;
-    } else if (consume_literal(kTrue)) {
+      record_ext_value(name, start, special);
+      return insert_ext_value(name, value, ext_fields);
+    }
+    refuse_shape();  // a bare value (ali-ons' 4, false, null): shapes hold strings only
+    if (consume_literal(kTrue)) {
       value = kTrue;
     } else if (consume_literal(kFalse)) {
       value = kFalse;
@@ -278,13 +256,19 @@ class CommonHeaderParser {
 
   // value views the header's copy or a literal; name too, unless it had an
   // escape (then it is in name_scratch_, and is copied in).
-  bool insert_ext_value(std::string_view name, std::string_view value, ExtFields& ext_fields) const {
-    if (holds(name)) {
-      ext_fields.insert_or_assign_held(name, value);
-    } else {
-      ext_fields.insert_or_assign(name, value);
-    }
+  bool insert_ext_value(std::string_view name, std::string_view value, ExtFields& ext_fields) {
+    const bool inserted =
+        holds(name) ? ext_fields.insert_or_assign_held(name, value) : ext_fields.insert_or_assign(name, value);
+    if (!inserted) refuse_shape();  // a repeated name
     return true;
+  }
+
+  // An extFields string value; its name must be the header's own text (an
+  // escaped name is decoded text a shape's literal could not give back).
+  void record_ext_value(std::string_view name, const char* begin, const char* end) {
+    if (recorder_ == nullptr) return;
+    if (!holds(name)) return refuse_shape();
+    record(JsonHeaderSlot::kExtValue, begin, end, name);
   }
 
   bool holds(std::string_view text) const { return text.data() >= begin_ && text.data() + text.size() <= end_; }
@@ -320,9 +304,16 @@ class CommonHeaderParser {
   bool skip_scalar() {
     skip_whitespace();
     if (at_ == end_) return false;
-    std::string_view ignored;
-    if (*at_ == '"') return read_text(ignored, value_scratch_);
-    return read_int32().has_value();
+    const char* const begin = at_;
+    if (*at_ == '"') {
+      std::string_view ignored;
+      if (!read_text(ignored, value_scratch_)) return false;
+      record(JsonHeaderSlot::kIgnoredString, begin + 1, at_ - 1);
+      return true;
+    }
+    if (!read_int32().has_value()) return false;
+    record(JsonHeaderSlot::kIgnoredNumber, begin, at_);
+    return true;
   }
 
   // A string as a view: of the input when it has no escape (the common
@@ -345,10 +336,13 @@ class CommonHeaderParser {
   // out usually holds the text already (language: every peer sends "JAVA",
   // which a command starts with): compared first, since an assignment is a
   // call into the string's replace even for equal text.
-  bool read_text_into(std::string& out) {
+  bool read_text_into(std::string& out, JsonHeaderSlot slot) {
     std::string_view text;
+    skip_whitespace();
+    const char* const begin = at_ + 1;  // past the opening quote, if it is one
     if (!read_text(text, value_scratch_)) return false;
     if (out != text) out.assign(text);
+    record(slot, begin, at_ - 1);  // to the closing quote
     return true;
   }
 
@@ -389,94 +383,12 @@ class CommonHeaderParser {
     return true;
   }
 
-  // Writes the decoded literal from at_ to out and returns the end written,
-  // or null (at_ then anywhere) when it strays; at_ ends past the closing
-  // quote. out may be at_ itself: every byte written stands for at least one
-  // read, so the writing never overtakes the reading.
-  char* unescape_to(char* const out, const char* special) {
-    const char* const start = at_;
-    MQ_ASSERT(start <= special && special <= end_);
-    char* p = out;
-    while (true) {
-      std::memmove(p, at_, static_cast<size_t>(special - at_));
-      p += special - at_;
-      at_ = special;
-      if (at_ == end_) return nullptr;  // not closed
-      if (*at_ == '"') break;
-      if (*at_ != '\\') return nullptr;  // a raw control or non-ASCII byte
-      ++at_;
-      const std::optional<char> unescaped = read_escape();
-      if (!unescaped) return nullptr;
-      *p++ = *unescaped;
-      special = skip_plain(at_, end_);
-    }
-    // Every byte written stands for at least one read (an escape, two to six).
-    MQ_ASSERT(p - out <= at_ - start);
-    ++at_;  // the closing quote
-    return p;
-  }
+  char* unescape_to(char* out, const char* special) { return json_scan::unescape_to(at_, end_, special, out); }
 
-  // The character after a backslash (and its four hex digits for \u).
-  std::optional<char> read_escape() {
-    if (at_ == end_) return std::nullopt;
-    switch (*at_++) {
-      case '"': return '"';
-      case '\\': return '\\';
-      case '/': return '/';
-      case 'b': return '\b';
-      case 'f': return '\f';
-      case 'n': return '\n';
-      case 'r': return '\r';
-      case 't': return '\t';
-      case 'u': break;
-      default: return std::nullopt;
-    }
-    if (end_ - at_ < 4) return std::nullopt;
-    unsigned code = 0;
-    for (int i = 0; i < 4; ++i) {
-      const int digit = hex_digit(*at_++);
-      if (digit < 0) return std::nullopt;
-      code = code * 16 + static_cast<unsigned>(digit);
-    }
-    if (code >= 0x80) return std::nullopt;  // UTF-8 encoding and surrogates are the general path's
-    return static_cast<char>(code);
-  }
-
-  static int hex_digit(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  }
-
-  // -?(0|[1-9][0-9]*) within int32, not followed by a fraction or exponent.
-  // The digits are summed here rather than parsed again by std::from_chars,
-  // which cost about half of this function's 120 instructions per call, and
-  // in the same pass that finds their end, through a local pointer (the
-  // member at_ would be stored back at every step). Past 10 digits the sum
-  // may wrap, but such a number is refused by its count.
+  // A number of an int32 field (json_scan::parse_int32), after whitespace.
   std::optional<int32_t> read_int32() {
     skip_whitespace();
-    const bool negative = at_ != end_ && *at_ == '-';
-    if (negative) ++at_;
-    const char* const digits = at_;
-    const char* p = digits;
-    uint64_t sum = 0;
-    while (p != end_ && static_cast<unsigned char>(*p - '0') <= 9) {
-      sum = sum * 10 + static_cast<unsigned char>(*p - '0');
-      ++p;
-    }
-    at_ = p;
-    const size_t count = static_cast<size_t>(p - digits);
-    if (count == 0 || count > 10 || (count > 1 && *digits == '0')) return std::nullopt;
-    if (p != end_ && (*p == '.' || *p == 'e' || *p == 'E')) return std::nullopt;
-    MQ_ASSERT(sum <= 9'999'999'999ull);  // at most 10 digits
-    int64_t value = static_cast<int64_t>(sum);
-    if (negative) value = -value;
-    if (value < std::numeric_limits<int32_t>::min() || value > std::numeric_limits<int32_t>::max()) {
-      return std::nullopt;
-    }
-    return static_cast<int32_t>(value);
+    return json_scan::parse_int32(at_, end_);
   }
 
   // The byte wanted is usually right there (headers as sent have no
@@ -505,6 +417,8 @@ class CommonHeaderParser {
   const char* const begin_;  // the header's copy, begin_ to end_
   const char* at_;
   const char* const end_;
+  JsonHeaderShapeRecorder* const recorder_;
+  int ext_fields_objects_ = 0;
   // Decoded text of strings with escapes, reused.
   std::string key_scratch_;
   std::string name_scratch_;
@@ -702,12 +616,23 @@ void append_json_header(const RemotingCommand& command, std::vector<uint8_t>& ou
   out.push_back('}');
 }
 
-bool decode_json_header_fast_into(std::span<const uint8_t> header, RemotingCommand& command) {
+bool decode_json_header_fast_into(std::span<const uint8_t> header, RemotingCommand& command,
+                                  JsonHeaderShapes* shapes) {
   // Copied once into the command's extFields, which then view the copy.
   MQ_ASSERT(command.ext_fields.empty());
   char* const copy = command.ext_fields.hold_text(header.size());
   if (!header.empty()) std::memcpy(copy, header.data(), header.size());
-  if (!CommonHeaderParser(std::string_view(copy, header.size())).parse_into(command)) return false;
+  const std::string_view text(copy, header.size());
+  if (shapes == nullptr) {
+    if (!CommonHeaderParser(text).parse_into(command)) return false;
+  } else {
+    if (shapes->read(text, command)) return true;
+    // No shape matched; one may have decoded escapes in place.
+    if (!header.empty()) std::memcpy(copy, header.data(), header.size());
+    JsonHeaderShapeRecorder recorder;
+    if (!CommonHeaderParser(text, &recorder).parse_into(command)) return false;
+    shapes->learn(header, recorder);
+  }
   MQ_ASSERT(command.serialize_type == SerializeType::JSON);
   MQ_ASSERT(command.body.empty());  // the header only: the frame codec adds the body
   return true;

@@ -1,0 +1,180 @@
+// A header read against a learned shape (JsonHeaderShapes) decodes exactly
+// as it does without shapes: the same command, or the same error in the
+// same words. Checked on runs of headers that share a shape and differ in
+// their values (escapes, numbers out of int32's range, a remark present or
+// not), with a byte damaged now and then, all through one set of shapes as
+// a connection's decoder keeps them; and by example: what is learned, what
+// is not, and how many shapes are kept.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "broker/remoting/json_header.h"
+#include "broker/remoting/json_header_shapes.h"
+
+namespace mqlab::remoting::json_header_shapes_test {
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+Bytes bytes_of(std::string_view text) { return Bytes(text.begin(), text.end()); }
+
+Result<RemotingCommand> decode_with(JsonHeaderShapes& shapes, const Bytes& header) {
+  RemotingCommand command;
+  MQ_RETURN_IF_ERROR(decode_json_header_into(header, command, &shapes));
+  return command;
+}
+
+void expect_same(const Result<RemotingCommand>& with_shapes, const Result<RemotingCommand>& without) {
+  ASSERT_EQ(with_shapes.ok(), without.ok());
+  if (without.ok()) {
+    EXPECT_EQ(*with_shapes, *without);
+  } else {
+    EXPECT_EQ(with_shapes.status().to_string(), without.status().to_string());
+  }
+}
+
+void assert_same(const Result<RemotingCommand>& with_shapes, const Result<RemotingCommand>& without) {
+  RC_ASSERT(with_shapes.ok() == without.ok());
+  if (without.ok()) {
+    RC_ASSERT(*with_shapes == *without);
+  } else {
+    RC_ASSERT(with_shapes.status().to_string() == without.status().to_string());
+  }
+}
+
+// Values rich in what a shape's reader must treat as the fast reader does:
+// escapes (a send's properties hold \u0001 and \u0002), quotes, control and
+// non-ASCII bytes (left to the general path).
+std::string gen_value() {
+  static const std::vector<std::string> kTokens = {"a", "Z", "0", " ", "\"", "\\", "/", "\x01", "\x02", "\x7f",
+                                                   "\t", "\n", "\xc3\xa9", "UNIQ_KEY", "", "12345678901234567"};
+  const auto count = *rc::gen::inRange<size_t>(0, 6);
+  std::string text;
+  for (const std::string& token : *rc::gen::container<std::vector<std::string>>(count, rc::gen::elementOf(kTokens))) {
+    text += token;
+  }
+  return text;
+}
+
+// A command whose header has the given ext names and whatever values.
+RemotingCommand gen_command_with(const std::vector<std::string>& names) {
+  RemotingCommand command;
+  command.code = *rc::gen::element(310, 11, *rc::gen::arbitrary<int32_t>());
+  command.language = *rc::gen::element(std::string("JAVA"), std::string("CPP"), gen_value());
+  command.version = *rc::gen::element(407, 0, *rc::gen::arbitrary<int32_t>());
+  command.opaque = *rc::gen::arbitrary<int32_t>();
+  command.flag = *rc::gen::element(0, 1, 2);
+  command.remark = *rc::gen::element(0, 3) == 0 ? gen_value() : std::string();
+  for (const std::string& name : names) command.ext_fields.insert_or_assign(name, gen_value());
+  return command;
+}
+
+RC_GTEST_PROP(JsonHeaderShapes, HeadersOfALearnedShapeDecodeAsWithoutShapes, ()) {
+  static const std::vector<std::string> kNames = {"a", "b", "e", "i", "topic", "queueId", "consumerGroup", "n"};
+  JsonHeaderShapes shapes;
+  // A few shapes (sets of names), each sent several times with new values.
+  const auto shape_count = *rc::gen::inRange(1, 6);
+  for (int s = 0; s < shape_count; ++s) {
+    const auto names = *rc::gen::container<std::vector<std::string>>(*rc::gen::inRange<size_t>(0, 6),
+                                                                     rc::gen::elementOf(kNames));
+    const auto repeats = *rc::gen::inRange(1, 6);
+    for (int r = 0; r < repeats; ++r) {
+      Bytes header;
+      append_json_header(gen_command_with(names), header);
+      if (*rc::gen::element(0, 4) == 0 && !header.empty()) {  // now and then a damaged byte
+        const auto at = *rc::gen::inRange<size_t>(0, header.size());
+        header[at] = static_cast<uint8_t>(*rc::gen::elementOf(std::string("{}:,\"\\ 09-.eE\x01\xc3")));
+      }
+      assert_same(decode_with(shapes, header), decode_json_header(header));
+      RC_ASSERT(shapes.size() <= JsonHeaderShapes::kMaxShapes);
+    }
+  }
+}
+
+// Numbers a shape's reader must refuse as the fast reader does (then the
+// general path decides): past int32, leading zeros, fractions.
+TEST(JsonHeaderShapes, NumbersOutOfTheFastReadersRangeDecodeAsWithoutShapes) {
+  JsonHeaderShapes shapes;
+  const std::string prefix = R"({"code":)";
+  const std::string suffix = R"(,"extFields":{"a":"x"},"flag":0,"language":"JAVA","opaque":7,"version":407})";
+  expect_same(decode_with(shapes, bytes_of(prefix + "310" + suffix)), decode_json_header(bytes_of(prefix + "310" + suffix)));
+  EXPECT_EQ(shapes.size(), 1u);
+  for (const std::string number : {"2147483647", "-2147483648", "2147483648", "-2147483649", "007", "-0", "1.5", "1e3",
+                                   "99999999999", "-"}) {
+    const Bytes header = bytes_of(prefix + number + suffix);
+    expect_same(decode_with(shapes, header), decode_json_header(header));
+  }
+}
+
+TEST(JsonHeaderShapes, LearnsAShapeOnceAndReadsLaterHeadersAgainstIt) {
+  JsonHeaderShapes shapes;
+  const Bytes first = bytes_of(
+      R"({"code":310,"extFields":{"a":"G","b":"T","i":"KEYS\u0001k\u0002TAGS\u0001t"},"flag":0,"language":"JAVA",)"
+      R"("opaque":1,"serializeTypeCurrentRPC":"JSON","version":407})");
+  const Bytes second = bytes_of(
+      R"({"code":310,"extFields":{"a":"Group","b":"Topic","i":"SEQ\u00017"},"flag":0,"language":"JAVA",)"
+      R"("opaque":2,"serializeTypeCurrentRPC":"JSON","version":407})");
+  expect_same(decode_with(shapes, first), decode_json_header(first));
+  EXPECT_EQ(shapes.size(), 1u);
+  const Result<RemotingCommand> read = decode_with(shapes, second);
+  expect_same(read, decode_json_header(second));
+  EXPECT_EQ(shapes.size(), 1u);  // matched: nothing new learned
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->opaque, 2);
+  EXPECT_EQ(read->ext_fields.at("i"), "SEQ\x01" "7");
+  // Another order of the same keys is another shape.
+  const Bytes reordered = bytes_of(R"({"extFields":{"b":"T","a":"G"},"code":310,"opaque":3})");
+  expect_same(decode_with(shapes, reordered), decode_json_header(reordered));
+  EXPECT_EQ(shapes.size(), 2u);
+}
+
+// What replaying values in order could get wrong is not learned: bare ext
+// values, a repeated name or extFields object, an escaped name.
+TEST(JsonHeaderShapes, LearnsNoShapeWhoseReplayWouldDiffer) {
+  for (const std::string_view text : {
+           R"({"code":1,"extFields":{"d":4,"k":false}})",
+           R"({"code":1,"extFields":{"a":null}})",
+           R"({"code":1,"extFields":{"a":"x","a":"y"}})",
+           R"({"code":1,"extFields":{"a":"x"},"extFields":{"b":"y"}})",
+           R"({"code":1,"extFields":{"\u0061":"x"}})",
+       }) {
+    JsonHeaderShapes shapes;
+    const Bytes header = bytes_of(text);
+    expect_same(decode_with(shapes, header), decode_json_header(header));
+    expect_same(decode_with(shapes, header), decode_json_header(header));
+    EXPECT_EQ(shapes.size(), 0u) << text;
+  }
+}
+
+// A header that matches a shape's start but not its end leaves no trace
+// of the partial match in what it decodes to.
+TEST(JsonHeaderShapes, APartialMatchLeavesNoTrace) {
+  JsonHeaderShapes shapes;
+  const Bytes learned = bytes_of(R"({"code":11,"extFields":{"topic":"T","queueId":"1"},"flag":0,"remark":"r"})");
+  const Bytes other = bytes_of(R"({"code":12,"extFields":{"topic":"U","queueId":"2"},"flag":1,"language":"CPP"})");
+  expect_same(decode_with(shapes, learned), decode_json_header(learned));
+  const Result<RemotingCommand> read = decode_with(shapes, other);
+  expect_same(read, decode_json_header(other));
+  ASSERT_TRUE(read.ok());
+  EXPECT_TRUE(read->remark.empty());
+  EXPECT_EQ(shapes.size(), 2u);
+}
+
+TEST(JsonHeaderShapes, KeepsTheMostRecentlyUsedFew) {
+  JsonHeaderShapes shapes;
+  for (int code = 0; code < 10; ++code) {
+    // Each a different key set, so a different shape.
+    const Bytes header = bytes_of(R"({"code":1,"extFields":{"k)" + std::to_string(code) + R"(":"v"}})");
+    expect_same(decode_with(shapes, header), decode_json_header(header));
+    EXPECT_LE(shapes.size(), JsonHeaderShapes::kMaxShapes);
+  }
+  EXPECT_EQ(shapes.size(), JsonHeaderShapes::kMaxShapes);
+}
+
+}  // namespace
+}  // namespace mqlab::remoting::json_header_shapes_test
