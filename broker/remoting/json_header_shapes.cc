@@ -35,6 +35,8 @@ bool same_bytes(const char* a, const char* b, size_t size) {
   return std::memcmp(a, b, size) == 0;
 }
 
+bool same_text(std::string_view a, std::string_view b) { return a.size() == b.size() && same_bytes(a.data(), b.data(), a.size()); }
+
 }  // namespace
 
 bool JsonHeaderShapes::read(std::string_view text, RemotingCommand& command) {
@@ -99,7 +101,7 @@ bool JsonHeaderShapes::read_as(const Shape& shape, std::string_view text, Remoti
                                                  content);
         break;
       case JsonHeaderSlot::kLanguage:
-        if (command.language != content) command.language.assign(content);  // usually "JAVA" already
+        if (!same_text(command.language, content)) command.language.assign(content);  // usually "JAVA" already
         break;
       case JsonHeaderSlot::kRemark: command.remark.assign(content); break;
       default: MQ_ASSERT(value->slot == JsonHeaderSlot::kIgnoredString); break;
