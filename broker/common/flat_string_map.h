@@ -26,6 +26,8 @@
 #include <utility>
 #include <vector>
 
+#include "broker/common/name_order.h"
+
 namespace mqlab {
 
 class FlatStringMap {
@@ -129,22 +131,9 @@ class FlatStringMap {
   // every string four times.
   static constexpr size_t kInitialCapacity = 16;
 
-  // Byte order, as std::string's: names mostly differ in their first byte
-  // (UNIQ_KEY / KEYS / TAGS), which decides
-  // without a memcmp call.
-  static bool name_less(std::string_view a, std::string_view b) {
-    if (!a.empty() && !b.empty() && a.front() != b.front()) {
-      return static_cast<unsigned char>(a.front()) < static_cast<unsigned char>(b.front());
-    }
-    return a < b;
-  }
-  template <typename Fields>
-  static auto lower_bound_in(Fields& fields, std::string_view name) {
-    return std::lower_bound(fields.begin(), fields.end(), name,
-                            [](const value_type& field, std::string_view key) { return name_less(field.first, key); });
-  }
-  std::vector<value_type>::iterator lower_bound(std::string_view name) { return lower_bound_in(fields_, name); }
-  const_iterator lower_bound(std::string_view name) const { return lower_bound_in(fields_, name); }
+  // In name_order.h's order.
+  std::vector<value_type>::iterator lower_bound(std::string_view name) { return lower_bound_by_name(fields_, name); }
+  const_iterator lower_bound(std::string_view name) const { return lower_bound_by_name(fields_, name); }
 
   std::vector<value_type> fields_;  // sorted by name, names unique
 };

@@ -18,20 +18,11 @@
 #include <string>
 #include <string_view>
 
+#include "broker/common/name_order.h"
 #include "broker/common/status.h"
 
 namespace mqlab::remoting {
 
-// Field names in std::string's byte order (<0, 0, >0), the order ExtFields
-// keeps, compared inline: names are a few bytes, where a memcmp call costs
-// more than the comparison itself.
-inline int compare_ext_names(std::string_view a, std::string_view b) {
-  const size_t common = a.size() < b.size() ? a.size() : b.size();
-  for (size_t i = 0; i < common; ++i) {
-    if (a[i] != b[i]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]) ? -1 : 1;
-  }
-  return a.size() == b.size() ? 0 : (a.size() < b.size() ? -1 : 1);
-}
 // Equality of two names, by words: the first and the last 8 (or 4) bytes,
 // overlapping, settle any name of 4 to 16 bytes in two loads each.
 inline bool same_ext_name(std::string_view a, std::string_view b) {
@@ -49,7 +40,7 @@ inline bool same_ext_name(std::string_view a, std::string_view b) {
     return load(a.data(), uint32_t{}) == load(b.data(), uint32_t{}) &&
            load(a.data() + size - 4, uint32_t{}) == load(b.data() + size - 4, uint32_t{});
   }
-  return compare_ext_names(a, b) == 0;
+  return compare_names(a, b) == 0;
 }
 
 Status missing_ext_field(std::string_view name);

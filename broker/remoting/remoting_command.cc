@@ -43,25 +43,7 @@ RemotingCommand RemotingCommand::make_response(int32_t response_code, std::strin
 }
 
 const std::string_view* RemotingCommand::find_ext(std::string_view name) const {
-  // ExtFields::find's binary search, with a three-way comparison that stops
-  // at an exact hit and compares bytes inline: processors make a dozen of
-  // these per message on names of a few bytes, where the two-way search's
-  // memcmp calls cost more than the search itself.
-  auto first = ext_fields.begin();
-  size_t count = ext_fields.size();
-  while (count > 0) {
-    const size_t half = count / 2;
-    const auto middle = first + static_cast<std::ptrdiff_t>(half);
-    const int order = compare_ext_names(middle->first, name);
-    if (order == 0) return &middle->second;
-    if (order < 0) {
-      first = middle + 1;
-      count -= half + 1;
-    } else {
-      count = half;
-    }
-  }
-  return nullptr;
+  return ext_fields.find_value(name);
 }
 
 Result<std::string> RemotingCommand::ext_string(std::string_view name) const {

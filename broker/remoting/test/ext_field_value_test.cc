@@ -24,7 +24,7 @@ RC_GTEST_PROP(ExtFieldValue, NameComparisonsAgreeWithStdString, ()) {
   const std::string a = *rc::gen::resize(24, gen_name);
   const std::string b = *rc::gen::oneOf(rc::gen::just(a), rc::gen::resize(24, gen_name));
   RC_ASSERT(same_ext_name(a, b) == (a == b));
-  RC_ASSERT(sign(compare_ext_names(a, b)) == sign(a.compare(b)));
+  RC_ASSERT(sign(compare_names(a, b)) == sign(a.compare(b)));
 }
 
 TEST(ExtFieldValue, SameNameLooksAtEveryByteOfEveryLength) {
