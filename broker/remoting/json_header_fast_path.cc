@@ -339,10 +339,10 @@ class CommonHeaderParser {
   bool read_text_into(std::string& out, JsonHeaderSlot slot) {
     std::string_view text;
     skip_whitespace();
-    const char* const begin = at_ + 1;  // past the opening quote, if it is one
+    const char* const quote = at_;  // the opening quote, once read_text has read it
     if (!read_text(text, value_scratch_)) return false;
     if (out != text) out.assign(text);
-    record(slot, begin, at_ - 1);  // to the closing quote
+    record(slot, quote + 1, at_ - 1);  // the content, to the closing quote
     return true;
   }
 
