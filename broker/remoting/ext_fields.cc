@@ -13,16 +13,17 @@ std::string_view ExtFields::at(std::string_view name) const {
   return it->second;
 }
 
-bool ExtFields::insert_or_assign_held_anywhere(std::string_view name, std::string_view value) {
+bool ExtFields::place(std::string_view name, std::string_view value, bool copy) {
   if (fields_.capacity() == 0) fields_.reserve(kInitialCapacity);  // one allocation for most commands
-  if (fields_.empty() || name_less(fields_.back().first, name)) {
-    fields_.emplace_back(name, value);
-    return true;
-  }
-  const auto it = mutable_lower_bound(name);
+  // Past the last name (the first field, a table to grow): no search.
+  const auto it = fields_.empty() || name_less(fields_.back().first, name) ? fields_.end() : mutable_lower_bound(name);
   if (it != fields_.end() && it->first == name) {
-    it->second = value;
+    it->second = copy ? text_.copy(value) : value;
     return false;
+  }
+  if (copy) {
+    name = text_.copy(name);
+    value = text_.copy(value);
   }
   fields_.emplace(it, name, value);
   return true;

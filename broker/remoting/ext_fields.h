@@ -106,15 +106,10 @@ class ExtFields {
   // Throws std::out_of_range for a missing name, as std::map::at.
   std::string_view at(std::string_view name) const;
 
-  // Sets name to a copy of value; returns whether the name is new.
+  // Sets name to a copy of value; returns whether the name is new. Either
+  // may view this map's own text, which a copy leaves where it is.
   bool insert_or_assign(std::string_view name, std::string_view value) {
-    // Either may view this map's own text, which a copy leaves where it is.
-    const auto it = mutable_lower_bound(name);
-    if (it != fields_.end() && it->first == name) {
-      it->second = text_.copy(value);
-      return false;
-    }
-    return insert_or_assign_held(text_.copy(name), text_.copy(value));
+    return place(name, value, /*copy=*/true);
   }
 
   // For decoders: size bytes of storage that lives as long as the fields
@@ -129,7 +124,7 @@ class ExtFields {
       fields_.emplace_back(name, value);
       return true;
     }
-    return insert_or_assign_held_anywhere(name, value);
+    return place(name, value, /*copy=*/false);
   }
 
   // Removes name; returns how many fields went (0 or 1). Its text stays
@@ -155,11 +150,12 @@ class ExtFields {
   std::vector<value_type>::iterator mutable_lower_bound(std::string_view name) {
     return lower_bound_by_name(fields_, name);
   }
-  const_iterator lower_bound(std::string_view name) const { return lower_bound_by_name(fields_, name); }
 
-  // insert_or_assign_held's general case: the first field, one out of
-  // order, a name already there, or a table to grow.
-  bool insert_or_assign_held_anywhere(std::string_view name, std::string_view value);
+  // Both inserts' general case (for insert_or_assign_held: the first
+  // field, one out of order, a name already there, or a table to grow):
+  // name set to value, which are copied into text_ first when copy says
+  // so; returns whether the name is new.
+  bool place(std::string_view name, std::string_view value, bool copy);
 
   // Requires: this map is empty. One block for all of other's text.
   void assign_copy_of(const ExtFields& other);
