@@ -239,17 +239,19 @@ class TeeReporter : public benchmark::BenchmarkReporter {
 };
 
 // name's figures, and its general path's (name_general) as the baseline
-// unless another baseline is named.
+// unless another baseline is named; that one's own figures were printed
+// with its pair, so they are not printed again.
 void print_pair(const std::map<std::string, FigureCollector::Figure>& figures, const std::string& name,
                 std::string baseline = {}) {
-  if (baseline.empty()) baseline = name + "_general";
+  const bool own_baseline = baseline.empty();
+  if (own_baseline) baseline = name + "_general";
   const auto fast = figures.find(name);
   const auto general = figures.find(baseline);
   if (fast == figures.end() || general == figures.end()) return;  // filtered out
-  std::printf("%s_ns %.1f ns\n", baseline.c_str(), general->second.ns);
+  if (own_baseline) std::printf("%s_ns %.1f ns\n", baseline.c_str(), general->second.ns);
   std::printf("%s_ns %.1f ns ratio=%.2f vs %s_ns\n", name.c_str(), fast->second.ns,
               fast->second.ns / general->second.ns, baseline.c_str());
-  std::printf("%s_allocs %.1f allocs\n", baseline.c_str(), general->second.allocs);
+  if (own_baseline) std::printf("%s_allocs %.1f allocs\n", baseline.c_str(), general->second.allocs);
   std::printf("%s_allocs %.1f allocs ratio=%.2f vs %s_allocs\n", name.c_str(), fast->second.allocs,
               general->second.allocs == 0 ? 0.0 : fast->second.allocs / general->second.allocs, baseline.c_str());
 }
