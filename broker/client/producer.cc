@@ -28,8 +28,7 @@ struct Producer::SendContext {
   Nanos begin_ns = 0;
   int32_t times_total = 1;
   int32_t attempts = 0;
-  std::string last_broker;
-  MessageQueue last_queue;
+  MessageQueue last_queue;  // of the last attempt; empty before the first
   bool may_be_stored = false;  // some attempt failed after its request went out
   std::optional<SendResult> stored;  // a non-SEND_OK store kept while trying another broker
   std::string last_error;
@@ -224,21 +223,21 @@ void Producer::attempt(std::shared_ptr<SendContext> context) {
     context->last_error = "sendDefaultImpl call timeout after " + std::to_string(elapsed / kNanosPerMilli) + " ms";
     return finish(context);
   }
-  MessageQueue queue;
+  // The queue is chosen straight into last_queue (whose broker the choice
+  // avoids): a copy of it on the way cost two string copies an attempt.
   if (context->target) {
-    queue = *context->target;
+    context->last_queue = *context->target;
   } else {
     TopicPublishInfo* info = publish_info(context->topic);
     if (info == nullptr || !info->ok()) {
       context->last_error = "No writable queue of topic " + context->topic + " in its route";
       return finish(context);
     }
-    queue = info->select_one_message_queue(context->last_broker, config_.sendLatencyFaultEnable ? &faults_ : nullptr,
-                                           now_ns / kNanosPerMilli);
+    context->last_queue = info->select_one_message_queue(
+        context->last_queue.brokerName, config_.sendLatencyFaultEnable ? &faults_ : nullptr, now_ns / kNanosPerMilli);
   }
   ++context->attempts;
-  context->last_broker = queue.brokerName;
-  context->last_queue = queue;
+  const MessageQueue& queue = context->last_queue;
   const std::optional<std::string> address = instance_.find_broker_address_in_publish(queue.brokerName);
   if (!address) {
     // Java: MQClientException "The broker[...] not exist", an isolation.

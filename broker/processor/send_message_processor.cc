@@ -298,9 +298,9 @@ store::MessageToStore SendMessageProcessor::build_message(RemotingCommand& reque
   // UNIQ_KEY, ...), which then append in order instead of moving every entry
   // after CLUSTER's place; set again after, since ours wins over a client's.
   const std::string& cluster = controller_.config().brokerClusterName;
-  message.properties.insert_or_assign(std::string(store::kPropertyCluster), cluster);
+  message.properties.insert_or_assign(store::kPropertyCluster, cluster);
   store::decode_properties_into(header.properties, message.properties);
-  message.properties.insert_or_assign(std::string(store::kPropertyCluster), cluster);
+  message.properties.insert_or_assign(store::kPropertyCluster, cluster);
   // The host v6 bits are derived from the hosts by the encoder; the client's
   // own view of them is not ours to store.
   message.sysflag = header.sysFlag & ~(store::kSysFlagBornHostV6 | store::kSysFlagStoreHostV6);

@@ -425,8 +425,9 @@ void decode_properties_into(std::string_view text, MessageProperties& properties
     // value is kept, so encode -> decode is the identity.
     const size_t separator = item.find(kNameValueSeparator);
     if (separator == std::string_view::npos || separator == 0) continue;
-    // Java's HashMap.put: a repeated name keeps its last value.
-    properties.insert_or_assign(std::string(item.substr(0, separator)), std::string(item.substr(separator + 1)));
+    // Java's HashMap.put: a repeated name keeps its last value. Views: the
+    // map builds its strings in place, from no temporaries.
+    properties.insert_or_assign(item.substr(0, separator), item.substr(separator + 1));
   }
 }
 
