@@ -110,7 +110,7 @@ class ConsumeMessageRun : public std::enable_shared_from_this<ConsumeMessageRun>
 
   void on_pull(Result<RemotingCommand> response, int64_t offset, int64_t end) {
     Result<client::api::PullResponse> pulled =
-        response.ok() ? client::api::parse_pull_message(std::move(response).value()) : response.status();
+        response.ok() ? client::api::parse_pull_message(std::move(response.value())) : response.status();
     if (!pulled.ok()) return inv_.fail(pulled.status().with_context(queue_name()));
     const bool progressed = pulled->nextBeginOffset > offset;
     if (pulled->status == client::api::PullStatus::FOUND) {

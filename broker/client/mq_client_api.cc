@@ -275,7 +275,7 @@ std::string_view pull_status_name(PullStatus status) {
   MQ_UNREACHABLE("PullStatus " + std::to_string(static_cast<int>(status)));
 }
 
-Result<PullResponse> parse_pull_message(RemotingCommand response) {
+Result<PullResponse> parse_pull_message(RemotingCommand&& response) {
   PullResponse out;
   switch (response.code) {
     case ResponseCode::SUCCESS: out.status = PullStatus::FOUND; break;

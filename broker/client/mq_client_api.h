@@ -132,7 +132,9 @@ struct PullResponse {
 };
 // 0 FOUND, 19 NO_NEW_MSG, 20 NO_MATCHED_MSG, 21 OFFSET_ILLEGAL; any other code
 // is an error. The four ext fields are required, as Java's @CFNotNull has them.
-Result<PullResponse> parse_pull_message(RemotingCommand response);
+// Takes the response's body (an rvalue: a consumer's response is handed on,
+// not moved into a parameter once more).
+Result<PullResponse> parse_pull_message(RemotingCommand&& response);
 
 RemotingCommand build_query_consumer_offset(const std::string& group, const std::string& topic, int32_t queue_id);
 RemotingCommand build_update_consumer_offset(const std::string& group, const std::string& topic, int32_t queue_id,

@@ -338,7 +338,7 @@ void Producer::finish(std::shared_ptr<SendContext> context) {
   deliver(std::move(context), std::move(result));
 }
 
-void Producer::deliver(std::shared_ptr<SendContext> context, SendResult result) {
+void Producer::deliver(std::shared_ptr<SendContext> context, SendResult&& result) {
   MQ_ASSERT(!context->delivered);
   MQ_ASSERT(result.attempts <= context->times_total);
   context->delivered = true;

@@ -104,7 +104,8 @@ class Producer {
   SendResult stored_result(const SendContext& context, const AttemptOutcome& outcome,
                            const remoting::RemotingCommand& response) const;
   void finish(std::shared_ptr<SendContext> context);
-  void deliver(std::shared_ptr<SendContext> context, SendResult result);
+  // result by rvalue: it is moved once, into the context.
+  void deliver(std::shared_ptr<SendContext> context, SendResult&& result);
   TopicPublishInfo* publish_info(const std::string& topic);
   int64_t now_ms() const;
 

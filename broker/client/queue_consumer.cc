@@ -131,7 +131,7 @@ void QueueConsumer::on_pull(Result<RemotingCommand> response, int64_t request_of
   pull_pending_ = false;
   if (dropped_) return;
   Result<api::PullResponse> pulled =
-      response.ok() ? api::parse_pull_message(std::move(response).value()) : Result<api::PullResponse>(response.status());
+      response.ok() ? api::parse_pull_message(std::move(response.value())) : Result<api::PullResponse>(response.status());
   if (!pulled.ok()) {
     MQ_LOG(kWarn, kQueueConsumerLog, "pull " << queue_.to_string() << " at " << request_offset << ": " << pulled.status().to_string());
     return pull_later(context_.config.pullTimeDelayMillsWhenException);

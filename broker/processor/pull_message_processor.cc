@@ -89,6 +89,12 @@ Status read_record(const store::FileRegion& region, std::span<uint8_t> out) {
 }  // namespace
 
 Result<PullMessageRequestHeader> parse_pull_message_header(const RemotingCommand& request) {
+  PullMessageRequestHeader header;
+  MQ_RETURN_IF_ERROR(read_pull_message_header(request, header));
+  return header;
+}
+
+Status read_pull_message_header(const RemotingCommand& request, PullMessageRequestHeader& header) {
   // One walk over the request's fields puts each in its slot; the reads
   // below then cost no search.
   std::array<const std::string_view*, kPullFieldCount> values{};
@@ -100,7 +106,6 @@ Result<PullMessageRequestHeader> parse_pull_message_header(const RemotingCommand
   const auto read_int = [&values](PullField f) { return remoting::read_ext_int(kPullFieldNames[f], values[f]); };
   const auto read_int32 = [&values](PullField f) { return remoting::read_ext_int32(kPullFieldNames[f], values[f]); };
   // In RocketMQ's order of checks: the first bad field is the one named.
-  PullMessageRequestHeader header;
   MQ_ASSIGN_OR_RETURN(header.consumerGroup, read_string(kConsumerGroup));
   MQ_ASSIGN_OR_RETURN(header.topic, read_string(kTopic));
   MQ_ASSIGN_OR_RETURN(header.queueId, read_int32(kQueueId));
@@ -114,14 +119,16 @@ Result<PullMessageRequestHeader> parse_pull_message_header(const RemotingCommand
   if (const std::string_view* type = values[kExpressionType]; type != nullptr && !type->empty()) {
     header.expressionType = *type;
   }
-  return header;
+  return Status::Ok();
 }
 
 void PullMessageProcessor::process_request(const RemotingCommand& request, remoting::ResponseChannel channel,
                                            bool broker_allow_suspend) {
-  Result<PullMessageRequestHeader> parsed = parse_pull_message_header(request);
-  if (!parsed.ok()) return channel.reply(ResponseCode::SYSTEM_ERROR, parsed.status().message());
-  process_parsed(std::move(parsed).value(), std::move(channel), broker_allow_suspend);
+  PullMessageRequestHeader header;
+  if (Status status = read_pull_message_header(request, header); !status.ok()) {
+    return channel.reply(ResponseCode::SYSTEM_ERROR, status.message());
+  }
+  process_parsed(std::move(header), std::move(channel), broker_allow_suspend);
 }
 
 void PullMessageProcessor::process_woken(PullRequest& pull) {
@@ -131,7 +138,7 @@ void PullMessageProcessor::process_woken(PullRequest& pull) {
   process_parsed(std::move(pull.header), std::move(pull.channel), /*broker_allow_suspend=*/false);
 }
 
-void PullMessageProcessor::process_parsed(PullMessageRequestHeader header, remoting::ResponseChannel channel,
+void PullMessageProcessor::process_parsed(PullMessageRequestHeader&& header, remoting::ResponseChannel channel,
                                           bool broker_allow_suspend) {
   const meta::SubscriptionGroupConfig* group = nullptr;
   if (std::optional<Refusal> refusal = check_access(header, group)) return channel.reply(refusal->code, refusal->remark);

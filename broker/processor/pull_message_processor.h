@@ -67,6 +67,9 @@ class BrokerController;
 
 // InvalidArgument naming the field for a missing or malformed one.
 Result<PullMessageRequestHeader> parse_pull_message_header(const remoting::RemotingCommand& request);
+// The same read into header (default-constructed), for the processor: a
+// Result moved the header in and out again, two moves of its four strings.
+Status read_pull_message_header(const remoting::RemotingCommand& request, PullMessageRequestHeader& header);
 
 class PullMessageProcessor {
  public:
@@ -89,8 +92,9 @@ class PullMessageProcessor {
     int32_t code;
     std::string remark;
   };
-  // header is moved into the PullRequest when the pull is parked.
-  void process_parsed(PullMessageRequestHeader header, remoting::ResponseChannel channel, bool broker_allow_suspend);
+  // header is moved into the PullRequest when the pull is parked (an
+  // rvalue: the caller's header, not a moved copy of it).
+  void process_parsed(PullMessageRequestHeader&& header, remoting::ResponseChannel channel, bool broker_allow_suspend);
   // Sets group to the pull's subscription group (found or auto-created)
   // unless it refuses.
   std::optional<Refusal> check_access(const PullMessageRequestHeader& header,

@@ -42,7 +42,7 @@ void PullRequestHoldService::schedule_check() {
   }));
 }
 
-void PullRequestHoldService::suspend_pull_request(PullRequest pull, Nanos hold) {
+void PullRequestHoldService::suspend_pull_request(PullRequest&& pull, Nanos hold) {
   MQ_ASSERT(hold > 0 && hold <= kMaxSuspendTimeout);
   MQ_ASSERT(!pull.channel.answered());
   MQ_ASSERT(pull.pull_from_offset == QueueOffset(pull.header.queueOffset));

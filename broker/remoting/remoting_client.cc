@@ -183,7 +183,9 @@ class RemotingClient::ClientConnection : public std::enable_shared_from_this<Cli
     }
   }
 
-  void on_command(RemotingCommand command) {
+  // By reference: the decoder's command is handed on, not moved once more
+  // into a parameter (a move and a destruction per response).
+  void on_command(RemotingCommand&& command) {
     if (!command.is_response()) {
       // Server-initiated requests (NOTIFY_CONSUMER_IDS_CHANGED, ...) go
       // unanswered, as ali-ons leaves them.

@@ -344,7 +344,7 @@ void RemotingServer::refuse_over_limit(env::Connection& connection) {
   connection.close();
 }
 
-void RemotingServer::dispatch(const std::shared_ptr<ServerConnection>& connection, RemotingCommand request) {
+void RemotingServer::dispatch(const std::shared_ptr<ServerConnection>& connection, RemotingCommand&& request) {
   MQ_ASSERT(connection != nullptr);
   if (request.is_response()) {
     // We never send requests to clients, so no response can be ours to match.

@@ -170,7 +170,8 @@ class RemotingServer {
   friend class ServerConnection;
   void on_accept(std::shared_ptr<env::Connection> connection);
   void refuse_over_limit(env::Connection& connection);
-  void dispatch(const std::shared_ptr<ServerConnection>& connection, RemotingCommand request);
+  // The decoder's command, by reference: not moved into a parameter once more.
+  void dispatch(const std::shared_ptr<ServerConnection>& connection, RemotingCommand&& request);
   void on_closed(ServerConnection* connection, const Status& reason);
 
   env::Env& env_;

@@ -77,7 +77,7 @@ TEST(MQClientAPI, PullAnswersMapToPullStatus) {
     answer.set_ext_int("minOffset", 1);
     answer.set_ext_int("maxOffset", 9);
     answer.set_ext_int("suggestWhichBrokerId", 1);
-    const Result<PullResponse> pulled = parse_pull_message(answer);
+    const Result<PullResponse> pulled = parse_pull_message(std::move(answer));
     ASSERT_TRUE(pulled.ok()) << pulled.status().to_string();
     EXPECT_EQ(pulled->status, status);
     EXPECT_EQ(pulled->nextBeginOffset, 7);
