@@ -141,7 +141,7 @@ void Producer::send(Message message, MessageQueue queue, SendCallback done) {
 
 // Builds the request header (sendKernelImpl): UNIQ_KEY, properties, retry
 // topic fields, compression.
-std::shared_ptr<Producer::SendContext> Producer::prepare(Message message, SendCallback done) {
+std::shared_ptr<Producer::SendContext> Producer::prepare(Message&& message, SendCallback done) {
   auto context = std::make_shared<SendContext>();
   const std::string uniq_key_name(store::kPropertyUniqKey);
   // A consumer's re-send keeps the UNIQ_KEY it has; a new message gets one.

@@ -96,7 +96,7 @@ class Producer {
 
   Status register_with_instance();
   Status validate(const Message& message) const;
-  std::shared_ptr<SendContext> prepare(Message message, SendCallback done);
+  std::shared_ptr<SendContext> prepare(Message&& message, SendCallback done);
   void send_with_route(std::shared_ptr<SendContext> context);
   void attempt(std::shared_ptr<SendContext> context);
   void on_response(std::shared_ptr<SendContext> context, Nanos attempt_start, Result<remoting::RemotingCommand> response);

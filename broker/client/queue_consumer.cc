@@ -126,7 +126,7 @@ void QueueConsumer::send_pull(const MQClientInstance::FindBrokerResult& broker,
   remoting.invoke(broker.address, api::build_pull_message(header), timeout, std::move(on_answer));
 }
 
-void QueueConsumer::on_pull(Result<RemotingCommand> response, int64_t request_offset) {
+void QueueConsumer::on_pull(Result<RemotingCommand>&& response, int64_t request_offset) {
   MQ_ASSERT(pull_pending_);
   pull_pending_ = false;
   if (dropped_) return;

@@ -86,7 +86,7 @@ class QueueConsumer : public std::enable_shared_from_this<QueueConsumer> {
   void pull_later(int64_t delay_ms);
   void pull_now();
   void send_pull(const MQClientInstance::FindBrokerResult& broker, const remoting::SubscriptionData& subscription);
-  void on_pull(Result<remoting::RemotingCommand> response, int64_t request_offset);
+  void on_pull(Result<remoting::RemotingCommand>&& response, int64_t request_offset);
   void on_found(std::vector<uint8_t> body, int64_t next_begin_offset, int64_t min_offset, int64_t max_offset);
   bool flow_controlled() const;
 

@@ -99,7 +99,7 @@ void MessageStore::cancel_timers() {
   schedule_->stop();
 }
 
-void MessageStore::put_message(MessageToStore message, std::function<void(PutMessageResult)> done) {
+void MessageStore::put_message(MessageToStore&& message, std::function<void(PutMessageResult)> done) {
   auto reply = [this, &done](PutMessageStatus status, std::string remark) {
     ++stats_.puts_failed;
     env_.executor().post([done = std::move(done), result = failed_put(status, std::move(remark))] { done(result); });
@@ -113,10 +113,10 @@ void MessageStore::put_message(MessageToStore message, std::function<void(PutMes
                  flush_failed_ ? "message store is not writable: a flush failed" : "message store is not writable: disk full");
   }
   const bool wait_store_ok = [&] {
-    auto it = message.properties.find(std::string(kPropertyWaitStoreMsgOk));
+    auto it = message.properties.find(kPropertyWaitStoreMsgOk);
     return it == message.properties.end() || it->second != "false";
   }();
-  message.properties.erase(std::string(kPropertyWaitStoreMsgOk));  // 4.9.x does not store WAIT
+  message.properties.erase(kPropertyWaitStoreMsgOk);  // 4.9.x does not store WAIT
   if (Status delayed = transform_delay_level_message(message, schedule_->max_delay_level()); !delayed.ok()) {
     return reply(PutMessageStatus::MESSAGE_ILLEGAL, delayed.message());
   }

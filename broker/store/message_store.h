@@ -80,7 +80,7 @@ class MessageStore {
   bool running() const { return running_; }
   const RecoveryReport& recovery_report() const { return recovery_; }
 
-  void put_message(MessageToStore message, std::function<void(PutMessageResult)> done);
+  void put_message(MessageToStore&& message, std::function<void(PutMessageResult)> done);
 
   // Up to max_msgs messages of (topic, queue_id) from offset, as regions of
   // the CommitLog files (no re-encoding). tags_filter: accepted tag codes,

@@ -156,7 +156,7 @@ TEST_F(MessageStoreTest, SyncFlushWithWaitFalseAcknowledgesBeforeTheFlushAndDoes
   message.properties[std::string(kPropertyWaitStoreMsgOk)] = "false";
   std::optional<PutMessageResult> reply;
   PhyOffset flushed_at_reply;
-  world.store().put_message(message, [&](PutMessageResult result) {
+  world.store().put_message(std::move(message), [&](PutMessageResult result) {
     flushed_at_reply = world.store().flushed_phy_offset();
     reply = result;
   });
