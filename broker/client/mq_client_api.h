@@ -51,10 +51,14 @@ Result<ClusterInfo> parse_broker_cluster_info(const RemotingCommand& response);
 // --- producing ----------------------------------------------------------------------
 
 // SendMessageRequestHeaderV2: the short names a..n of SEND_MESSAGE_V2.
+// The names (a, b, c, n) are views: their text stays with its owners (a
+// producer's config, its send's topic and chosen queue, which outlive every
+// attempt of the send), not copied into four strings per send; the
+// properties, built per send, are the header's own.
 struct SendMessageRequestHeader {
-  std::string producerGroup;                                    // a
-  std::string topic;                                            // b
-  std::string defaultTopic;                                     // c
+  std::string_view producerGroup;                               // a
+  std::string_view topic;                                       // b
+  std::string_view defaultTopic;                                // c
   int32_t defaultTopicQueueNums = 4;                            // d
   int32_t queueId = 0;                                          // e
   int32_t sysFlag = 0;                                          // f
@@ -65,7 +69,7 @@ struct SendMessageRequestHeader {
   bool unitMode = false;                                        // k
   std::optional<int32_t> maxReconsumeTimes;                     // l (retry topics)
   bool batch = false;                                           // m
-  std::string brokerName;                                       // n
+  std::string_view brokerName;                                  // n
 };
 RemotingCommand build_send_message_v2(const SendMessageRequestHeader& header, std::vector<uint8_t> body);
 // The same request without its body, for RemotingClient::invoke's body
@@ -96,18 +100,22 @@ using remoting::kPullFlagCommitOffset;
 using remoting::kPullFlagSubscription;
 using remoting::kPullFlagSuspend;
 
+// Its text fields are views: a header describes one request and is written
+// at once (build_pull_message, append_pull_message_json_header), so the text
+// stays with its owners (a consumer's config, queue and subscription), not
+// copied into four strings per pull.
 struct PullMessageRequestHeader {
-  std::string consumerGroup;
-  std::string topic;
+  std::string_view consumerGroup;
+  std::string_view topic;
   int32_t queueId = 0;
   int64_t queueOffset = 0;
   int32_t maxMsgNums = 32;
   int32_t sysFlag = 0;
   int64_t commitOffset = 0;
   int64_t suspendTimeoutMillis = 15'000;
-  std::string subscription;  // sent only with kPullFlagSubscription
+  std::string_view subscription;  // sent only with kPullFlagSubscription
   int64_t subVersion = 0;
-  std::string expressionType = "TAG";
+  std::string_view expressionType = "TAG";
 };
 RemotingCommand build_pull_message(const PullMessageRequestHeader& header);
 // Appends the JSON header of that request going out with opaque, byte for

@@ -22,7 +22,7 @@ constexpr const char* kProducerLog = "producer";
 struct Producer::SendContext {
   std::string topic;
   std::string uniq_key;
-  api::SendMessageRequestHeader header;  // queueId and brokerName set per attempt
+  api::SendMessageRequestHeader header;  // queueId and brokerName set per attempt; views into topic, last_queue
   std::vector<uint8_t> body;             // compressed when sysFlag says so
   SendCallback done;
   Nanos begin_ns = 0;
@@ -164,8 +164,9 @@ std::shared_ptr<Producer::SendContext> Producer::prepare(Message&& message, Send
   } else {
     header.properties = encode_wire_properties(message, uniq_key_name, context->uniq_key);
   }
+  context->topic = std::move(message.topic);
   header.producerGroup = config_.producerGroup;
-  header.topic = message.topic;
+  header.topic = context->topic;
   header.defaultTopic = config_.createTopicKey;
   header.defaultTopicQueueNums = config_.defaultTopicQueueNums;
   header.bornTimestamp = instance_.env().clock().wall_ms();
@@ -175,7 +176,6 @@ std::shared_ptr<Producer::SendContext> Producer::prepare(Message&& message, Send
     context->body = deflate_body(context->body);
     header.sysFlag |= store::kSysFlagCompressed;
   }
-  context->topic = message.topic;
   context->done = std::move(done);
   context->begin_ns = instance_.env().clock().now_ns();
   context->times_total = 1 + config_.retryTimesWhenSendFailed;

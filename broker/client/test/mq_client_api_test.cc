@@ -60,7 +60,7 @@ TEST(MQClientAPI, SendMessageV2HeaderIsTheRequestWithoutItsBody) {
   EXPECT_EQ(build_send_message_v2_header(header), build_send_message_v2(header, {}));
   EXPECT_EQ(build_send_message_v2_header(header).ext_fields.size(), 14u);
   header.maxReconsumeTimes.reset();
-  header.brokerName.clear();
+  header.brokerName = {};
   EXPECT_EQ(build_send_message_v2_header(header), build_send_message_v2(header, {}));
   EXPECT_EQ(build_send_message_v2_header(header).ext_fields.size(), 12u);
   EXPECT_TRUE(build_send_message_v2_header(header).body.empty());

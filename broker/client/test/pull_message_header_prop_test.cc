@@ -40,9 +40,14 @@ std::vector<uint8_t> generic(const PullMessageRequestHeader& header, int32_t opa
 }
 
 RC_GTEST_PROP(PullMessageHeader, WrittenStraightEqualsTheGenericEncoding, ()) {
+  // The header's text fields are views: the text lives here.
+  const std::string group = *header_text();
+  const std::string topic = *header_text();
+  const std::string subscription = *header_text();
+  const std::string expression_type = *header_text();
   PullMessageRequestHeader header;
-  header.consumerGroup = *header_text();
-  header.topic = *header_text();
+  header.consumerGroup = group;
+  header.topic = topic;
   header.queueId = *rc::gen::arbitrary<int32_t>();
   header.queueOffset = *rc::gen::arbitrary<int64_t>();
   header.maxMsgNums = *rc::gen::arbitrary<int32_t>();
@@ -52,9 +57,9 @@ RC_GTEST_PROP(PullMessageHeader, WrittenStraightEqualsTheGenericEncoding, ()) {
                                    rc::gen::just(kPullFlagSuspend | kPullFlagCommitOffset));
   header.commitOffset = *rc::gen::arbitrary<int64_t>();
   header.suspendTimeoutMillis = *rc::gen::arbitrary<int64_t>();
-  header.subscription = *header_text();
+  header.subscription = subscription;
   header.subVersion = *rc::gen::oneOf(rc::gen::arbitrary<int64_t>(), rc::gen::just(int64_t{1'700'000'000'123}));
-  header.expressionType = *header_text();
+  header.expressionType = expression_type;
   const int32_t opaque = *rc::gen::arbitrary<int32_t>();
 
   std::vector<uint8_t> written;
@@ -65,11 +70,15 @@ RC_GTEST_PROP(PullMessageHeader, WrittenStraightEqualsTheGenericEncoding, ()) {
 // The sizing pass's worst cases: every byte escaped six-fold, the longest
 // numbers, the subscription sent.
 TEST(PullMessageHeader, WorstCaseSizesAreWrittenInFull) {
+  const std::string group(300, '\x01');
+  const std::string topic(127, '"');
+  const std::string subscription(4000, '\x1F');
+  const std::string expression_type(64, '\\');
   PullMessageRequestHeader header;
-  header.consumerGroup = std::string(300, '\x01');
-  header.topic = std::string(127, '"');
-  header.subscription = std::string(4000, '\x1F');
-  header.expressionType = std::string(64, '\\');
+  header.consumerGroup = group;
+  header.topic = topic;
+  header.subscription = subscription;
+  header.expressionType = expression_type;
   header.queueId = std::numeric_limits<int32_t>::min();
   header.queueOffset = std::numeric_limits<int64_t>::min();
   header.maxMsgNums = std::numeric_limits<int32_t>::min();

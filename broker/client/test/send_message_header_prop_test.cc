@@ -39,10 +39,15 @@ std::vector<uint8_t> generic(const SendMessageRequestHeader& header, int32_t opa
 }
 
 RC_GTEST_PROP(SendMessageHeader, WrittenStraightEqualsTheGenericEncoding, ()) {
+  // The names are views: their text lives here.
+  const std::string group = *header_text();
+  const std::string topic = *header_text();
+  const std::string default_topic = *header_text();
+  const std::string broker_name = *header_text();
   SendMessageRequestHeader header;
-  header.producerGroup = *header_text();
-  header.topic = *header_text();
-  header.defaultTopic = *header_text();
+  header.producerGroup = group;
+  header.topic = topic;
+  header.defaultTopic = default_topic;
   header.defaultTopicQueueNums = *rc::gen::arbitrary<int32_t>();
   header.queueId = *rc::gen::arbitrary<int32_t>();
   header.sysFlag = *rc::gen::arbitrary<int32_t>();
@@ -55,7 +60,7 @@ RC_GTEST_PROP(SendMessageHeader, WrittenStraightEqualsTheGenericEncoding, ()) {
   header.unitMode = *rc::gen::arbitrary<bool>();
   if (*rc::gen::arbitrary<bool>()) header.maxReconsumeTimes = *rc::gen::arbitrary<int32_t>();
   header.batch = *rc::gen::arbitrary<bool>();
-  header.brokerName = *header_text();
+  header.brokerName = broker_name;
   const int32_t opaque = *rc::gen::arbitrary<int32_t>();
 
   std::vector<uint8_t> written;
@@ -66,12 +71,16 @@ RC_GTEST_PROP(SendMessageHeader, WrittenStraightEqualsTheGenericEncoding, ()) {
 // The sizing pass's worst cases: every byte escaped six-fold, the longest
 // numbers, both optional fields.
 TEST(SendMessageHeader, WorstCaseSizesAreWrittenInFull) {
+  const std::string group(300, '\x01');
+  const std::string topic(127, '"');
+  const std::string default_topic(64, '\\');
+  const std::string broker_name(100, '\n');
   SendMessageRequestHeader header;
-  header.producerGroup = std::string(300, '\x01');
-  header.topic = std::string(127, '"');
-  header.defaultTopic = std::string(64, '\\');
+  header.producerGroup = group;
+  header.topic = topic;
+  header.defaultTopic = default_topic;
   header.properties = std::string(4000, '\x1F');
-  header.brokerName = std::string(100, '\n');
+  header.brokerName = broker_name;
   header.defaultTopicQueueNums = std::numeric_limits<int32_t>::min();
   header.queueId = std::numeric_limits<int32_t>::min();
   header.sysFlag = std::numeric_limits<int32_t>::min();
