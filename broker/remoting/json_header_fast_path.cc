@@ -446,36 +446,73 @@ std::optional<size_t> ascii_literal_bound(std::string_view text) {
   return text.size() * 6;  // "\u00xx" at worst
 }
 
+// Writes the escape of c, a byte that needs one, at p; returns the end.
+char* put_escape(unsigned char c, char* p) {
+  *p++ = '\\';
+  switch (c) {
+    case '"': *p++ = '"'; break;
+    case '\\': *p++ = '\\'; break;
+    case '\b': *p++ = 'b'; break;
+    case '\f': *p++ = 'f'; break;
+    case '\n': *p++ = 'n'; break;
+    case '\r': *p++ = 'r'; break;
+    case '\t': *p++ = 't'; break;
+    default: {
+      constexpr std::string_view kHex = "0123456789abcdef";
+      *p++ = 'u';
+      *p++ = '0';
+      *p++ = '0';
+      *p++ = kHex[c >> 4];
+      *p++ = kHex[c & 0xF];
+    }
+  }
+  return p;
+}
+
 // Writes text's literal content at p (escaped as append_json_string does);
-// returns the end. Requires: ascii_literal_bound(text) has a value.
+// returns the end. Requires: ascii_literal_bound(text) has a value, and
+// room at p for the escaped text.
 char* put_ascii_literal(std::string_view text, char* p) {
   const char* run = text.data();
   const char* const end = text.data() + text.size();
+#if defined(__SSE2__)
+  // While 16 bytes remain they are copied as they are looked at, one load
+  // and one store, and the copy stops at the first byte to escape: a scan
+  // then a memcpy call per run between escapes (a send's properties escape
+  // two bytes a property) cost more. The store cannot pass the room: the 16
+  // bytes still to write take at least 16 bytes of output, and whatever of
+  // the store is not theirs yet is written over next.
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  const __m128i space = _mm_set1_epi8(0x20);
+  while (end - run >= 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(run));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), bytes);
+    // As in skip_plain: control and non-ASCII bytes are below 0x20 as
+    // signed bytes (none of the latter here).
+    const __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)),
+                                         _mm_cmplt_epi8(bytes, space));
+    const auto mask = static_cast<unsigned>(_mm_movemask_epi8(special));
+    if (mask == 0) {
+      run += 16;
+      p += 16;
+      continue;
+    }
+    const auto plain = static_cast<size_t>(__builtin_ctz(mask));
+    run += plain;
+    p += plain;
+    MQ_ASSERT(byte_class(*run) == ByteClass::kEscaped);
+    p = put_escape(static_cast<unsigned char>(*run), p);
+    ++run;
+  }
+#endif
   while (true) {
     const char* const special = skip_plain(run, end);
     std::memcpy(p, run, static_cast<size_t>(special - run));
     p += special - run;
     if (special == end) return p;
-    const auto c = static_cast<unsigned char>(*special);
     MQ_ASSERT(byte_class(*special) == ByteClass::kEscaped);
-    *p++ = '\\';
-    switch (c) {
-      case '"': *p++ = '"'; break;
-      case '\\': *p++ = '\\'; break;
-      case '\b': *p++ = 'b'; break;
-      case '\f': *p++ = 'f'; break;
-      case '\n': *p++ = 'n'; break;
-      case '\r': *p++ = 'r'; break;
-      case '\t': *p++ = 't'; break;
-      default: {
-        constexpr std::string_view kHex = "0123456789abcdef";
-        *p++ = 'u';
-        *p++ = '0';
-        *p++ = '0';
-        *p++ = kHex[c >> 4];
-        *p++ = kHex[c & 0xF];
-      }
-    }
+    p = put_escape(static_cast<unsigned char>(*special), p);
     run = special + 1;
   }
 }
