@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <string_view>
@@ -46,6 +47,25 @@ class TextArena {
     return bytes;
   }
 
+  // size bytes at a multiple of alignment (a power of two, at most 8: a
+  // table of views kept with the text it views).
+  char* allocate_aligned(size_t size, size_t alignment) {
+    MQ_ASSERT(alignment > 0 && alignment <= alignof(Block) && (alignment & (alignment - 1)) == 0);
+    const auto padding = [&] { return (alignment - top_->used % alignment) % alignment; };
+    if (top_ == nullptr || top_->capacity - top_->used < size + padding()) push_block(size);
+    top_->used += padding();
+    char* const bytes = allocate(size);
+    MQ_ASSERT(reinterpret_cast<uintptr_t>(bytes) % alignment == 0);
+    return bytes;
+  }
+
+  // Room for size more bytes in the newest block, so that allocations
+  // adding up to it (aligned ones counted with their padding) take one
+  // block: a decoder's table and header copy in one allocation.
+  void reserve(size_t size) {
+    if (top_ == nullptr || top_->capacity - top_->used < size) push_block(size);
+  }
+
   // A copy of text, here.
   std::string_view copy(std::string_view text) {
     if (text.empty()) return {};
@@ -71,6 +91,9 @@ class TextArena {
     size_t capacity;
     size_t used;
   };
+  // Blocks come from operator new (aligned for any scalar) and their bytes
+  // follow the header, so a block's first byte is 8-aligned.
+  static_assert(sizeof(Block) % alignof(Block) == 0 && alignof(Block) == 8);
   // The smallest block: a built command's handful of short fields in one.
   static constexpr size_t kMinimumBlockBytes = 256;
 

@@ -1,6 +1,10 @@
 #include "broker/remoting/ext_fields.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <stdexcept>
 
 #include "broker/common/assert.h"
@@ -13,27 +17,48 @@ std::string_view ExtFields::at(std::string_view name) const {
   return it->second;
 }
 
+void ExtFields::grow_to(size_t capacity) {
+  MQ_ASSERT(capacity > capacity_ && capacity <= UINT32_MAX);
+  auto* const table =
+      reinterpret_cast<value_type*>(text_.allocate_aligned(capacity * sizeof(value_type), alignof(value_type)));
+  std::uninitialized_copy(table_, table_ + size_, table);
+  table_ = table;
+  capacity_ = static_cast<uint32_t>(capacity);
+}
+
 bool ExtFields::place(std::string_view name, std::string_view value, bool copy) {
-  if (fields_.capacity() == 0) fields_.reserve(kInitialCapacity);  // one allocation for most commands
+  if (capacity_ == 0) grow_to(kInitialCapacity);  // one table for most commands
   // Past the last name (the first field, a table to grow): no search.
-  const auto it = fields_.empty() || name_less(fields_.back().first, name) ? fields_.end() : mutable_lower_bound(name);
-  if (it != fields_.end() && it->first == name) {
-    it->second = copy ? text_.copy(value) : value;
+  value_type* at = size_ == 0 || name_less(table_[size_ - 1].first, name) ? table_ + size_ : mutable_lower_bound(name);
+  if (at != table_ + size_ && at->first == name) {
+    at->second = copy ? text_.copy(value) : value;
     return false;
   }
   if (copy) {
     name = text_.copy(name);
     value = text_.copy(value);
   }
-  fields_.emplace(it, name, value);
+  if (size_ == capacity_) {
+    const auto index = at - table_;
+    grow_to(2 * size_t{capacity_});
+    at = table_ + index;
+  }
+  // One entry more at the end, then the entries from at on move up one.
+  value_type* const last = table_ + size_;
+  new (last) value_type();
+  std::move_backward(at, last, last + 1);
+  *at = value_type(name, value);
+  ++size_;
   return true;
 }
 
 void ExtFields::assign_copy_of(const ExtFields& other) {
-  MQ_ASSERT(fields_.empty());
+  MQ_ASSERT(empty() && capacity_ == 0);
   size_t bytes = 0;
-  for (const auto& [name, value] : other.fields_) bytes += name.size() + value.size();
-  fields_.reserve(std::max(other.fields_.size(), kInitialCapacity));
+  for (const auto& [name, value] : other) bytes += name.size() + value.size();
+  const size_t capacity = std::max<size_t>(other.size(), kInitialCapacity);
+  text_.reserve(capacity * sizeof(value_type) + alignof(value_type) + bytes);  // one block for both
+  grow_to(capacity);
   char* p = bytes == 0 ? nullptr : text_.allocate(bytes);
   const auto put = [&p](std::string_view text) {
     if (text.empty()) return std::string_view();
@@ -43,11 +68,12 @@ void ExtFields::assign_copy_of(const ExtFields& other) {
     return copy;
   };
   // Already in order: appended as they are.
-  for (const auto& [name, value] : other.fields_) {
+  for (const auto& [name, value] : other) {
     const std::string_view name_copy = put(name);
-    fields_.emplace_back(name_copy, put(value));
+    new (table_ + size_) value_type(name_copy, put(value));
+    ++size_;
   }
-  MQ_ASSERT(fields_ == other.fields_);
+  MQ_ASSERT(*this == other);
 }
 
 }  // namespace mqlab::remoting

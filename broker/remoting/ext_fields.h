@@ -16,18 +16,26 @@
 // stay valid until the map is cleared, assigned or destroyed: an
 // insert_or_assign or erase never moves text, only the table of views.
 //
-// Invariants: names strictly increase along fields_ (hence are unique), in
-// byte order; every view points into text_ (or is empty).
+// The table of views lives in text_ too: a decoded frame's table and its
+// header's copy take one allocation (a std::vector took a second).
+//
+// Invariants: names strictly increase along the table (hence are unique),
+// in byte order; every view points into text_ (or is empty); the table
+// (size_ <= capacity_ entries at table_, null when capacity_ is 0) is in
+// text_.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <initializer_list>
+#include <new>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
-#include <vector>
 
+#include "broker/common/assert.h"
 #include "broker/common/name_order.h"
 #include "broker/common/text_arena.h"
 
@@ -36,7 +44,7 @@ namespace mqlab::remoting {
 class ExtFields {
  public:
   using value_type = std::pair<std::string_view, std::string_view>;
-  using const_iterator = std::vector<value_type>::const_iterator;
+  using const_iterator = const value_type*;
   using iterator = const_iterator;  // read-only, like a map's keys
   using size_type = size_t;
 
@@ -57,30 +65,47 @@ class ExtFields {
     }
     return *this;
   }
-  ExtFields(ExtFields&&) noexcept = default;
-  ExtFields& operator=(ExtFields&&) noexcept = default;
+  // The table moves with the text it lives in.
+  ExtFields(ExtFields&& other) noexcept
+      : table_(std::exchange(other.table_, nullptr)),
+        size_(std::exchange(other.size_, 0)),
+        capacity_(std::exchange(other.capacity_, 0)),
+        text_(std::move(other.text_)) {}
+  ExtFields& operator=(ExtFields&& other) noexcept {
+    if (this != &other) {
+      text_ = std::move(other.text_);
+      table_ = std::exchange(other.table_, nullptr);
+      size_ = std::exchange(other.size_, 0);
+      capacity_ = std::exchange(other.capacity_, 0);
+    }
+    return *this;
+  }
 
-  const_iterator begin() const { return fields_.begin(); }
-  const_iterator end() const { return fields_.end(); }
-  size_t size() const { return fields_.size(); }
-  bool empty() const { return fields_.empty(); }
-  // Removes every field and frees the text.
+  const_iterator begin() const { return table_; }
+  const_iterator end() const { return table_ + size_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  // Removes every field and frees the text (the table with it).
   void clear() {
-    fields_.clear();
+    table_ = nullptr;
+    size_ = 0;
+    capacity_ = 0;
     text_.clear();
   }
   // Removes every field but keeps the text: a decoder's copy of its header,
   // which fields it adds next still view (a JSON header's repeated
   // "extFields" replaces the first).
-  void clear_fields() { fields_.clear(); }
-  void reserve(size_t count) { fields_.reserve(count); }
+  void clear_fields() { size_ = 0; }
+  void reserve(size_t count) {
+    if (count > capacity_) grow_to(count);
+  }
 
   // A binary search with a three-way comparison that stops at an exact hit:
   // processors look up a dozen names a message, where the two-way search's
   // final equality test was a memcmp call of its own.
   const_iterator find(std::string_view name) const {
-    auto first = fields_.begin();
-    size_t count = fields_.size();
+    const value_type* first = table_;
+    size_t count = size_;
     while (count > 0) {
       const size_t half = count / 2;
       const auto middle = first + static_cast<std::ptrdiff_t>(half);
@@ -116,12 +141,20 @@ class ExtFields {
   // (a copy of the header being decoded goes here), and the insert of a
   // name and value that already view it, other text this map holds, or
   // text that outlives the map (a literal such as "true").
-  char* hold_text(size_t size) { return text_.allocate(size); }
+  // The first call also makes the table, in the same block as the text.
+  char* hold_text(size_t size) {
+    if (capacity_ == 0) {
+      text_.reserve(kInitialCapacity * sizeof(value_type) + alignof(value_type) + size);
+      grow_to(kInitialCapacity);
+    }
+    return text_.allocate(size);
+  }
   bool insert_or_assign_held(std::string_view name, std::string_view value) {
     // Appending in name order (how fields are mostly written) costs one
     // comparison, inline: a decoder adds a dozen fields a frame.
-    if (!fields_.empty() && fields_.size() < fields_.capacity() && name_less(fields_.back().first, name)) {
-      fields_.emplace_back(name, value);
+    if (size_ != 0 && size_ < capacity_ && name_less(table_[size_ - 1].first, name)) {
+      new (table_ + size_) value_type(name, value);
+      ++size_;
       return true;
     }
     return place(name, value, /*copy=*/false);
@@ -130,26 +163,36 @@ class ExtFields {
   // Removes name; returns how many fields went (0 or 1). Its text stays
   // until clear().
   size_t erase(std::string_view name) {
-    const auto it = mutable_lower_bound(name);
-    if (it == fields_.end() || it->first != name) return 0;
-    fields_.erase(it);
+    value_type* const it = mutable_lower_bound(name);
+    if (it == table_ + size_ || it->first != name) return 0;
+    erase(it);
     return 1;
   }
   // Removes the entry at it (a valid, dereferenceable iterator of this map);
   // returns the iterator after it.
-  const_iterator erase(const_iterator it) { return fields_.erase(it); }
+  const_iterator erase(const_iterator it) {
+    MQ_ASSERT(it >= table_ && it < table_ + size_);
+    value_type* const at = table_ + (it - table_);
+    std::move(at + 1, table_ + size_, at);
+    --size_;
+    return at;
+  }
 
   // Equal fields, wherever their text is held.
-  bool operator==(const ExtFields& other) const { return fields_ == other.fields_; }
+  bool operator==(const ExtFields& other) const { return std::equal(begin(), end(), other.begin(), other.end()); }
 
  private:
   // SEND_MESSAGE_V2 has 14 fields, PULL_MESSAGE 11.
   static constexpr size_t kInitialCapacity = 16;
 
   // In name_order.h's order.
-  std::vector<value_type>::iterator mutable_lower_bound(std::string_view name) {
-    return lower_bound_by_name(fields_, name);
+  value_type* mutable_lower_bound(std::string_view name) {
+    std::span<value_type> entries(table_, size_);
+    return table_ + (lower_bound_by_name(entries, name) - entries.begin());
   }
+  // A table of capacity entries (more than now) in text_, holding the
+  // entries so far; the old one stays in text_ until clear().
+  void grow_to(size_t capacity);
 
   // Both inserts' general case (for insert_or_assign_held: the first
   // field, one out of order, a name already there, or a table to grow):
@@ -160,7 +203,9 @@ class ExtFields {
   // Requires: this map is empty. One block for all of other's text.
   void assign_copy_of(const ExtFields& other);
 
-  std::vector<value_type> fields_;  // sorted by name, names unique; views into text_
+  value_type* table_ = nullptr;  // sorted by name, names unique; views into text_
+  uint32_t size_ = 0;
+  uint32_t capacity_ = 0;
   TextArena text_;
 };
 
