@@ -296,11 +296,15 @@ std::vector<remoting::BodyFileRegion> PullMessageProcessor::fill_body(const stor
                                                                      RemotingCommand& response) {
   MQ_ASSERT(!result.messages.empty());  // FOUND means at least one region
   MQ_ASSERT(response.body.empty());
-  if (!controller_.config().transferMsgByHeap) {
+  // Many small regions cost more than one copy (a sendfile per record).
+  const auto min_average = static_cast<uint64_t>(controller_.config().zeroCopyMinRegionBytes);
+  const auto total_bytes = static_cast<uint64_t>(std::max<int64_t>(result.total_bytes, 0));
+  // A body smaller than one region's minimum is copied whatever its regions
+  // (there is at least one): they are not worked out (a pull answers with
+  // one small message when its consumer keeps up).
+  if (!controller_.config().transferMsgByHeap && total_bytes >= min_average) {
     std::optional<std::vector<remoting::BodyFileRegion>> regions = sendable_regions(result);
-    // Many small regions cost more than one copy (a sendfile per record).
-    const auto min_average = static_cast<uint64_t>(controller_.config().zeroCopyMinRegionBytes);
-    if (regions && static_cast<uint64_t>(result.total_bytes) >= min_average * regions->size()) {
+    if (regions && total_bytes >= min_average * regions->size()) {
       MQ_ASSERT(!regions->empty());
       ++controller_.stats().pulls_zero_copy;
       controller_.stats().msg_get_total += result.messages.size();
