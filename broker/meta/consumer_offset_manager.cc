@@ -3,6 +3,7 @@
 #include <charconv>
 #include <utility>
 
+#include "broker/common/joined_text.h"
 #include "broker/common/log.h"
 #include "broker/env/path.h"
 
@@ -10,13 +11,6 @@ namespace mqlab::meta {
 namespace {
 
 constexpr const char* kConsumerOffsetManagerLog = "meta";
-
-std::string make_key(std::string_view topic, std::string_view group) {
-  std::string key(topic);
-  key += ConsumerOffsetManager::kTopicGroupSeparator;
-  key += group;
-  return key;
-}
 
 // "T@G" -> {T, G}; nullopt unless both parts are non-empty and there is
 // exactly one separator (neither topics nor groups may hold '@').
@@ -102,9 +96,14 @@ Status ConsumerOffsetManager::commit_offset(std::string_view group, std::string_
   MQ_RETURN_IF_ERROR(check_part("topic", topic));
   if (queue_id < 0) return Status::InvalidArgument("queue id " + std::to_string(queue_id) + " is negative");
   if (offset < 0) return Status::InvalidArgument("offset " + std::to_string(offset) + " is negative");
-  std::string key = make_key(topic, group);
-  MQ_ASSERT(split_key(key).has_value());
-  table_[std::move(key)][queue_id] = offset;
+  // A commit comes with nearly every pull: the key is put together on the
+  // stack for the lookup, and made a string only when it is new.
+  with_joined_text(topic, kTopicGroupSeparator, group, [&](std::string_view key) {
+    MQ_ASSERT(split_key(key).has_value());
+    auto it = table_.find(key);
+    if (it == table_.end()) it = table_.emplace(std::string(key), QueueOffsets()).first;
+    it->second[queue_id] = offset;
+  });
   return Status::Ok();
 }
 
@@ -119,8 +118,10 @@ std::optional<int64_t> ConsumerOffsetManager::query_offset(std::string_view grou
 
 const ConsumerOffsetManager::QueueOffsets* ConsumerOffsetManager::query_offsets(std::string_view group,
                                                                                 std::string_view topic) const {
-  auto it = table_.find(make_key(topic, group));
-  return it == table_.end() ? nullptr : &it->second;
+  return with_joined_text(topic, kTopicGroupSeparator, group, [this](std::string_view key) -> const QueueOffsets* {
+    auto it = table_.find(key);
+    return it == table_.end() ? nullptr : &it->second;
+  });
 }
 
 std::set<std::string> ConsumerOffsetManager::groups_of_topic(std::string_view topic) const {

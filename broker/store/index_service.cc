@@ -1,10 +1,8 @@
 #include "broker/store/index_service.h"
 
 #include <algorithm>
-#include <cstring>
-#include <string>
-#include <string_view>
 
+#include "broker/common/joined_text.h"
 #include "broker/common/log.h"
 #include "broker/env/path.h"
 #include "broker/store/message_codec.h"
@@ -18,25 +16,10 @@ constexpr const char* kIndexServiceLog = "index";
 constexpr int64_t kMaxFileNameMs = 253'402'300'799'999;
 
 std::string index_key(std::string_view topic, std::string_view key) {
-  std::string built;
-  built.reserve(topic.size() + 1 + key.size());
-  built.append(topic).append(1, '#').append(key);
+  std::string built(topic);
+  built += '#';
+  built += key;
   return built;
-}
-
-// Calls use("topic#key"): put for every key of every message, so the usual
-// key is put together on the stack, not in a string (an allocation, and two
-// growths of it, per key: a UNIQ_KEY alone makes a 40-byte key).
-template <typename Use>
-auto with_index_key(std::string_view topic, std::string_view key, Use&& use) {
-  constexpr size_t kStackBytes = 256;
-  const size_t size = topic.size() + 1 + key.size();
-  if (size > kStackBytes) return use(std::string_view(index_key(topic, key)));
-  char buffer[kStackBytes];
-  std::memcpy(buffer, topic.data(), topic.size());
-  buffer[topic.size()] = '#';
-  std::memcpy(buffer + topic.size() + 1, key.data(), key.size());
-  return use(std::string_view(buffer, size));
 }
 
 // RocketMQ splits KEYS on MessageConst.KEY_SEPARATOR (" ") and skips empties.
@@ -124,7 +107,8 @@ Status IndexService::build_index(const DispatchRequest& request) {
 Status IndexService::put_key(std::string_view topic, std::string_view key, const DispatchRequest& request) {
   MQ_ASSIGN_OR_RETURN(std::shared_ptr<IndexFile> file, writable_file());
   MQ_ASSERT(!file->is_full());
-  return with_index_key(topic, key, [&](std::string_view full_key) {
+  // Put together on the stack: a key of every dispatched message.
+  return with_joined_text(topic, '#', key, [&](std::string_view full_key) {
     return file->put_key(full_key, request.commit_log_offset, request.store_timestamp_ms);
   });
 }
