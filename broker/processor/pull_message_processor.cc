@@ -243,7 +243,8 @@ std::optional<PullMessageProcessor::Refusal> PullMessageProcessor::check_access(
 
 std::optional<PullMessageProcessor::Refusal> PullMessageProcessor::resolve_filter(
     const PullMessageRequestHeader& header, const meta::SubscriptionGroupConfig& group, SubscriptionFilter& filter) {
-  std::string expression_type = header.expressionType;
+  // A view: every pull names it, and it is only compared.
+  std::string_view expression_type = header.expressionType;
   if (has_flag(header.sysFlag, kPullFlagSubscription)) {
     Result<SubscriptionFilter> built = build_subscription_filter(header.subscription.value_or(""));
     if (!built.ok()) {
@@ -267,11 +268,12 @@ std::optional<PullMessageProcessor::Refusal> PullMessageProcessor::resolve_filte
     Result<SubscriptionFilter> built = subscription_filter_of(*subscription);
     if (!built.ok()) return Refusal{ResponseCode::SUBSCRIPTION_PARSE_FAILED, built.status().message()};
     filter = std::move(built).value();
-    expression_type = subscription->expressionType.empty() ? "TAG" : subscription->expressionType;
+    expression_type = subscription->expressionType.empty() ? std::string_view("TAG")
+                                                           : std::string_view(subscription->expressionType);
   }
   if (expression_type != "TAG") {
     return Refusal{ResponseCode::SYSTEM_ERROR,
-                   "The broker does not support consumer to filter message by " + expression_type};
+                   "The broker does not support consumer to filter message by " + std::string(expression_type)};
   }
   return std::nullopt;
 }
