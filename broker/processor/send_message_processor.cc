@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <set>
 #include <string_view>
 #include <utility>
 
@@ -29,11 +28,14 @@ constexpr int32_t kTopicSysFlagUnitSub = 2;
 inline constexpr std::string_view kPropertyTransactionPrepared = "TRAN_MSG";
 
 // TopicValidator.NOT_ALLOWED_SEND_TOPIC_SET (4.9.7).
+// Asked for every send: six equality tests, which compare lengths first
+// (no topic a client sends has one of theirs, mostly), cost less than a
+// search of an ordered set (four three-way compares).
 bool is_not_allowed_send_topic(std::string_view topic) {
-  static const std::set<std::string_view> kTopics = {
+  static constexpr std::array<std::string_view, 6> kTopics = {
       "SCHEDULE_TOPIC_XXXX",        "RMQ_SYS_TRANS_HALF_TOPIC", "RMQ_SYS_TRANS_OP_HALF_TOPIC",
       "TRANS_CHECK_MAX_TIME_TOPIC", "SELF_TEST_TOPIC",          "OFFSET_MOVED_EVENT"};
-  return kTopics.contains(topic);
+  return std::find(kTopics.begin(), kTopics.end(), topic) != kTopics.end();
 }
 
 // SEND_MESSAGE's header fields, in the order they are checked (the first
@@ -325,11 +327,11 @@ void SendMessageProcessor::reply_put(remoting::ResponseChannel channel, const st
                                      const Destination& destination) {
   const PutResponse put = put_status_response(result);
   SendMessageResponseHeader header;
-  std::string msg_id;  // what header.msgId views
+  store::OffsetMessageIdText msg_id;  // what header.msgId views (no heap string per send)
   if (put.stored) {
     ++controller_.stats().msg_put_total;
-    msg_id = result.append.msg_id();
-    header = SendMessageResponseHeader{msg_id, destination.queue_id, result.append.queue_offset.value()};
+    msg_id = result.append.msg_id_text();
+    header = SendMessageResponseHeader{msg_id.view(), destination.queue_id, result.append.queue_offset.value()};
   } else {
     ++controller_.stats().msg_put_failed;
     MQ_LOG(kWarn, kSendMessageProcessorLog,

@@ -65,6 +65,7 @@ struct AppendMessageResult {
   // a 32-character string per put was one of its allocations, and only a
   // producer's reply needs it.
   std::string msg_id() const { return create_offset_message_id(store_host, wrote_offset); }
+  OffsetMessageIdText msg_id_text() const { return offset_message_id_text(store_host, wrote_offset); }
 };
 
 // Where one record ended up and what it is, as scanned from the log.

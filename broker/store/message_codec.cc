@@ -694,6 +694,10 @@ Result<DecodedRecord> decode_record(std::span<const uint8_t> bytes, DecodeOption
 }
 
 std::string create_offset_message_id(const HostAddress& store_host, PhyOffset offset) {
+  return std::string(offset_message_id_text(store_host, offset).view());
+}
+
+OffsetMessageIdText offset_message_id_text(const HostAddress& store_host, PhyOffset offset) {
   // No assertion on the offset: it may come from a damaged record a peer sent
   // (a client builds the id of every pulled message); a negative one is
   // written as its two's complement, as Java's ByteBuffer.putLong does.
@@ -704,10 +708,11 @@ std::string create_offset_message_id(const HostAddress& store_host, PhyOffset of
   std::copy_n(store_host.ip.begin(), ip_bytes, raw.begin());
   put_u32_be(raw.data() + ip_bytes, static_cast<uint32_t>(store_host.port));
   put_u64_be(raw.data() + ip_bytes + 4, static_cast<uint64_t>(offset.value()));
-  std::string id(2 * (ip_bytes + 12), '\0');
-  char* out = id.data();
+  OffsetMessageIdText id;
+  id.size = 2 * (ip_bytes + 12);
+  MQ_ASSERT(id.size == (store_host.ipv6 ? 56u : 32u) && id.size <= id.chars.size());
+  char* out = id.chars.data();
   for (size_t i = 0; i < ip_bytes + 12; ++i, out += 2) std::memcpy(out, kHexPairs[raw[i]].data(), 2);
-  MQ_ASSERT(id.size() == (store_host.ipv6 ? 56u : 32u));
   return id;
 }
 

@@ -253,6 +253,14 @@ Result<DecodedRecord> decode_record(std::span<const uint8_t> bytes, DecodeOption
 // RocketMQ's "offset msgId": uppercase hex of store host ip + port + offset.
 // Any offset, even a damaged record's negative one (its 8 bytes as stored).
 std::string create_offset_message_id(const HostAddress& store_host, PhyOffset offset);
+// The same text held inline, not on the heap (32 characters, 56 for an IPv6
+// store host): for a broker's reply to a send, written at once.
+struct OffsetMessageIdText {
+  std::array<char, 56> chars{};
+  size_t size = 0;
+  std::string_view view() const { return {chars.data(), size}; }
+};
+OffsetMessageIdText offset_message_id_text(const HostAddress& store_host, PhyOffset offset);
 struct OffsetMessageId {
   HostAddress store_host;
   PhyOffset offset;
