@@ -133,7 +133,7 @@ void PullMessageProcessor::process_request(const RemotingCommand& request, remot
 
 void PullMessageProcessor::process_woken(PullRequest& pull) {
   MQ_ASSERT(pull.pull_from_offset == QueueOffset(pull.header.queueOffset));
-  // The header parse_pull_message_header gave at the first run: the
+  // The header read_pull_message_header gave at the first run: the
   // request has not changed since.
   process_parsed(std::move(pull.header), std::move(pull.channel), /*broker_allow_suspend=*/false);
 }

@@ -482,17 +482,10 @@ char* put_ascii_literal(std::string_view text, char* p) {
   // two bytes a property) cost more. The store cannot pass the room: the 16
   // bytes still to write take at least 16 bytes of output, and whatever of
   // the store is not theirs yet is written over next.
-  const __m128i quote = _mm_set1_epi8('"');
-  const __m128i backslash = _mm_set1_epi8('\\');
-  const __m128i space = _mm_set1_epi8(0x20);
   while (end - run >= 16) {
     const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(run));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(p), bytes);
-    // As in skip_plain: control and non-ASCII bytes are below 0x20 as
-    // signed bytes (none of the latter here).
-    const __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)),
-                                         _mm_cmplt_epi8(bytes, space));
-    const auto mask = static_cast<unsigned>(_mm_movemask_epi8(special));
+    const unsigned mask = json_scan::not_plain_mask(bytes);  // no non-ASCII byte here
     if (mask == 0) {
       run += 16;
       p += 16;

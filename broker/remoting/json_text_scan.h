@@ -58,20 +58,25 @@ inline bool word_is_plain(uint64_t word) {
   return (masked & kHighBits) == 0;
 }
 
+#if defined(__SSE2__)
+// A bit per byte of bytes whose class is not kPlain: a quote, a backslash,
+// or a control or non-ASCII byte (as signed bytes, both are below 0x20, so
+// one compare finds them).
+inline unsigned not_plain_mask(__m128i bytes) {
+  const __m128i special =
+      _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('"')), _mm_cmpeq_epi8(bytes, _mm_set1_epi8('\\'))),
+                   _mm_cmplt_epi8(bytes, _mm_set1_epi8(0x20)));
+  return static_cast<unsigned>(_mm_movemask_epi8(special));
+}
+#endif
+
 // The first byte at or after p whose class is not kPlain, or end.
 inline const char* skip_plain(const char* p, const char* end) {
 #if defined(__SSE2__)
   // 16 bytes at a time while 16 remain (the header's end, not the string's:
-  // strings are short, headers are not). As signed bytes, both control bytes
-  // and non-ASCII bytes are below 0x20, so one compare finds them.
-  const __m128i quote = _mm_set1_epi8('"');
-  const __m128i backslash = _mm_set1_epi8('\\');
-  const __m128i space = _mm_set1_epi8(0x20);
+  // strings are short, headers are not).
   while (end - p >= 16) {
-    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)),
-                                         _mm_cmplt_epi8(bytes, space));
-    const auto mask = static_cast<unsigned>(_mm_movemask_epi8(special));
+    const unsigned mask = not_plain_mask(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
     if (mask != 0) return p + __builtin_ctz(mask);
     p += 16;
   }
