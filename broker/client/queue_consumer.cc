@@ -177,10 +177,14 @@ void QueueConsumer::on_found(std::vector<uint8_t> body, int64_t next_begin_offse
                                  << status.to_string());
   }
   const remoting::SubscriptionData& subscription = context_.subscriptions.at(queue_.topic);
-  std::erase_if(messages, [&subscription](const std::shared_ptr<MessageExt>& message) {
-    const std::optional<std::string_view> tags = store::find_property(message->properties_text, store::kPropertyTags);
-    return !tags_match(subscription, tags.value_or(std::string_view()));
-  });
+  // A subscription to every tag ("*") keeps every message: no message's TAGS
+  // is looked up then (a search of its properties per message).
+  if (!tags_match(subscription, std::string_view())) {
+    std::erase_if(messages, [&subscription](const std::shared_ptr<MessageExt>& message) {
+      const std::optional<std::string_view> tags = store::find_property(message->properties_text, store::kPropertyTags);
+      return !tags_match(subscription, tags.value_or(std::string_view()));
+    });
+  }
   const bool retry = is_retry_topic(queue_.topic);
   for (const std::shared_ptr<MessageExt>& message : messages) {
     message->brokerName = queue_.brokerName;
