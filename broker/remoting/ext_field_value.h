@@ -18,30 +18,13 @@
 #include <string>
 #include <string_view>
 
-#include "broker/common/name_order.h"
+#include "broker/common/same_bytes.h"
 #include "broker/common/status.h"
 
 namespace mqlab::remoting {
 
-// Equality of two names, by words: the first and the last 8 (or 4) bytes,
-// overlapping, settle any name of 4 to 16 bytes in two loads each.
-inline bool same_ext_name(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  const size_t size = a.size();
-  const auto load = [](const char* p, auto word) {
-    std::memcpy(&word, p, sizeof(word));
-    return word;
-  };
-  if (size >= 8 && size <= 16) {
-    return load(a.data(), uint64_t{}) == load(b.data(), uint64_t{}) &&
-           load(a.data() + size - 8, uint64_t{}) == load(b.data() + size - 8, uint64_t{});
-  }
-  if (size >= 4 && size < 8) {
-    return load(a.data(), uint32_t{}) == load(b.data(), uint32_t{}) &&
-           load(a.data() + size - 4, uint32_t{}) == load(b.data() + size - 4, uint32_t{});
-  }
-  return compare_names(a, b) == 0;
-}
+// Equality of two names (same_bytes.h: inline, by words).
+inline bool same_ext_name(std::string_view a, std::string_view b) { return same_text(a, b); }
 
 Status missing_ext_field(std::string_view name);
 Status malformed_ext_field(std::string_view name, std::string_view expected, std::string_view value);

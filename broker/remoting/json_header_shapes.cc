@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "broker/common/assert.h"
+#include "broker/common/same_bytes.h"
 #include "broker/remoting/json_header.h"
 #include "broker/remoting/json_text_scan.h"
 
@@ -17,25 +18,6 @@ bool is_string_slot(JsonHeaderSlot slot) {
   return slot == JsonHeaderSlot::kLanguage || slot == JsonHeaderSlot::kRemark || slot == JsonHeaderSlot::kExtValue ||
          slot == JsonHeaderSlot::kIgnoredString;
 }
-
-// Whether size bytes at a and b are equal, inline for the short literals
-// between values (`,"b":"` and the like, 4 to 32 bytes): 8-byte words, the
-// last overlapping the one before, where a memcmp call costs more.
-bool same_bytes(const char* a, const char* b, size_t size) {
-  const auto load = [](const char* p, auto word) {
-    std::memcpy(&word, p, sizeof(word));
-    return word;
-  };
-  const auto same_words = [&](size_t at) { return load(a + at, uint64_t{}) == load(b + at, uint64_t{}); };
-  if (size >= 8 && size <= 16) return same_words(0) && same_words(size - 8);
-  if (size > 16 && size <= 32) return same_words(0) && same_words(8) && same_words(size - 16) && same_words(size - 8);
-  if (size >= 4 && size < 8) {
-    return load(a, uint32_t{}) == load(b, uint32_t{}) && load(a + size - 4, uint32_t{}) == load(b + size - 4, uint32_t{});
-  }
-  return std::memcmp(a, b, size) == 0;
-}
-
-bool same_text(std::string_view a, std::string_view b) { return a.size() == b.size() && same_bytes(a.data(), b.data(), a.size()); }
 
 }  // namespace
 

@@ -15,13 +15,6 @@ constexpr const char* kIndexServiceLog = "index";
 // 9999-12-31 23:59:59.999 UTC: the newest time a 17-digit name can say.
 constexpr int64_t kMaxFileNameMs = 253'402'300'799'999;
 
-std::string index_key(std::string_view topic, std::string_view key) {
-  std::string built(topic);
-  built += '#';
-  built += key;
-  return built;
-}
-
 // RocketMQ splits KEYS on MessageConst.KEY_SEPARATOR (" ") and skips empties.
 std::vector<std::string_view> split_keys(std::string_view keys) {
   std::vector<std::string_view> parts;
@@ -150,15 +143,17 @@ Result<std::vector<PhyOffset>> IndexService::query(std::string_view topic, std::
                                                    int64_t begin_ms, int64_t end_ms) const {
   std::vector<PhyOffset> found;
   if (max_num <= 0 || begin_ms > end_ms) return found;
-  const std::string full_key = index_key(topic, key);
   const auto limit = static_cast<size_t>(max_num);
-  for (auto it = files_.rbegin(); it != files_.rend() && found.size() < limit; ++it) {
-    const IndexFile& file = **it;
-    if (file.is_time_matched(begin_ms, end_ms)) {
-      MQ_RETURN_IF_ERROR(file.select_phy_offsets(full_key, limit, begin_ms, end_ms, found));
+  MQ_RETURN_IF_ERROR(with_joined_text(topic, '#', key, [&](std::string_view full_key) {
+    for (auto it = files_.rbegin(); it != files_.rend() && found.size() < limit; ++it) {
+      const IndexFile& file = **it;
+      if (file.is_time_matched(begin_ms, end_ms)) {
+        MQ_RETURN_IF_ERROR(file.select_phy_offsets(full_key, limit, begin_ms, end_ms, found));
+      }
+      if (file.header().begin_timestamp_ms < begin_ms) break;  // older files end before the window
     }
-    if (file.header().begin_timestamp_ms < begin_ms) break;  // older files end before the window
-  }
+    return Status::Ok();
+  }));
   MQ_ASSERT(found.size() <= limit);
   return found;
 }

@@ -1,0 +1,40 @@
+// Equality of short byte strings, inline: the literals between a JSON
+// header's values (`,"b":"` and the like) and extFields names are a few
+// bytes, where a memcmp call costs more than the comparison. Up to 32 bytes
+// are compared by overlapping 4- and 8-byte words, shorter ones byte by
+// byte; longer ones by memcmp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+namespace mqlab {
+
+// Whether size bytes at a and b are equal.
+inline bool same_bytes(const char* a, const char* b, size_t size) {
+  const auto load = [](const char* p, auto word) {
+    std::memcpy(&word, p, sizeof(word));
+    return word;
+  };
+  const auto same_words = [&](size_t at) { return load(a + at, uint64_t{}) == load(b + at, uint64_t{}); };
+  if (size >= 8 && size <= 16) return same_words(0) && same_words(size - 8);
+  if (size > 16 && size <= 32) return same_words(0) && same_words(8) && same_words(size - 16) && same_words(size - 8);
+  if (size >= 4 && size < 8) {
+    return load(a, uint32_t{}) == load(b, uint32_t{}) && load(a + size - 4, uint32_t{}) == load(b + size - 4, uint32_t{});
+  }
+  if (size < 4) {
+    for (size_t i = 0; i < size; ++i) {
+      if (a[i] != b[i]) return false;
+    }
+    return true;
+  }
+  return std::memcmp(a, b, size) == 0;
+}
+
+inline bool same_text(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && same_bytes(a.data(), b.data(), a.size());
+}
+
+}  // namespace mqlab
