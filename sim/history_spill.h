@@ -30,7 +30,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <iterator>
 #include <memory>
 #include <type_traits>
@@ -38,6 +37,7 @@
 #include <vector>
 
 #include "broker/common/assert.h"
+#include "sim/record_ring.h"
 
 namespace mqlab::sim {
 
@@ -81,7 +81,9 @@ class SpilledRecords {
 
   SpilledRecords() = default;
   // For tests: a small tail, so a few records reach the file.
-  explicit SpilledRecords(size_t tail_records) : tail_records_(tail_records) { MQ_ASSERT(tail_records_ > 0); }
+  explicit SpilledRecords(size_t tail_records) : tail_records_(tail_records), tail_(tail_records + kBlockRecords) {
+    MQ_ASSERT(tail_records_ > 0);
+  }
   SpilledRecords(const SpilledRecords&) = delete;
   SpilledRecords& operator=(const SpilledRecords&) = delete;
   SpilledRecords(SpilledRecords&&) noexcept = default;  // a History is returned by value (history_file.h)
@@ -91,7 +93,7 @@ class SpilledRecords {
   bool empty() const { return size() == 0; }
   size_t spilled() const { return spilled_; }
   // Bytes held in memory now (tail and read cache), for tests and benches.
-  size_t memory_bytes() const { return (tail_.size() + cache_.size()) * sizeof(Record); }
+  size_t memory_bytes() const { return (tail_.capacity() + cache_.size()) * sizeof(Record); }
 
   void push_back(const Record& record) {
     tail_.push_back(record);
@@ -178,9 +180,10 @@ class SpilledRecords {
     if (!file_.ready()) return;  // no temporary file: keep everything in memory
     MQ_ASSERT(tail_.size() > kBlockRecords);
     MQ_ASSERT(file_.bytes_written() == uint64_t{spilled_} * sizeof(Record));
-    std::vector<Record> block(tail_.begin(), tail_.begin() + static_cast<std::ptrdiff_t>(kBlockRecords));
+    std::vector<Record> block(kBlockRecords);
+    tail_.copy_front(kBlockRecords, block.data());
     file_.write(uint64_t{spilled_} * sizeof(Record), block.data(), block.size() * sizeof(Record));
-    tail_.erase(tail_.begin(), tail_.begin() + static_cast<std::ptrdiff_t>(kBlockRecords));
+    tail_.pop_front(kBlockRecords);
     spilled_ += kBlockRecords;
   }
 
@@ -198,7 +201,7 @@ class SpilledRecords {
   size_t tail_records_ = kTailRecords;
   mutable SpillFile file_;
   size_t spilled_ = 0;
-  std::deque<Record> tail_;
+  RecordRing<Record> tail_{kTailRecords + kBlockRecords};  // full when a block spills
   mutable std::vector<Record> cache_;
   mutable size_t cache_start_ = 0;
 };
