@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "broker/common/assert.h"
+#include "broker/common/decimal_text.h"
 #include "broker/common/types.h"
 #include "broker/remoting/json_header.h"
 #include "broker/remoting/remoting_command.h"
@@ -136,9 +137,8 @@ struct PointerSink {
     p += literal.size();
   }
   void number(int64_t value) {
-    const auto [end, error] = std::to_chars(p, p + kInt64Bytes, value);
-    MQ_ASSERT(error == std::errc());
-    p = end;
+    static_assert(kMaxDecimalBytes <= kInt64Bytes, "the room sized for a number");
+    p = put_decimal(p, value);
   }
   // A header's numbers go out as strings: quotes written as bytes, not as
   // two more literal copies.
