@@ -83,6 +83,12 @@ std::optional<size_t> ascii_json_string_literal_bound(std::string_view text);
 // Writes the literal at p and returns its end. Requires:
 // ascii_json_string_literal_bound(text) has a value, and p that much room.
 char* put_ascii_json_string_literal(std::string_view text, char* p);
+// The same without the sizing scan: writes the literal at p and returns its
+// end, or null when text holds a non-ASCII byte (what was written is then
+// garbage). Requires room at p for kMaxEscapedBytesPerByte bytes a byte of
+// text, and its quotes.
+inline constexpr size_t kMaxEscapedBytesPerByte = 6;  // "\u00xx"
+char* put_json_string_literal_if_ascii(std::string_view text, char* p);
 
 // The general paths alone: what the two functions above must equal.
 void append_json_header_general(const RemotingCommand& command, std::vector<uint8_t>& out);

@@ -443,7 +443,7 @@ std::optional<size_t> ascii_literal_bound(std::string_view text) {
   for (; p != end; ++p) {
     if (byte_class(*p) == ByteClass::kNonAscii) return std::nullopt;
   }
-  return text.size() * 6;  // "\u00xx" at worst
+  return text.size() * kMaxEscapedBytesPerByte;
 }
 
 // Writes the escape of c, a byte that needs one, at p; returns the end.
@@ -470,9 +470,12 @@ char* put_escape(unsigned char c, char* p) {
 }
 
 // Writes text's literal content at p (escaped as append_json_string does);
-// returns the end. Requires: ascii_literal_bound(text) has a value, and
-// room at p for the escaped text.
-char* put_ascii_literal(std::string_view text, char* p) {
+// returns the end. kCheckAscii: text may hold non-ASCII bytes, and the
+// first one stops the writing: null is returned (what was written is
+// garbage). Else requires: ascii_literal_bound(text) has a value. Either
+// way requires room at p for the escaped text (6 bytes a byte at worst).
+template <bool kCheckAscii>
+char* put_literal(std::string_view text, char* p) {
   const char* run = text.data();
   const char* const end = text.data() + text.size();
 #if defined(__SSE2__)
@@ -485,7 +488,7 @@ char* put_ascii_literal(std::string_view text, char* p) {
   while (end - run >= 16) {
     const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(run));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(p), bytes);
-    const unsigned mask = json_scan::not_plain_mask(bytes);  // no non-ASCII byte here
+    const unsigned mask = json_scan::not_plain_mask(bytes);  // a non-ASCII byte included
     if (mask == 0) {
       run += 16;
       p += 16;
@@ -494,6 +497,9 @@ char* put_ascii_literal(std::string_view text, char* p) {
     const auto plain = static_cast<size_t>(__builtin_ctz(mask));
     run += plain;
     p += plain;
+    if constexpr (kCheckAscii) {
+      if (byte_class(*run) == ByteClass::kNonAscii) return nullptr;
+    }
     MQ_ASSERT(byte_class(*run) == ByteClass::kEscaped);
     p = put_escape(static_cast<unsigned char>(*run), p);
     ++run;
@@ -504,11 +510,16 @@ char* put_ascii_literal(std::string_view text, char* p) {
     std::memcpy(p, run, static_cast<size_t>(special - run));
     p += special - run;
     if (special == end) return p;
+    if constexpr (kCheckAscii) {
+      if (byte_class(*special) == ByteClass::kNonAscii) return nullptr;
+    }
     MQ_ASSERT(byte_class(*special) == ByteClass::kEscaped);
     p = put_escape(static_cast<unsigned char>(*special), p);
     run = special + 1;
   }
 }
+
+char* put_ascii_literal(std::string_view text, char* p) { return put_literal</*kCheckAscii=*/false>(text, p); }
 
 // The header when every string in it is ASCII (whatever it escapes), the
 // case of every header mqlab writes: sized once, then written through a
@@ -613,6 +624,14 @@ std::optional<size_t> ascii_json_string_literal_bound(std::string_view text) {
 char* put_ascii_json_string_literal(std::string_view text, char* p) {
   *p++ = '"';
   p = put_ascii_literal(text, p);
+  *p++ = '"';
+  return p;
+}
+
+char* put_json_string_literal_if_ascii(std::string_view text, char* p) {
+  *p++ = '"';
+  p = put_literal</*kCheckAscii=*/true>(text, p);
+  if (p == nullptr) return nullptr;
   *p++ = '"';
   return p;
 }

@@ -182,16 +182,52 @@ void append_through_pointer(size_t bound, std::vector<uint8_t>& out, Write&& wri
   out.resize(start + written);
 }
 
-// Appends what write(sink) writes: sized once and written through a pointer
-// when every string is ASCII (appending piece by piece cost a vector insert
-// each), else through a VectorSink. strings are every string write passes to
-// sink.string; fixed_bytes bounds the rest, numbers counted at kInt64Bytes.
-// When no string needs an escape (answers, pull requests; not a send's
+// Writes through a pointer into room for the worst case (every byte of
+// every string escaped), checking as it goes that each string is ASCII: one
+// pass over a string where sizing it first took two. After a string with a
+// non-ASCII byte, ascii is false and what was written is garbage.
+struct AsciiCheckingSink : PointerSink<false> {
+  bool ascii = true;
+  void string(std::string_view value) {
+    if (!ascii) return;
+    char* const end = put_json_string_literal_if_ascii(value, p);
+    if (end == nullptr) {
+      ascii = false;
+      return;
+    }
+    p = end;
+  }
+};
+
+// Appends what write(sink) writes: through a pointer when every string is
+// ASCII (appending piece by piece cost a vector insert each), else through
+// a VectorSink. strings are every string write passes to sink.string;
+// fixed_bytes bounds the rest, numbers counted at kInt64Bytes.
+//
+// When the worst case fits on the stack (every header mqlab writes, but a
+// send with long properties), the header is written there in one pass and
+// checked as it goes. Else it is sized first, scanning each string: then
+// when no string needs an escape (answers, pull requests; not a send's
 // properties, whose separators are control bytes), the strings are copied
 // without a second scan.
 template <typename Write>
 void append_written_json_header(std::span<const std::string_view> strings, size_t fixed_bytes,
                                 std::vector<uint8_t>& out, Write&& write) {
+  constexpr size_t kStackBytes = 4096;
+  size_t worst = fixed_bytes;
+  for (const std::string_view text : strings) worst += text.size() * kMaxEscapedBytesPerByte + 2;
+  if (worst <= kStackBytes) {
+    char buffer[kStackBytes];
+    AsciiCheckingSink sink{{buffer}};
+    write(sink);
+    if (sink.ascii) {
+      MQ_ASSERT(static_cast<size_t>(sink.p - buffer) <= worst);
+      out.insert(out.end(), buffer, sink.p);
+      return;
+    }
+    VectorSink general{out};
+    return write(general);
+  }
   size_t bound = fixed_bytes;
   bool plain = true;
   for (const std::string_view text : strings) {
