@@ -149,6 +149,19 @@ class ExtFields {
     }
     return text_.allocate(size);
   }
+  // For a decoder whose names are known to come in strictly increasing
+  // order, each after every name held (a learned header shape's, whose
+  // names were checked once, when it was learned): the insert without the
+  // comparison. Requires that order; unchecked here, where it would cost a
+  // comparison per field of every frame.
+  void append_held_in_order(std::string_view name, std::string_view value) {
+    if (size_ < capacity_) {
+      new (table_ + size_) value_type(name, value);
+      ++size_;
+      return;
+    }
+    place(name, value, /*copy=*/false);
+  }
   bool insert_or_assign_held(std::string_view name, std::string_view value) {
     // Appending in name order (how fields are mostly written) costs one
     // comparison, inline: a decoder adds a dozen fields a frame.

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "broker/common/assert.h"
+#include "broker/common/name_order.h"
 #include "broker/common/same_bytes.h"
 #include "broker/remoting/json_header.h"
 #include "broker/remoting/json_text_scan.h"
@@ -78,10 +79,17 @@ bool JsonHeaderShapes::read_as(const Shape& shape, std::string_view text, Remoti
       MQ_ASSERT(*at == '"');
     }
     switch (value->slot) {
-      case JsonHeaderSlot::kExtValue:
-        command.ext_fields.insert_or_assign_held(std::string_view(literal_at + value->name_offset, value->name_size),
-                                                 content);
+      case JsonHeaderSlot::kExtValue: {
+        // The name is the learned one (the literal matched), so its order
+        // with the names before it is the learned order.
+        const std::string_view name(literal_at + value->name_offset, value->name_size);
+        if (shape.ext_names_ascending) {
+          command.ext_fields.append_held_in_order(name, content);
+        } else {
+          command.ext_fields.insert_or_assign_held(name, content);
+        }
         break;
+      }
       case JsonHeaderSlot::kLanguage:
         if (!same_text(command.language, content)) command.language.assign(content);  // usually "JAVA" already
         break;
@@ -112,6 +120,7 @@ void JsonHeaderShapes::learn(std::span<const uint8_t> header, const JsonHeaderSh
   Shape shape;
   shape.values.reserve(recorder.values.size());
   uint32_t previous_end = 0;
+  std::optional<std::string_view> previous_name;  // of the last extFields value so far
   for (const JsonHeaderValueSpan& span : recorder.values) {
     MQ_ASSERT(previous_end <= span.begin && span.begin <= span.end && span.end <= text.size());
     Value value{span.slot, static_cast<uint32_t>(shape.text.size()), span.begin - previous_end, 0, 0};
@@ -120,6 +129,9 @@ void JsonHeaderShapes::learn(std::span<const uint8_t> header, const JsonHeaderSh
       MQ_ASSERT(previous_end <= span.name_begin && span.name_begin + span.name_size <= span.begin);
       value.name_offset = span.name_begin - previous_end;
       value.name_size = span.name_size;
+      const std::string_view name = text.substr(span.name_begin, span.name_size);
+      if (previous_name && !name_less(*previous_name, name)) shape.ext_names_ascending = false;
+      previous_name = name;
     }
     shape.text.append(text.substr(previous_end, span.begin - previous_end));
     shape.values.push_back(value);

@@ -99,6 +99,10 @@ class JsonHeaderShapes {
     std::string text;  // the literals, one after another
     std::vector<Value> values;
     uint32_t tail_begin = 0;  // the literal after the last value, to the end of text
+    // Whether the extFields names strictly increase along values (Java's
+    // and mqlab's writers sort them): a match then appends each field to
+    // the command's ExtFields without comparing it with the one before.
+    bool ext_names_ascending = true;
   };
 
   // Requires: text as for read. True when text matches shape; command is

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -94,6 +95,30 @@ RC_GTEST_PROP(JsonHeaderShapes, HeadersOfALearnedShapeDecodeAsWithoutShapes, ())
       RC_ASSERT(shapes.size() <= JsonHeaderShapes::kMaxShapes);
     }
   }
+}
+
+// Java's writer sorts extFields by name and so does ours, but a peer need
+// not: a shape learned from names in another order is read with their
+// order checked (a shape of sorted names appends each without comparing),
+// and its fields come out sorted all the same.
+RC_GTEST_PROP(JsonHeaderShapes, HeadersWithNamesInAnyOrderDecodeAsWithoutShapes, ()) {
+  static const std::vector<std::string> kNames = {"a", "b", "e", "i", "topic", "queueId", "consumerGroup", "n"};
+  const auto names = *rc::gen::unique<std::vector<std::string>>(rc::gen::elementOf(kNames));
+  JsonHeaderShapes shapes;
+  for (int repeat = 0; repeat < 4; ++repeat) {
+    std::string text = R"({"code":310,"extFields":{)";
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (i > 0) text += ',';
+      text += '"' + names[i] + "\":\"" + *rc::gen::container<std::string>(rc::gen::inRange('a', 'z')) + '"';
+    }
+    text += R"(},"flag":0,"language":"JAVA","opaque":)" + std::to_string(repeat) + "}";
+    const Bytes header = bytes_of(text);
+    const Result<RemotingCommand> read = decode_with(shapes, header);
+    assert_same(read, decode_json_header(header));
+    RC_ASSERT(read.ok());
+    RC_ASSERT(std::is_sorted(read->ext_fields.begin(), read->ext_fields.end()));
+  }
+  RC_ASSERT(shapes.size() == 1u);  // learned once, then matched
 }
 
 // Numbers a shape's reader must refuse as the fast reader does (then the
