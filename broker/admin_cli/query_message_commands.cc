@@ -51,7 +51,7 @@ void print_message_detail(std::ostream& out, const MessageExt& message) {
   const auto line = [&out](const char* label, const std::string& value) {
     out << strprintf("%-20s %s\n", label, value.c_str());
   };
-  line("OffsetID:", message.offsetMsgId);
+  line("OffsetID:", message.offsetMsgId());
   line("Topic:", message.topic);
   line("Tags:", "[" + message.tags() + "]");
   line("Keys:", "[" + message.keys() + "]");

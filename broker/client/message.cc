@@ -165,13 +165,13 @@ Status fill_message_ext(const store::DecodedMessage& decoded, HostTextCache& hos
   message.preparedTransactionOffset = decoded.prepared_transaction_offset;
   message.bornHost = hosts.born_host(decoded.born_host);
   message.storeHost = hosts.store_host(decoded.store_host);
-  message.offsetMsgId = store::create_offset_message_id(decoded.store_host, decoded.physical_offset);
+  message.storeHostAddress = decoded.store_host;
   // Room for a missing last separator too (append_properties adds one).
   message.properties_text.reserve(decoded.properties_text.size() + 1 + appended_properties.size());
   message.properties_text.assign(decoded.properties_text);
   message.append_properties(appended_properties);
   const std::optional<std::string_view> uniq = store::find_property(decoded.properties_text, store::kPropertyUniqKey);
-  message.msgId = uniq ? std::string(*uniq) : message.offsetMsgId;
+  message.msgId = uniq ? std::string(*uniq) : message.offsetMsgId();
   if ((decoded.sysflag & store::kSysFlagCompressed) != 0) {
     MQ_ASSIGN_OR_RETURN(message.body, inflate_body(decoded.body, kMaxInflatedBodyBytes));
   } else {

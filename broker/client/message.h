@@ -71,8 +71,8 @@ struct MessageExt {
   int64_t preparedTransactionOffset = 0;
   std::string bornHost;   // "ip:port"
   std::string storeHost;  // "ip:port"
-  std::string msgId;      // UNIQ_KEY when present, else offsetMsgId
-  std::string offsetMsgId;
+  store::HostAddress storeHostAddress;  // the same, as the record holds it
+  std::string msgId;  // UNIQ_KEY when present, else offsetMsgId()
   std::vector<uint8_t> body;  // inflated
   // The PROPERTIES field as the record stores it ("name\x01value\x02...",
   // store::encode_properties), kept as text and read on demand: a consumer
@@ -81,6 +81,10 @@ struct MessageExt {
   // its last value, as in store::decode_properties.
   std::string properties_text;
 
+  // RocketMQ's offsetMsgId (store::create_offset_message_id of the store
+  // host and commitLogOffset), made when asked: few consumers read it, and
+  // as a field every pulled message paid for its text.
+  std::string offsetMsgId() const { return store::create_offset_message_id(storeHostAddress, PhyOffset(commitLogOffset)); }
   std::string tags() const { return property(store::kPropertyTags).value_or(""); }
   std::string keys() const { return property(store::kPropertyKeys).value_or(""); }
   std::optional<std::string> property(std::string_view name) const;

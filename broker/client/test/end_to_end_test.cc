@@ -512,7 +512,7 @@ TEST_F(EndToEndTest, QueryByKeyAndViewByIdFindTheMessage) {
       ASSERT_EQ(found.messages.size(), 1u) << sent.key;
       EXPECT_EQ(found.messages[0].keys(), sent.key);
       EXPECT_EQ(found.messages[0].msgId, sent.result.msgId);
-      EXPECT_EQ(found.messages[0].offsetMsgId, sent.result.offsetMsgId);
+      EXPECT_EQ(found.messages[0].offsetMsgId(), sent.result.offsetMsgId);
     }
     const std::string home_address = cluster_.broker_spec(cluster_.broker_index(home)).address();
 

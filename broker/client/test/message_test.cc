@@ -61,8 +61,8 @@ TEST(PulledMessages, DecodeEveryFieldOfConcatenatedRecords) {
   EXPECT_EQ(first.storeTimestamp, 1'700'000'000'123);
   EXPECT_EQ(first.bornHost, "10.0.0.10:50000");
   EXPECT_EQ(first.storeHost, "10.0.0.1:10911");
-  EXPECT_EQ(first.offsetMsgId, "0A00000100002A9F0000000000001000");  // reference 1.7's example
-  EXPECT_EQ(first.msgId, first.offsetMsgId);  // no UNIQ_KEY: the offset id
+  EXPECT_EQ(first.offsetMsgId(), "0A00000100002A9F0000000000001000");  // reference 1.7's example
+  EXPECT_EQ(first.msgId, first.offsetMsgId());  // no UNIQ_KEY: the offset id
   EXPECT_EQ(first.tags(), "TagA");
   EXPECT_EQ(first.keys(), "k1 k2");
   EXPECT_EQ(first.body_text(), "hello");
@@ -321,7 +321,7 @@ void expect_same_message(const MessageExt& a, const MessageExt& b, size_t i) {
   EXPECT_EQ(a.bornHost, b.bornHost) << "message " << i;
   EXPECT_EQ(a.storeHost, b.storeHost) << "message " << i;
   EXPECT_EQ(a.msgId, b.msgId) << "message " << i;
-  EXPECT_EQ(a.offsetMsgId, b.offsetMsgId) << "message " << i;
+  EXPECT_EQ(a.offsetMsgId(), b.offsetMsgId()) << "message " << i;
   EXPECT_EQ(a.body, b.body) << "message " << i;
   EXPECT_EQ(a.properties_text, b.properties_text) << "message " << i;
 }
