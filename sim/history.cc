@@ -80,8 +80,15 @@ void History::receive(ReceiptRecord receipt) {
   // A seq beyond the sends is no send of ours (the checker counts it); it
   // must not size the table.
   if (receipt.seq < sends_.size()) {
-    std::vector<bool>& received = received_by_group_[group];
-    if (received.size() <= receipt.seq) received.resize(sends_.size(), false);
+    if (last_received_ == nullptr || !(receipt.group == last_receiving_group_)) {
+      last_received_ = &received_by_group_[group];
+      last_receiving_group_ = receipt.group;
+    }
+    std::vector<bool>& received = *last_received_;
+    // Grown by half again at least: receipts mostly name the newest send,
+    // and growing to the sends alone made nearly every receipt a resize.
+    // Bits past the sends read as not received, as no bit at all would.
+    if (received.size() <= receipt.seq) received.resize(std::max(sends_.size(), received.size() * 3 / 2), false);
     const bool groups_first = !received[receipt.seq];
     received[receipt.seq] = true;
     // Strays are checked too: a test or a file may name a seq before its send.

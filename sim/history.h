@@ -188,6 +188,10 @@ class History {
   std::vector<WorldEvent> events_;
   // Per group, whether it received seq (index); grown by receive().
   std::map<std::string, std::vector<bool>, std::less<>> received_by_group_;
+  // The entry of the group receive() saw last (a map node, which stays put;
+  // it moves with the map): receipts come in long runs of one group.
+  InternedName last_receiving_group_;
+  std::vector<bool>* last_received_ = nullptr;
   // Per group, the seqs it received that were past the sends when they
   // came (a stray receipt in a real run's history file): few.
   std::map<std::string, std::set<uint64_t>, std::less<>> stray_received_;
