@@ -246,7 +246,11 @@ std::optional<PullMessageProcessor::Refusal> PullMessageProcessor::resolve_filte
   // A view: every pull names it, and it is only compared.
   std::string_view expression_type = header.expressionType;
   if (has_flag(header.sysFlag, kPullFlagSubscription)) {
-    Result<SubscriptionFilter> built = build_subscription_filter(header.subscription.value_or(""));
+    const std::string_view subscription = header.subscription ? std::string_view(*header.subscription) : "";
+    // Every tag ("*", what most consumers send): filter stays as it came, the
+    // filter that passes everything, which building it again gives too.
+    if (subscription == kSubAll) return check_expression_type(expression_type);
+    Result<SubscriptionFilter> built = build_subscription_filter(subscription);
     if (!built.ok()) {
       return Refusal{ResponseCode::SUBSCRIPTION_PARSE_FAILED,
                      "parse the consumer's subscription failed: " + built.status().message()};
@@ -271,6 +275,11 @@ std::optional<PullMessageProcessor::Refusal> PullMessageProcessor::resolve_filte
     expression_type = subscription->expressionType.empty() ? std::string_view("TAG")
                                                            : std::string_view(subscription->expressionType);
   }
+  return check_expression_type(expression_type);
+}
+
+std::optional<PullMessageProcessor::Refusal> PullMessageProcessor::check_expression_type(
+    std::string_view expression_type) {
   if (expression_type != "TAG") {
     return Refusal{ResponseCode::SYSTEM_ERROR,
                    "The broker does not support consumer to filter message by " + std::string(expression_type)};

@@ -99,8 +99,13 @@ class PullMessageProcessor {
   // unless it refuses.
   std::optional<Refusal> check_access(const PullMessageRequestHeader& header,
                                       const meta::SubscriptionGroupConfig*& group);
+  // Requires: filter as default-constructed (it passes everything), which
+  // a subscription to every tag leaves it.
   std::optional<Refusal> resolve_filter(const PullMessageRequestHeader& header,
                                         const meta::SubscriptionGroupConfig& group, SubscriptionFilter& filter);
+  // Refuses any expression type but TAG, as RocketMQ's broker without its
+  // filter server (enablePropertyFilter false).
+  static std::optional<Refusal> check_expression_type(std::string_view expression_type);
   // The response code for a store result, before suspension and slave rules.
   static int32_t code_for(store::GetMessageStatus status, int64_t requested_offset);
   // The body of a FOUND answer: file regions to send after the response

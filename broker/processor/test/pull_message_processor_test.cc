@@ -137,6 +137,25 @@ TEST_F(PullMessageTest, TagsFilterByHashAndSplitOnDoubleBars) {
   EXPECT_EQ(response.code, ResponseCode::SUBSCRIPTION_PARSE_FAILED);
 }
 
+// The broker filters by TAG alone (no filter server, enablePropertyFilter
+// off): a pull naming another expression type is refused whatever its
+// subscription, "*" included.
+TEST_F(PullMessageTest, AnExpressionTypeOtherThanTagIsRefused) {
+  send("TopicE", 0, "a", "TagA");
+  settle();
+  for (const std::string subscription : {"*", "TagA"}) {
+    PullOptions options;
+    options.subscription = subscription;
+    RemotingCommand request = pull("G", "TopicE", 0, 0, options);
+    request.set_ext_string("expressionType", "SQL92");
+    const RemotingCommand refused = world_.must_call(request);
+    EXPECT_EQ(refused.code, ResponseCode::SYSTEM_ERROR) << subscription;
+    EXPECT_EQ(refused.remark, "The broker does not support consumer to filter message by SQL92") << subscription;
+    request.set_ext_string("expressionType", "TAG");
+    EXPECT_EQ(world_.must_call(request).code, ResponseCode::SUCCESS) << subscription;
+  }
+}
+
 TEST_F(PullMessageTest, ALongPollIsAnsweredWhenAMessageArrives) {
   send("TopicL", 0, "first");
   settle();
