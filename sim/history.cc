@@ -80,7 +80,7 @@ void History::receive(ReceiptRecord receipt) {
   // A seq beyond the sends is no send of ours (the checker counts it); it
   // must not size the table.
   if (receipt.seq < sends_.size()) {
-    if (last_received_ == nullptr || !(receipt.group == last_receiving_group_)) {
+    if (last_received_ == nullptr || receipt.group != last_receiving_group_) {
       last_received_ = &received_by_group_[group];
       last_receiving_group_ = receipt.group;
     }

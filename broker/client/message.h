@@ -84,7 +84,9 @@ struct MessageExt {
   // RocketMQ's offsetMsgId (store::create_offset_message_id of the store
   // host and commitLogOffset), made when asked: few consumers read it, and
   // as a field every pulled message paid for its text.
-  std::string offsetMsgId() const { return store::create_offset_message_id(storeHostAddress, PhyOffset(commitLogOffset)); }
+  std::string offsetMsgId() const {
+    return store::create_offset_message_id(storeHostAddress, PhyOffset(commitLogOffset));
+  }
   std::string tags() const { return property(store::kPropertyTags).value_or(""); }
   std::string keys() const { return property(store::kPropertyKeys).value_or(""); }
   std::optional<std::string> property(std::string_view name) const;

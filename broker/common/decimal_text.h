@@ -1,5 +1,5 @@
-// put_decimal, put_unsigned_decimal: an integer's decimal text, as std::to_chars writes it, into
-// room the caller has (kMaxDecimalBytes).
+// put_decimal, put_unsigned_decimal: an integer's decimal text, as
+// std::to_chars writes it, into room the caller has (kMaxDecimalBytes).
 //
 // Why not std::to_chars: the remoting header writers put a score of numbers
 // in every message's frames (opaque, queue ids and offsets, timestamps), and
