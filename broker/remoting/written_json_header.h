@@ -136,13 +136,13 @@ struct PointerSink {
     std::memcpy(p, literal.data(), literal.size());
     p += literal.size();
   }
-  void number(int64_t value) {
+  [[gnu::always_inline]] void number(int64_t value) {
     static_assert(kMaxDecimalBytes <= kInt64Bytes, "the room sized for a number");
     p = put_decimal(p, value);
   }
   // A header's numbers go out as strings: quotes written as bytes, not as
   // two more literal copies.
-  void quoted_number(int64_t value) {
+  [[gnu::always_inline]] void quoted_number(int64_t value) {
     *p++ = '"';
     number(value);
     *p++ = '"';
