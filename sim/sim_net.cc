@@ -82,6 +82,7 @@ struct SimNet::Core {
   std::set<std::string> isolated_hosts;
   std::set<HostPair> blocked_pairs;
   std::map<HostPair, NetworkProfile> link_profiles;  // overrides of the defaults
+  uint64_t link_profiles_version = 0;                  // bumped at every change of them
   // When each link's wire has sent its last chunk. Entries are never erased
   // (nor are link_counters'), so streams may keep pointers to them.
   std::map<HostPair, Nanos> wire_free_at;
@@ -166,6 +167,10 @@ struct Pipe {
   // looked up once: a chunk then costs no map search keyed by host strings.
   Nanos* wire_free_at = nullptr;
   LinkCounters* link = nullptr;
+  // This direction's NetworkProfile as of Core::link_profiles_version
+  // (profiles change only when a scenario sets one): looked up again after.
+  const NetworkProfile* profile = nullptr;
+  uint64_t profile_version = 0;
 };
 
 // One end of a stream, as the network sees it.
@@ -199,6 +204,14 @@ struct Stream : std::enable_shared_from_this<Stream> {
     Pipe& pipe = sides[from].out;
     if (pipe.wire_free_at == nullptr) pipe.wire_free_at = &core->wire_free_at[{host(from), host(1 - from)}];
     return *pipe.wire_free_at;
+  }
+  const NetworkProfile& profile(int from) {
+    Pipe& pipe = sides[from].out;
+    if (pipe.profile == nullptr || pipe.profile_version != core->link_profiles_version) {
+      pipe.profile = &core->profile(host(from), host(1 - from));
+      pipe.profile_version = core->link_profiles_version;
+    }
+    return *pipe.profile;
   }
 
   // Arrivals go by rvalue reference through push, hand_over, arrive and
@@ -354,7 +367,7 @@ void Stream::push(int from, Arrival&& arrival) {
 void Stream::put_on_wire(int from, Chunk& chunk) {
   Pipe& pipe = sides[from].out;
   const Nanos arrival =
-      core->send_on_wire(core->profile(host(from), host(1 - from)), wire_free_at(from), chunk.arrival.bytes.size());
+      core->send_on_wire(profile(from), wire_free_at(from), chunk.arrival.bytes.size());
   chunk.deliver_at = std::max(pipe.last_deliver_at, arrival);
   pipe.last_deliver_at = chunk.deliver_at;
   MQ_ASSERT(chunk.deliver_at >= core->now());
@@ -950,6 +963,7 @@ void SimNet::set_link_profile(const std::string& from, const std::string& to, co
   MQ_ASSERT_MSG(valid.ok(), valid.to_string());
   core_->link_profiles.insert_or_assign({from, to}, profile);
   if (symmetric) core_->link_profiles.insert_or_assign({to, from}, profile);
+  ++core_->link_profiles_version;  // streams look their profiles up again
 }
 
 const NetworkProfile& SimNet::link_profile(const std::string& from, const std::string& to) const {

@@ -252,6 +252,27 @@ TEST_F(SimNetTest, DeliveryTimeIsLatencyPlusSerialization) {
   EXPECT_EQ(h_.server_inboxes[0].arrived_at[0], sent_at + millis(1) + 1000 * kNanosPerMicro);
 }
 
+// A stream keeps its link's profile at hand, so a profile set while it is
+// open must still reach its next chunk.
+TEST_F(SimNetTest, AProfileSetOnAnOpenConnectionTimesItsNextChunk) {
+  Inbox client_inbox;
+  std::shared_ptr<env::Connection> client = connect_pair(client_inbox);
+  ASSERT_NE(client, nullptr);
+  h_.call([&] { client->send(pattern(1000, 1)); });
+  h_.run();
+  ASSERT_EQ(h_.server_inboxes[0].arrived_at.size(), 1u);
+  NetworkProfile slow;
+  slow.latency_base_ns = millis(50);
+  slow.latency_jitter_ns = 0;
+  slow.bandwidth_bytes_per_sec = 1'000'000;
+  h_.net().set_link_profile(kHostB, kHostA, slow);
+  const Nanos sent_at = h_.now();
+  h_.call([&] { client->send(pattern(1000, 2)); });
+  h_.run();
+  ASSERT_EQ(h_.server_inboxes[0].arrived_at.size(), 2u);
+  EXPECT_EQ(h_.server_inboxes[0].arrived_at[1], sent_at + millis(50) + millis(1)) << "50 ms, and 1,000 bytes at 1 MB/s";
+}
+
 TEST(SimNet, JitteredLatencyStaysWithinItsBounds) {
   SimNetOptions options = fixed_options();
   options.profile.latency_jitter_ns = 100 * kNanosPerMicro;
