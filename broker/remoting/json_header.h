@@ -75,18 +75,10 @@ Status decode_json_header_into(std::span<const uint8_t> header, RemotingCommand&
 // invalid UTF-8 as U+FFFD). For callers that write a header of their own
 // (api::append_send_message_v2_json_header) and must match it byte for byte.
 void append_json_string_literal(std::string_view text, std::vector<uint8_t>& out);
-// The same through a pointer, for a writer that sizes its output once: the
-// most bytes the literal of text takes (quotes included; exactly
-// text.size() + 2 when no byte needs an escape), or nullopt when text holds
-// a non-ASCII byte (then append_json_string_literal decides).
-std::optional<size_t> ascii_json_string_literal_bound(std::string_view text);
-// Writes the literal at p and returns its end. Requires:
-// ascii_json_string_literal_bound(text) has a value, and p that much room.
-char* put_ascii_json_string_literal(std::string_view text, char* p);
-// The same without the sizing scan: writes the literal at p and returns its
-// end, or null when text holds a non-ASCII byte (what was written is then
-// garbage). Requires room at p for kMaxEscapedBytesPerByte bytes a byte of
-// text, and its quotes.
+// The same through a pointer: writes the literal at p and returns its end,
+// or null when text holds a non-ASCII byte (then append_json_string_literal
+// decides; what was written is garbage). Requires room at p for
+// kMaxEscapedBytesPerByte bytes a byte of text, and its quotes.
 inline constexpr size_t kMaxEscapedBytesPerByte = 6;  // "\u00xx"
 char* put_json_string_literal_if_ascii(std::string_view text, char* p);
 

@@ -615,19 +615,6 @@ bool append_ascii_json_header(const RemotingCommand& command, std::vector<uint8_
 
 void append_json_string_literal(std::string_view text, std::vector<uint8_t>& out) { append_json_string(text, out); }
 
-std::optional<size_t> ascii_json_string_literal_bound(std::string_view text) {
-  const std::optional<size_t> content = ascii_literal_bound(text);
-  if (!content) return std::nullopt;
-  return *content + 2;
-}
-
-char* put_ascii_json_string_literal(std::string_view text, char* p) {
-  *p++ = '"';
-  p = put_ascii_literal(text, p);
-  *p++ = '"';
-  return p;
-}
-
 char* put_json_string_literal_if_ascii(std::string_view text, char* p) {
   *p++ = '"';
   p = put_literal</*kCheckAscii=*/true>(text, p);

@@ -17,15 +17,12 @@
 #pragma once
 
 #include <algorithm>
-#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <iterator>
-#include <optional>
+#include <memory>
 #include <span>
 #include <string_view>
-#include <system_error>
 #include <vector>
 
 #include "broker/common/assert.h"
@@ -113,10 +110,8 @@ struct VectorSink {
   std::vector<uint8_t>& out;
   void text(std::string_view literal) { out.insert(out.end(), literal.begin(), literal.end()); }
   void number(int64_t value) {
-    char digits[kInt64Bytes];
-    const auto [end, error] = std::to_chars(std::begin(digits), std::end(digits), value);
-    MQ_ASSERT(error == std::errc());
-    out.insert(out.end(), digits, end);
+    char digits[kMaxDecimalBytes];
+    out.insert(out.end(), digits, put_decimal(digits, value));
   }
   void quoted_number(int64_t value) {
     out.push_back('"');
@@ -126,12 +121,14 @@ struct VectorSink {
   void string(std::string_view value) { append_json_string_literal(value, out); }
 };
 
-// Writes through a pointer into room sized beforehand (ASCII strings only).
-// kPlainStrings: every string is known to need no escape (the sizing pass
-// scanned them), so each is copied between its quotes without a second scan.
-template <bool kPlainStrings>
+// Writes through a pointer into room for the worst case (every byte of
+// every string escaped: kMaxEscapedBytesPerByte), checking as it goes that
+// each string is ASCII, in the one pass that escapes it (sizing the strings
+// first took a second scan of each). After a string with a non-ASCII byte,
+// ascii is false and what was written is garbage.
 struct PointerSink {
   char* p;
+  bool ascii = true;
   [[gnu::always_inline]] void text(std::string_view literal) {
     std::memcpy(p, literal.data(), literal.size());
     p += literal.size();
@@ -148,47 +145,6 @@ struct PointerSink {
     *p++ = '"';
   }
   void string(std::string_view value) {
-    if constexpr (!kPlainStrings) {
-      p = put_ascii_json_string_literal(value, p);
-    } else {
-      *p++ = '"';
-      text(value);
-      *p++ = '"';
-    }
-  }
-};
-
-// append_written_json_header's pointer half, for a header of at most bound
-// bytes. A header that fits is written on the stack and appended in one
-// copy: resizing out to the bound first zeroed a few hundred bytes each time.
-template <bool kPlainStrings, typename Write>
-void append_through_pointer(size_t bound, std::vector<uint8_t>& out, Write&& write) {
-  constexpr size_t kStackBytes = 2048;
-  if (bound <= kStackBytes) {
-    char buffer[kStackBytes];
-    PointerSink<kPlainStrings> sink{buffer};
-    write(sink);
-    MQ_ASSERT(static_cast<size_t>(sink.p - buffer) <= bound);
-    out.insert(out.end(), buffer, sink.p);
-    return;
-  }
-  const size_t start = out.size();
-  out.resize(start + bound);
-  char* const begin = reinterpret_cast<char*>(out.data() + start);
-  PointerSink<kPlainStrings> sink{begin};
-  write(sink);
-  const auto written = static_cast<size_t>(sink.p - begin);
-  MQ_ASSERT(written <= bound);
-  out.resize(start + written);
-}
-
-// Writes through a pointer into room for the worst case (every byte of
-// every string escaped), checking as it goes that each string is ASCII: one
-// pass over a string where sizing it first took two. After a string with a
-// non-ASCII byte, ascii is false and what was written is garbage.
-struct AsciiCheckingSink : PointerSink<false> {
-  bool ascii = true;
-  void string(std::string_view value) {
     if (!ascii) return;
     char* const end = put_json_string_literal_if_ascii(value, p);
     if (end == nullptr) {
@@ -199,48 +155,31 @@ struct AsciiCheckingSink : PointerSink<false> {
   }
 };
 
-// Appends what write(sink) writes: through a pointer when every string is
-// ASCII (appending piece by piece cost a vector insert each), else through
-// a VectorSink. strings are every string write passes to sink.string;
-// fixed_bytes bounds the rest, numbers counted at kInt64Bytes.
-//
-// When the worst case fits on the stack (every header mqlab writes, but a
-// send with long properties), the header is written there in one pass and
-// checked as it goes. Else it is sized first, scanning each string: then
-// when no string needs an escape (answers, pull requests; not a send's
-// properties, whose separators are control bytes), the strings are copied
-// without a second scan.
+// Appends what write(sink) writes: through a PointerSink when every string
+// is ASCII (appending piece by piece cost a vector insert each), else
+// through a VectorSink. strings are every string write passes to
+// sink.string; fixed_bytes bounds the rest, numbers counted at kInt64Bytes.
+// The room is on the stack when the worst case fits (every header mqlab
+// writes, but a send with long properties), else on the heap, left
+// uninitialized either way (zeroing it cost more than the copy out).
 template <typename Write>
 void append_written_json_header(std::span<const std::string_view> strings, size_t fixed_bytes,
                                 std::vector<uint8_t>& out, Write&& write) {
   constexpr size_t kStackBytes = 4096;
   size_t worst = fixed_bytes;
   for (const std::string_view text : strings) worst += text.size() * kMaxEscapedBytesPerByte + 2;
-  if (worst <= kStackBytes) {
-    char buffer[kStackBytes];
-    AsciiCheckingSink sink{{buffer}};
-    write(sink);
-    if (sink.ascii) {
-      MQ_ASSERT(static_cast<size_t>(sink.p - buffer) <= worst);
-      out.insert(out.end(), buffer, sink.p);
-      return;
-    }
+  char stack[kStackBytes];
+  std::unique_ptr<char[]> heap;
+  if (worst > kStackBytes) heap = std::make_unique_for_overwrite<char[]>(worst);
+  char* const buffer = heap ? heap.get() : stack;
+  PointerSink sink{buffer};
+  write(sink);
+  if (!sink.ascii) {
     VectorSink general{out};
     return write(general);
   }
-  size_t bound = fixed_bytes;
-  bool plain = true;
-  for (const std::string_view text : strings) {
-    const std::optional<size_t> literal = ascii_json_string_literal_bound(text);
-    if (!literal) {
-      VectorSink sink{out};
-      return write(sink);
-    }
-    bound += *literal;
-    plain = plain && *literal == text.size() + 2;  // no byte to escape
-  }
-  if (plain) return append_through_pointer<true>(bound, out, write);
-  append_through_pointer<false>(bound, out, write);
+  MQ_ASSERT(static_cast<size_t>(sink.p - buffer) <= worst);
+  out.insert(out.end(), buffer, sink.p);
 }
 
 // Sets on command the fields list_fields(fields) lists (a header's field

@@ -24,8 +24,9 @@ using remoting::RemotingCommand;
 
 // Mostly ASCII, sometimes anything: the fast path and the general one. And
 // sometimes long text with bytes to escape, whose worst case (six bytes a
-// byte) is past the writer's stack room, so the header is sized first
-// (not shrunk: shrinking 2,000 bytes a character at a time takes minutes).
+// byte) is past the writer's stack room, so the header is written on the
+// heap (not shrunk: shrinking 2,000 bytes a character at a time takes
+// minutes).
 rc::Gen<std::string> header_text() {
   return rc::gen::oneOf(rc::gen::container<std::string>(rc::gen::inRange<char>(0x20, 0x7F)),
                         rc::gen::container<std::string>(rc::gen::arbitrary<char>()),
