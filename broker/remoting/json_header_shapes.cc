@@ -20,11 +20,47 @@ bool is_string_slot(JsonHeaderSlot slot) {
          slot == JsonHeaderSlot::kIgnoredString;
 }
 
+void store_number(JsonHeaderSlot slot, int32_t number, RemotingCommand& command) {
+  switch (slot) {
+    case JsonHeaderSlot::kCode: command.code = number; break;
+    case JsonHeaderSlot::kFlag: command.flag = number; break;
+    case JsonHeaderSlot::kOpaque: command.opaque = number; break;
+    case JsonHeaderSlot::kVersion: command.version = number; break;
+    default: MQ_ASSERT(slot == JsonHeaderSlot::kIgnoredNumber); break;
+  }
+}
+
+// A string value other than an extFields one.
+void store_string(JsonHeaderSlot slot, std::string_view content, RemotingCommand& command) {
+  switch (slot) {
+    case JsonHeaderSlot::kLanguage:
+      if (!same_text(command.language, content)) command.language.assign(content);  // usually "JAVA" already
+      break;
+    case JsonHeaderSlot::kRemark: command.remark.assign(content); break;
+    default: MQ_ASSERT(slot == JsonHeaderSlot::kIgnoredString); break;
+  }
+}
+
+// An extFields value under the shape's name for it: the learned name (its
+// literal matched), so its order with the names before it is the learned
+// order, and a shape whose names ascend appends it.
+void append_ext_value(bool names_ascending, std::string_view name, std::string_view content,
+                      RemotingCommand& command) {
+  if (names_ascending) {
+    command.ext_fields.append_held_in_order(name, content);
+  } else {
+    command.ext_fields.insert_or_assign_held(name, content);
+  }
+}
+
 }  // namespace
 
 bool JsonHeaderShapes::read(std::string_view text, RemotingCommand& command) {
   for (size_t i = 0; i < shapes_.size(); ++i) {
-    if (!read_as(shapes_[i], text, command)) continue;
+    Outcome outcome = read_against_last(shapes_[i], text, command);
+    if (outcome == Outcome::kMismatch) outcome = read_as(shapes_[i], text, command);
+    if (outcome == Outcome::kMismatchTextDecoded) return false;  // no other shape may read the changed text
+    if (outcome == Outcome::kMismatch) continue;
     // One step toward the front per match: a shape that keeps matching
     // ends up tried first, and a one-off (a heartbeat) moves little.
     if (i > 0) std::swap(shapes_[i], shapes_[i - 1]);
@@ -33,33 +69,41 @@ bool JsonHeaderShapes::read(std::string_view text, RemotingCommand& command) {
   return false;
 }
 
-bool JsonHeaderShapes::read_as(const Shape& shape, std::string_view text, RemotingCommand& command) {
-  MQ_ASSERT(shape.values.size() <= kMaxValues);
+JsonHeaderShapes::Outcome JsonHeaderShapes::read_as(Shape& shape, std::string_view text, RemotingCommand& command) {
+  MQ_ASSERT(shape.values.size() <= kMaxValues && shape.last_values.size() == shape.values.size());
   // Values are stored as they are read; a mismatch further on puts the
   // command back as it came (mismatches are rare: the shape tried first is
   // the connection's usual one). Bounds in locals: the stores through char
   // pointers below may alias anything, which would reload members each time.
-  const char* at = text.data();
+  const char* const begin = text.data();
+  const char* at = begin;
   const char* const end = text.data() + text.size();
   const char* const literals = shape.text.data();
   const Value* const last = shape.values.data() + shape.values.size();
-  for (const Value* value = shape.values.data(); value != last; ++value) {
+  LastValue* seen = shape.last_values.data();
+  // The text as it came, before any escape is decoded in place; kept only
+  // if it matches.
+  shape.last.assign(text);
+  bool decoded = false;
+  const auto mismatch = [&] {
+    shape.last.clear();
+    reset(command);
+    return decoded ? Outcome::kMismatchTextDecoded : Outcome::kMismatch;
+  };
+  for (const Value* value = shape.values.data(); value != last; ++value, ++seen) {
     if (static_cast<size_t>(end - at) < value->literal_size ||
         !same_bytes(at, literals + value->literal_begin, value->literal_size)) {
-      return mismatch(command);
+      return mismatch();
     }
     const char* const literal_at = at;
     at += value->literal_size;
+    seen->begin = static_cast<uint32_t>(at - begin);
     if (!is_string_slot(value->slot)) {
       const std::optional<int32_t> number = json_scan::parse_int32(at, end);
-      if (!number) return mismatch(command);
-      switch (value->slot) {
-        case JsonHeaderSlot::kCode: command.code = *number; break;
-        case JsonHeaderSlot::kFlag: command.flag = *number; break;
-        case JsonHeaderSlot::kOpaque: command.opaque = *number; break;
-        case JsonHeaderSlot::kVersion: command.version = *number; break;
-        default: MQ_ASSERT(value->slot == JsonHeaderSlot::kIgnoredNumber); break;
-      }
+      if (!number) return mismatch();
+      seen->end = static_cast<uint32_t>(at - begin);
+      seen->number = *number;
+      store_number(value->slot, *number, command);
       continue;
     }
     // A string's content, up to the closing quote the next literal starts with.
@@ -69,49 +113,109 @@ bool JsonHeaderShapes::read_as(const Shape& shape, std::string_view text, Remoti
     if (special != end && *special == '"') {
       content = std::string_view(start, static_cast<size_t>(special - start));
       at = special;
+      seen->escaped = false;
     } else {
       // Escapes: decoded in place (the command owns text), as the fast
       // reader decodes an extFields value.
+      decoded = true;
       const char* const written_end = json_scan::unescape_to(at, end, special, const_cast<char*>(start));
-      if (written_end == nullptr) return mismatch(command);
+      if (written_end == nullptr) return mismatch();
       content = std::string_view(start, static_cast<size_t>(written_end - start));
       --at;  // back onto the closing quote, which stayed where it was
       MQ_ASSERT(*at == '"');
+      seen->escaped = true;
     }
-    switch (value->slot) {
-      case JsonHeaderSlot::kExtValue: {
-        // The name is the learned one (the literal matched), so its order
-        // with the names before it is the learned order.
-        const std::string_view name(literal_at + value->name_offset, value->name_size);
-        if (shape.ext_names_ascending) {
-          command.ext_fields.append_held_in_order(name, content);
-        } else {
-          command.ext_fields.insert_or_assign_held(name, content);
-        }
-        break;
-      }
-      case JsonHeaderSlot::kLanguage:
-        if (!same_text(command.language, content)) command.language.assign(content);  // usually "JAVA" already
-        break;
-      case JsonHeaderSlot::kRemark: command.remark.assign(content); break;
-      default: MQ_ASSERT(value->slot == JsonHeaderSlot::kIgnoredString); break;
+    seen->end = static_cast<uint32_t>(at - begin);
+    if (value->slot == JsonHeaderSlot::kExtValue) {
+      seen->name_begin = static_cast<uint32_t>(literal_at + value->name_offset - begin);
+      append_ext_value(shape.ext_names_ascending, std::string_view(begin + seen->name_begin, value->name_size), content,
+                       command);
+    } else {
+      store_string(value->slot, content, command);
     }
   }
   const size_t tail_size = shape.text.size() - shape.tail_begin;
   if (static_cast<size_t>(end - at) != tail_size || !same_bytes(at, literals + shape.tail_begin, tail_size)) {
-    return mismatch(command);
+    return mismatch();
   }
-  return true;
+  return Outcome::kRead;
 }
 
-bool JsonHeaderShapes::mismatch(RemotingCommand& command) {
+JsonHeaderShapes::Outcome JsonHeaderShapes::read_against_last(Shape& shape, std::string_view text,
+                                                              RemotingCommand& command) {
+  if (shape.last.size() != text.size() || text.empty()) return Outcome::kMismatch;
+  MQ_ASSERT(shape.last_values.size() == shape.values.size());
+  // Bounds in locals, as in read_as.
+  char* const begin = const_cast<char*>(text.data());  // the command owns text
+  const char* const end = begin + text.size();
+  char* const last_text = shape.last.data();
+  const size_t size = text.size();
+  const Value* const last = shape.values.data() + shape.values.size();
+  LastValue* seen = shape.last_values.data();
+  const bool ascending = shape.ext_names_ascending;
+  bool decoded = false;
+  const auto mismatch = [&] {
+    reset(command);
+    return decoded ? Outcome::kMismatchTextDecoded : Outcome::kMismatch;
+  };
+  // Where text first differs from the last header at or after the value at
+  // hand's literal: a value before it is as it was.
+  size_t difference = first_difference(begin, last_text, 0, size);
+  for (const Value* value = shape.values.data(); value != last; ++value, ++seen) {
+    if (difference < seen->end) {
+      if (difference < seen->begin) return mismatch();  // a literal differs: not this shape's last header
+      // Read anew where it was; it must end where it did (the literal after
+      // it is compared next), and becomes the last header's value.
+      const char* at = begin + seen->begin;
+      if (!is_string_slot(value->slot)) {
+        const std::optional<int32_t> number = json_scan::parse_int32(at, end);
+        if (!number || at != begin + seen->end) return mismatch();
+        seen->number = *number;
+      } else {
+        const char* const special = json_scan::skip_plain(at, end);
+        if (special != end && *special == '"') {
+          if (special != begin + seen->end) return mismatch();  // ends early or runs on
+          seen->escaped = false;
+        } else {
+          seen->escaped = true;  // escapes (or a byte that is not allowed): decoded below
+        }
+      }
+      std::memcpy(last_text + seen->begin, begin + seen->begin, seen->end - seen->begin);
+      difference = first_difference(begin, last_text, seen->end, size);
+    }
+    std::string_view content(begin + seen->begin, seen->end - seen->begin);
+    if (is_string_slot(value->slot) && seen->escaped) {
+      // Decoded in place each time (the text holds escapes as they came).
+      // A changed string may not end where it did: then this last header
+      // is no more.
+      const char* at = content.data();
+      decoded = true;
+      const char* const written_end = json_scan::unescape_to(at, end, json_scan::skip_plain(at, end), begin + seen->begin);
+      if (written_end == nullptr || at != begin + seen->end + 1) {
+        shape.last.clear();
+        return mismatch();
+      }
+      content = std::string_view(content.data(), static_cast<size_t>(written_end - content.data()));
+    }
+    if (value->slot == JsonHeaderSlot::kExtValue) {
+      append_ext_value(ascending, std::string_view(begin + seen->name_begin, value->name_size), content, command);
+    } else if (is_string_slot(value->slot)) {
+      store_string(value->slot, content, command);
+    } else {
+      store_number(value->slot, seen->number, command);
+    }
+  }
+  if (difference < size) return mismatch();  // the literal after the last value differs
+  return Outcome::kRead;
+}
+
+void JsonHeaderShapes::reset(RemotingCommand& command) {
   command.ext_fields.clear_fields();  // the header's copy stays
   command.code = 0;
   command.flag = 0;
   command.opaque = 0;
   command.remark.clear();
   to_json_header_defaults(command);  // version and language
-  return false;
 }
 
 void JsonHeaderShapes::learn(std::span<const uint8_t> header, const JsonHeaderShapeRecorder& recorder) {
@@ -139,6 +243,16 @@ void JsonHeaderShapes::learn(std::span<const uint8_t> header, const JsonHeaderSh
   }
   shape.tail_begin = static_cast<uint32_t>(shape.text.size());
   shape.text.append(text.substr(previous_end));
+  shape.last_values.resize(shape.values.size());  // no last header yet: the next match makes one
+  // Known already: a shape before it failed after decoding in place, and
+  // read() handed the header on. Tried first from now on.
+  const auto known = std::find_if(shapes_.begin(), shapes_.end(), [&](const Shape& other) {
+    return other.text == shape.text && other.values == shape.values && other.tail_begin == shape.tail_begin;
+  });
+  if (known != shapes_.end()) {
+    std::rotate(shapes_.begin(), known, known + 1);
+    return;
+  }
   if (shapes_.size() == kMaxShapes) shapes_.pop_back();
   shapes_.push_back(std::move(shape));
 }

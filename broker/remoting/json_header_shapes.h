@@ -23,8 +23,27 @@
 // extFields name, so replaying the values in order is the whole effect.
 // json_header_shapes_test.cc checks matches against the fast reader.
 //
-// Invariants: at most kMaxShapes shapes, most recently matched first; each
-// shape has at most kMaxValues values.
+// A connection's headers of one shape differ in a few values and are
+// mostly the same length (an opaque, a queue offset and a timestamp count
+// up; a topic, a group and the header's keys stay): of the 95,450 headers
+// of two simulated minutes of the standard scenario, 95,199 had the length
+// of the one before them of their shape. So each shape also keeps the last
+// header read as it, as it came, and where each value lay in it; a header
+// of that length is compared with it 16 bytes at a time, and only the
+// values whose text differs are read again (read_against_last). A
+// difference outside the values' places, or a value that no longer ends
+// where it did, is not this path's: the header is read against the shape's
+// literals as before (read_as).
+//
+// Escaped strings are decoded in place, over the header's text: a shape
+// that fails after doing so hands the header on to the caller, which copies
+// it again, instead of letting another shape read the changed text.
+//
+// Invariants: at most kMaxShapes shapes, most recently matched first, no
+// two alike; each shape has at most kMaxValues values. A shape's last
+// header, when it has one, has the shape's literals between its values, and
+// the value at last_values[i]'s place reads (by json_text_scan.h's rules) to
+// what last_values[i] holds, ending where it says.
 #pragma once
 
 #include <cstddef>
@@ -94,6 +113,15 @@ class JsonHeaderShapes {
     uint32_t literal_size;
     uint32_t name_offset;  // kExtValue: the name's place in that literal
     uint32_t name_size;
+    bool operator==(const Value&) const = default;
+  };
+  // Where a value lay in a shape's last header, and what it read as.
+  struct LastValue {
+    uint32_t begin = 0;  // a string's content (between its quotes), a number's text
+    uint32_t end = 0;
+    uint32_t name_begin = 0;  // an extFields value's name
+    int32_t number = 0;    // a number's value
+    bool escaped = false;  // a string that holds escapes: decoded again each time
   };
   struct Shape {
     std::string text;  // the literals, one after another
@@ -103,14 +131,28 @@ class JsonHeaderShapes {
     // and mqlab's writers sort them): a match then appends each field to
     // the command's ExtFields without comparing it with the one before.
     bool ext_names_ascending = true;
+    // The last header read as this shape, as it came (escapes undecoded);
+    // empty when there is none to compare with.
+    std::string last;
+    std::vector<LastValue> last_values;  // one per value
+  };
+  enum class Outcome : uint8_t {
+    kRead,                   // command filled
+    kMismatch,               // command and text as they came
+    kMismatchTextDecoded,    // command as it came; text changed by an in-place decode
   };
 
-  // Requires: text as for read. True when text matches shape; command is
-  // then filled, else as it came.
-  static bool read_as(const Shape& shape, std::string_view text, RemotingCommand& command);
-  // Puts a command read_as half filled back to json_header_defaults();
-  // returns false, read_as's answer.
-  static bool mismatch(RemotingCommand& command);
+  // Requires: text as for read. Reads text as shape, comparing its literals;
+  // on a match, text becomes the shape's last header, on a mismatch the
+  // shape has none (a header of another shape tried against it costs the
+  // next one of its own this full read: rare, as a connection's headers
+  // seldom alternate).
+  static Outcome read_as(Shape& shape, std::string_view text, RemotingCommand& command);
+  // The same outcome as read_as, or kMismatch when text is not shape's last
+  // header with some values changed in place (read_as may still match).
+  static Outcome read_against_last(Shape& shape, std::string_view text, RemotingCommand& command);
+  // Puts a command read half-way back to json_header_defaults().
+  static void reset(RemotingCommand& command);
 
   std::vector<Shape> shapes_;  // most recently matched first
 };

@@ -91,11 +91,55 @@ inline const char* skip_plain(const char* p, const char* end) {
   return p;
 }
 
-inline int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
+constexpr std::array<int8_t, 256> make_hex_digits() {
+  std::array<int8_t, 256> digits{};
+  for (size_t c = 0; c < 256; ++c) {
+    digits[c] = c >= '0' && c <= '9'   ? static_cast<int8_t>(c - '0')
+                : c >= 'a' && c <= 'f' ? static_cast<int8_t>(c - 'a' + 10)
+                : c >= 'A' && c <= 'F' ? static_cast<int8_t>(c - 'A' + 10)
+                                       : int8_t{-1};
+  }
+  return digits;
+}
+inline constexpr std::array<int8_t, 256> kHexDigits = make_hex_digits();
+
+inline int hex_digit(char c) { return kHexDigits[static_cast<unsigned char>(c)]; }
+
+// Copies n bytes from from to to, which may overlap them from before (a
+// string decoded in place moves its runs left): the plain runs between
+// a string's escapes, a few bytes each (a send's properties: a key, a
+// value), which a memmove call costs several times over. Up to 32 bytes
+// are all loaded before any is stored.
+inline void move_bytes(char* to, const char* from, size_t n) {
+  const auto load = [](const char* p, auto word) {
+    std::memcpy(&word, p, sizeof(word));
+    return word;
+  };
+  const auto store = [](char* p, auto word) { std::memcpy(p, &word, sizeof(word)); };
+  if (n >= 8 && n <= 16) {
+    const uint64_t head = load(from, uint64_t{});
+    const uint64_t tail = load(from + n - 8, uint64_t{});
+    store(to, head);
+    store(to + n - 8, tail);
+  } else if (n > 16 && n <= 32) {
+    const uint64_t w0 = load(from, uint64_t{});
+    const uint64_t w1 = load(from + 8, uint64_t{});
+    const uint64_t w2 = load(from + n - 16, uint64_t{});
+    const uint64_t w3 = load(from + n - 8, uint64_t{});
+    store(to, w0);
+    store(to + 8, w1);
+    store(to + n - 16, w2);
+    store(to + n - 8, w3);
+  } else if (n >= 4 && n < 8) {
+    const uint32_t head = load(from, uint32_t{});
+    const uint32_t tail = load(from + n - 4, uint32_t{});
+    store(to, head);
+    store(to + n - 4, tail);
+  } else if (n < 4) {
+    for (size_t i = 0; i < n; ++i) to[i] = from[i];  // forward: to is not after from
+  } else {
+    std::memmove(to, from, n);
+  }
 }
 
 // The character after a backslash (and its four hex digits for \u).
@@ -134,7 +178,7 @@ inline char* unescape_to(const char*& at, const char* end, const char* special, 
   MQ_ASSERT(start <= special && special <= end);
   char* p = out;
   while (true) {
-    std::memmove(p, at, static_cast<size_t>(special - at));
+    if (p != at) move_bytes(p, at, static_cast<size_t>(special - at));  // the first run is in place when out is at
     p += special - at;
     at = special;
     if (at == end) return nullptr;  // not closed

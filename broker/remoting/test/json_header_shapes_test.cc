@@ -97,6 +97,111 @@ RC_GTEST_PROP(JsonHeaderShapes, HeadersOfALearnedShapeDecodeAsWithoutShapes, ())
   }
 }
 
+// A connection's headers of one shape mostly keep their length, and such a
+// header is read against the last one, reading again only what changed
+// (json_header_shapes.h): here each header is the one before with a few
+// bytes replaced, mostly by plain bytes and digits (values that change in
+// place, a number given a leading zero or a sign), now and then by a quote,
+// a backslash, a control byte or punctuation (a string that ends early or
+// runs on, an escape that comes or goes, a literal that changes).
+RC_GTEST_PROP(JsonHeaderShapes, HeadersChangedInPlaceDecodeAsWithoutShapes, ()) {
+  static const std::vector<std::string> kNames = {"a", "b", "e", "i", "topic", "queueId", "consumerGroup", "n"};
+  static const std::string kPlain = "abcXYZ0123456789 _";
+  static const std::string kOther = "\"\"\"\"\\\\u-.,:{}\x01\xc3" "e";  // quotes and backslashes weigh more
+  JsonHeaderShapes shapes;
+  // Plain values and a send's separators (written \u0001, \u0002): headers
+  // a shape is learned from.
+  RemotingCommand command;
+  command.code = *rc::gen::inRange(0, 400);
+  command.opaque = *rc::gen::inRange(0, 100000);
+  for (const std::string& name : *rc::gen::container<std::vector<std::string>>(*rc::gen::inRange<size_t>(0, 6),
+                                                                             rc::gen::elementOf(kNames))) {
+    const std::string alphabet = *rc::gen::element(kPlain, kPlain + "\x01\x02");
+    command.ext_fields.insert_or_assign(name, *rc::gen::container<std::string>(rc::gen::elementOf(alphabet)));
+  }
+  Bytes header;
+  append_json_header(command, header);
+  std::vector<Bytes> valid{header};  // each header is one of these changed, or one of them again
+  const auto count = *rc::gen::inRange(2, 24);
+  for (int i = 0; i < count; ++i) {
+    const Result<RemotingCommand> without = decode_json_header(header);
+    assert_same(decode_with(shapes, header), without);
+    RC_ASSERT(shapes.size() <= JsonHeaderShapes::kMaxShapes);
+    if (without.ok()) valid.push_back(header);
+    if (*rc::gen::inRange(0, 5) == 0) {
+      header = *rc::gen::elementOf(valid);  // one seen before comes back
+      continue;
+    }
+    header = valid.back();
+    const auto changes = *rc::gen::inRange(1, 4);
+    for (int c = 0; c < changes; ++c) {
+      std::vector<size_t> digits;  // the numbers' (and some strings') digits: a new digit keeps most valid
+      std::vector<size_t> letters;  // in keys and strings: a quote or backslash there ends one early or escapes
+      for (size_t at = 0; at < header.size(); ++at) {
+        if (header[at] >= '0' && header[at] <= '9') digits.push_back(at);
+        if ((header[at] >= 'a' && header[at] <= 'z') || (header[at] >= 'A' && header[at] <= 'Z')) letters.push_back(at);
+      }
+      const auto where = *rc::gen::inRange(0, 5);
+      if (where == 0 && !digits.empty()) {
+        header[*rc::gen::elementOf(digits)] = static_cast<uint8_t>(*rc::gen::inRange<char>('0', ':'));
+        continue;
+      }
+      if (where == 1 && !letters.empty()) {
+        header[*rc::gen::elementOf(letters)] = static_cast<uint8_t>(*rc::gen::element('"', '\\'));
+        continue;
+      }
+      // Anywhere, or at the end, where the last literal is a byte or two.
+      const auto at = where == 2 ? header.size() - 1 - *rc::gen::inRange<size_t>(0, 2)
+                                 : *rc::gen::inRange<size_t>(0, header.size());
+      const bool plain = *rc::gen::inRange(0, 10) < 7;
+      header[at] = static_cast<uint8_t>(plain ? *rc::gen::elementOf(kPlain) : *rc::gen::elementOf(kOther));
+    }
+  }
+}
+
+// The same through a header whose properties hold escapes, as a send's do:
+// a changed character in a run between escapes, an escape's hex digit, or
+// an escape made plain.
+TEST(JsonHeaderShapes, ASendsPropertiesChangedInPlaceDecodeAsWithoutShapes) {
+  JsonHeaderShapes shapes;
+  std::string text =
+      R"({"code":310,"extFields":{"a":"G","b":"T","i":"KEYS\u0001k1\u0002UNIQ_KEY\u0001AB12\u0002"},"flag":0,)"
+      R"("language":"JAVA","opaque":10,"serializeTypeCurrentRPC":"JSON","version":407})";
+  const auto decode_both = [&] {
+    const Bytes header = bytes_of(text);
+    const Result<RemotingCommand> read = decode_with(shapes, header);
+    expect_same(read, decode_json_header(header));
+    return read;
+  };
+  ASSERT_TRUE(decode_both().ok());
+  ASSERT_TRUE(decode_both().ok());  // the first made the shape, the second its last header
+  text.replace(text.find("AB12"), 4, "CD34");
+  text.replace(text.find(":10,"), 4, ":11,");
+  Result<RemotingCommand> read = decode_both();
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->ext_fields.at("i"), "KEYS\x01k1\x02UNIQ_KEY\x01" "CD34\x02");
+  EXPECT_EQ(read->opaque, 11);
+  text.replace(text.find(":11,"), 4, ":10,");  // back as it was two headers ago
+  read = decode_both();
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->opaque, 10);
+  text.replace(text.find("u0002UNIQ"), 5, "u0003");  // another escape
+  read = decode_both();
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->ext_fields.at("i"), "KEYS\x01k1\x03UNIQ_KEY\x01" "CD34\x02");
+  text.replace(text.find("\\u0003"), 6, "abcdef");  // no escape there now
+  read = decode_both();
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->ext_fields.at("i"), "KEYS\x01k1abcdefUNIQ_KEY\x01" "CD34\x02");
+  text.replace(text.find("k1"), 2, "\\\"");  // an escaped quote where k1 was: the same length
+  read = decode_both();
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->ext_fields.at("i"), "KEYS\x01\"abcdefUNIQ_KEY\x01" "CD34\x02");
+  text.replace(text.find("\"G\""), 3, "\"\"\"");  // a value that ends early: not JSON
+  EXPECT_FALSE(decode_both().ok());
+  EXPECT_EQ(shapes.size(), 1u);
+}
+
 // Java's writer sorts extFields by name and so does ours, but a peer need
 // not: a shape learned from names in another order is read with their
 // order checked (a shape of sorted names appends each without comparing),
@@ -188,6 +293,26 @@ TEST(JsonHeaderShapes, APartialMatchLeavesNoTrace) {
   ASSERT_TRUE(read.ok());
   EXPECT_TRUE(read->remark.empty());
   EXPECT_EQ(shapes.size(), 2u);
+}
+
+// A shape that reads an escaped value decodes it in place, over the
+// header's text; when that shape then fails further on, no other shape may
+// read the text it left (here the second shape would have read "ABC041BC",
+// the decoded value and what was left of its escape, for "ABC"): the
+// header goes to the fast reader, and the shape it learns is one it has.
+TEST(JsonHeaderShapes, AShapeThatFailsAfterDecodingInPlaceHandsTheHeaderOn) {
+  JsonHeaderShapes shapes;
+  const Bytes first = bytes_of(R"({"code":1,"extFields":{"a":"x","b":"y"}})");
+  const Bytes second = bytes_of(R"({"code":1,"extFields":{"a":"x","c":"y"}})");
+  expect_same(decode_with(shapes, first), decode_json_header(first));
+  expect_same(decode_with(shapes, second), decode_json_header(second));
+  ASSERT_EQ(shapes.size(), 2u);
+  const Bytes escaped = bytes_of(R"({"code":1,"extFields":{"a":"\u0041BC","c":"y"}})");
+  const Result<RemotingCommand> read = decode_with(shapes, escaped);
+  expect_same(read, decode_json_header(escaped));
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->ext_fields.at("a"), "ABC");
+  EXPECT_EQ(shapes.size(), 2u);  // the second shape, not learned again
 }
 
 TEST(JsonHeaderShapes, KeepsTheMostRecentlyUsedFew) {
