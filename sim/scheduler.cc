@@ -110,10 +110,10 @@ bool Scheduler::run_one() {
   if (now_ready) {
     const NowEntry front = now_queue_[now_head_];
     // The heap's top runs first only when it too is due now and older.
-    if (heap_.empty() || heap_.front().due > now_ || heap_.front().sequence > front.sequence) {
-      MQ_ASSERT(owners_[slots_[front.slot].owner].alive);
+    if (heap_.empty() || heap_.front().due > now_ || heap_.front().id > front.id) {
+      MQ_ASSERT(owners_[slots_[front.slot()].owner].alive);
       ++now_head_;
-      const env::Task task = release(front.slot);
+      const env::Task task = release(front.slot());
       ++events_run_;
       task();
       return true;
@@ -122,15 +122,15 @@ bool Scheduler::run_one() {
   if (heap_.empty()) return false;
   const HeapEntry top = heap_.front();
   MQ_ASSERT(top.due >= now_);
-  MQ_ASSERT(slots_[top.slot].sequence == top.sequence);
-  MQ_ASSERT(owners_[slots_[top.slot].owner].alive);
+  MQ_ASSERT(slots_[top.slot()].sequence == top.sequence());
+  MQ_ASSERT(owners_[slots_[top.slot()].owner].alive);
   if (top.due > now_) {
     // Time moves on: whatever the now-queue still holds is stale.
     MQ_ASSERT(now_live_ == 0);
     now_queue_.clear();
     now_head_ = 0;
   }
-  const env::Task task = release(top.slot);
+  const env::Task task = release(top.slot());
   now_ = top.due;
   ++events_run_;
   task();
@@ -227,8 +227,8 @@ void Scheduler::enqueue(SlotIndex index) {
   MQ_ASSERT(slot.heap_position == kHeld);
   if (slot.due != now_) return heap_push(index);
   // Its sequence is the newest: it belongs at the now-queue's back.
-  MQ_ASSERT(now_queue_.size() == now_head_ || now_queue_.back().sequence < slot.sequence);
-  now_queue_.push_back(NowEntry{slot.sequence, index});
+  MQ_ASSERT(now_queue_.size() == now_head_ || now_queue_.back().sequence() < slot.sequence);
+  now_queue_.push_back(NowEntry{event_id(slot.sequence, index)});
   slot.heap_position = kInNowQueue;
   ++now_live_;
 }
@@ -236,8 +236,8 @@ void Scheduler::enqueue(SlotIndex index) {
 bool Scheduler::now_queue_front_live() {
   while (now_head_ < now_queue_.size()) {
     const NowEntry& front = now_queue_[now_head_];
-    const Slot& slot = slots_[front.slot];
-    if (slot.sequence == front.sequence && slot.heap_position == kInNowQueue) {
+    const Slot& slot = slots_[front.slot()];
+    if (slot.sequence == front.sequence() && slot.heap_position == kInNowQueue) {
       MQ_ASSERT(slot.due == now_);
       return true;
     }
@@ -252,7 +252,7 @@ bool Scheduler::now_queue_front_live() {
 void Scheduler::heap_push(SlotIndex index) {
   const Slot& slot = slots_[index];
   MQ_ASSERT(slot.heap_position == kHeld);
-  heap_.push_back(HeapEntry{slot.due, slot.sequence, index});
+  heap_.push_back(HeapEntry{slot.due, event_id(slot.sequence, index)});
   const auto position = static_cast<uint32_t>(heap_.size() - 1);
   slots_[index].heap_position = position;
   sift_up(position);
@@ -260,7 +260,7 @@ void Scheduler::heap_push(SlotIndex index) {
 
 void Scheduler::heap_remove(uint32_t position) {
   MQ_ASSERT(position < heap_.size());
-  slots_[heap_[position].slot].heap_position = kHeld;
+  slots_[heap_[position].slot()].heap_position = kHeld;
   const HeapEntry last = heap_.back();
   heap_.pop_back();
   if (position == heap_.size()) return;  // it was the last entry
@@ -300,7 +300,7 @@ void Scheduler::sift_down(uint32_t position) {
 
 void Scheduler::place(uint32_t position, const HeapEntry& entry) {
   heap_[position] = entry;
-  slots_[entry.slot].heap_position = position;
+  slots_[entry.slot()].heap_position = position;
 }
 
 Scheduler::Owner& Scheduler::owner_state(OwnerId owner) {

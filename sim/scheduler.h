@@ -18,7 +18,8 @@
 //
 // Layout, for speed (a run dispatches millions of events): pending events
 // live in a slab of slots reused through a free list, and the queue is a
-// binary min-heap of (due, sequence, slot) entries; each slot knows its
+// binary min-heap of (due, event id) entries, 16 bytes (an id orders as
+// its sequence and holds its slot); each slot knows its
 // heap position, so cancel() removes its entry at once. Events due at the
 // current instant (post(), completions) are most of a run's events: they
 // skip the heap and go to the now-queue, a FIFO whose entries are all due
@@ -126,17 +127,19 @@ class Scheduler {
     uint32_t heap_position = kHeld;
     SlotIndex next_free = kNoSlot;
   };
+  // 16 bytes: the event's id orders as its sequence (the sequence is its
+  // high bits) and holds its slot.
   struct HeapEntry {
     Nanos due;
-    uint64_t sequence;
-    SlotIndex slot;
-    bool operator<(const HeapEntry& other) const {
-      return due != other.due ? due < other.due : sequence < other.sequence;
-    }
+    EventId id;
+    uint64_t sequence() const { return id >> kSlotBits; }
+    SlotIndex slot() const { return static_cast<SlotIndex>(id & kNoSlot); }
+    bool operator<(const HeapEntry& other) const { return due != other.due ? due < other.due : id < other.id; }
   };
   struct NowEntry {
-    uint64_t sequence;
-    SlotIndex slot;
+    EventId id;
+    uint64_t sequence() const { return id >> kSlotBits; }
+    SlotIndex slot() const { return static_cast<SlotIndex>(id & kNoSlot); }
   };
   struct Owner {
     bool alive = true;
