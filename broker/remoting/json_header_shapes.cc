@@ -144,7 +144,10 @@ JsonHeaderShapes::Outcome JsonHeaderShapes::read_as(Shape& shape, std::string_vi
 JsonHeaderShapes::Outcome JsonHeaderShapes::read_against_last(Shape& shape, std::string_view text,
                                                               RemotingCommand& command) {
   if (shape.last.size() != text.size() || text.empty()) return Outcome::kMismatch;
+  // Once per header, not per value: every place lies inside the last
+  // header, which a literal ends (its spans ascend as read_as recorded them).
   MQ_ASSERT(shape.last_values.size() == shape.values.size());
+  MQ_ASSERT(shape.last_values.empty() || shape.last_values.back().end < text.size());
   // Bounds in locals, as in read_as.
   char* const begin = const_cast<char*>(text.data());  // the command owns text
   const char* const end = begin + text.size();
