@@ -293,6 +293,23 @@ class SimConnection final : public env::Connection, public std::enable_shared_fr
     schedule_flush();
   }
 
+  // What the wire delivers, in the world's delivery event: read there and
+  // then when the owner could run now and nothing of this end is waiting
+  // (so order is kept), else as arrive(). Reading in the delivery event
+  // rather than in a flush posted behind it saves an event a chunk (4 of a
+  // message's 16); the read moves only before other events due at the same
+  // instant, an order the simulation is free to pick. Never from the
+  // owner's own calls: break_locally() and time-outs go through arrive().
+  void arrive_from_wire(Arrival&& arrival) {
+    if (!callbacks_open_) return;
+    if (!inbox_.empty() || flush_posted_ || handlers_ == nullptr || !endpoint().alive() ||
+        endpoint().core->scheduler.owner_paused(endpoint().owner)) {
+      return arrive(std::move(arrival));
+    }
+    const std::shared_ptr<SimConnection> self = shared_from_this();  // the callback may drop the last other hold
+    deliver(std::move(arrival));
+  }
+
   // The process died (or the stream must not start): silence, peer reset.
   void abort() {
     silence();
@@ -445,7 +462,7 @@ void Stream::hand_over(int to, Arrival&& arrival) {
     return;
   }
   if (const std::shared_ptr<SimConnection> connection = receiver.connection.lock()) {
-    connection->arrive(std::move(arrival));
+    connection->arrive_from_wire(std::move(arrival));
   }
 }
 

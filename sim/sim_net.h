@@ -56,9 +56,13 @@
 // Invariants:
 //   - Deterministic: ordered maps and sets only, ports and ids from counters,
 //     every random draw from the Random given, time from the Scheduler.
-//   - Transmission runs as world-owned scheduler events; a process's
-//     callbacks are posted to its executor, never run inline, and only while
-//     its endpoint is alive. A dead endpoint's executor is never posted to.
+//   - Transmission runs as world-owned scheduler events. A process's
+//     callbacks run only while its endpoint is alive, never inside a call of
+//     its own: bytes (and a peer's FIN or RST) are read in the delivery
+//     event itself when the process is not paused and nothing of that
+//     connection is waiting, else they wait in order for a flush posted to
+//     its executor; local failures and time-outs are always posted. A dead
+//     endpoint's executor is never posted to.
 //   - Per direction, delivery times never decrease and a chunk leaves only
 //     from the front of its queue; a stalled direction has no delivery event
 //     and exactly one timeout event.
