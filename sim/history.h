@@ -126,6 +126,12 @@ struct WorldEvent {
 class History {
  public:
   History() = default;
+  // Moves only: a copy would keep last_received_ pointing into the
+  // original's table (a move takes the table's nodes along).
+  History(const History&) = delete;
+  History& operator=(const History&) = delete;
+  History(History&&) = default;
+  History& operator=(History&&) = default;
   // For tests: keep only tail_records sends and receipts in memory, so a
   // small history reaches the spill file.
   explicit History(size_t tail_records)

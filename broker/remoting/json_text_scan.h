@@ -20,6 +20,7 @@
 #endif
 
 #include "broker/common/assert.h"
+#include "broker/common/hex_digits.h"
 
 namespace mqlab::remoting::json_scan {
 
@@ -91,19 +92,6 @@ inline const char* skip_plain(const char* p, const char* end) {
   return p;
 }
 
-constexpr std::array<int8_t, 256> make_hex_digits() {
-  std::array<int8_t, 256> digits{};
-  for (size_t c = 0; c < 256; ++c) {
-    digits[c] = c >= '0' && c <= '9'   ? static_cast<int8_t>(c - '0')
-                : c >= 'a' && c <= 'f' ? static_cast<int8_t>(c - 'a' + 10)
-                : c >= 'A' && c <= 'F' ? static_cast<int8_t>(c - 'A' + 10)
-                                       : int8_t{-1};
-  }
-  return digits;
-}
-inline constexpr std::array<int8_t, 256> kHexDigits = make_hex_digits();
-
-inline int hex_digit(char c) { return kHexDigits[static_cast<unsigned char>(c)]; }
 
 // Copies n bytes from from to to, which may overlap them from before (a
 // string decoded in place moves its runs left): the plain runs between
@@ -160,7 +148,7 @@ inline std::optional<char> read_escape(const char*& at, const char* end) {
   if (end - at < 4) return std::nullopt;
   unsigned code = 0;
   for (int i = 0; i < 4; ++i) {
-    const int digit = hex_digit(*at++);
+    const int digit = hex_digit_value(*at++);
     if (digit < 0) return std::nullopt;
     code = code * 16 + static_cast<unsigned>(digit);
   }

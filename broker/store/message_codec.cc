@@ -15,6 +15,7 @@
 
 #include "broker/common/assert.h"
 #include "broker/common/big_endian.h"
+#include "broker/common/hex_digits.h"
 #include "broker/common/crc32.h"
 #include "broker/common/printable.h"
 
@@ -324,27 +325,6 @@ Result<DecodedRecord> decode_message(std::span<const uint8_t> record, DecodeOpti
   return DecodedRecord{RecordKind::kMessage, message.total_size, message};
 }
 
-// Message ids are written and read for every message (a client names each
-// pulled message by one; the checker reads each acknowledged one back):
-// tables, not branches, per hex digit.
-constexpr std::array<int8_t, 256> make_hex_digit_values() {
-  std::array<int8_t, 256> values{};
-  for (int c = 0; c < 256; ++c) {
-    if (c >= '0' && c <= '9') {
-      values[c] = static_cast<int8_t>(c - '0');
-    } else if (c >= 'A' && c <= 'F') {
-      values[c] = static_cast<int8_t>(c - 'A' + 10);
-    } else if (c >= 'a' && c <= 'f') {
-      values[c] = static_cast<int8_t>(c - 'a' + 10);  // Java's UtilAll.string2bytes upper-cases first
-    } else {
-      values[c] = -1;
-    }
-  }
-  return values;
-}
-constexpr std::array<int8_t, 256> kHexDigitValues = make_hex_digit_values();
-
-int hex_digit_value(char c) { return kHexDigitValues[static_cast<unsigned char>(c)]; }
 
 // The two upper-case hex digits of each byte value.
 constexpr std::array<std::array<char, 2>, 256> make_hex_pairs() {
