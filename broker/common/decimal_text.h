@@ -1,5 +1,6 @@
 // put_decimal, put_unsigned_decimal: an integer's decimal text, as
-// std::to_chars writes it, into room the caller has (kMaxDecimalBytes).
+// std::to_chars writes it, into room the caller has (kMaxDecimalBytes);
+// read_plain_decimal, the common case of reading one back.
 //
 // Why not std::to_chars: the remoting header writers put a score of numbers
 // in every message's frames (opaque, queue ids and offsets, timestamps), and
@@ -14,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string_view>
 
 #include "broker/common/assert.h"
 
@@ -90,6 +92,26 @@ inline size_t decimal_digits(uint64_t value) {
     magnitude = 0 - magnitude;
   }
   return put_unsigned_decimal(out, magnitude);
+}
+
+// Reads -?[0-9]{1,18}, the text every client writes for a number, into
+// out; false for anything else (empty, a '+', a stray byte, 19 digits or
+// more), which the caller's full parser takes. Up to 18 digits cannot
+// overflow, so they are summed without from_chars' checks, inline: the
+// broker reads a dozen numbers from every send and pull header.
+[[gnu::always_inline]] inline bool read_plain_decimal(std::string_view text, int64_t& out) {
+  const bool negative = !text.empty() && text.front() == '-';
+  const size_t first = negative ? 1 : 0;
+  const size_t count = text.size() - first;
+  if (count == 0 || count > 18) return false;
+  int64_t sum = 0;
+  for (size_t i = first; i < text.size(); ++i) {
+    const auto digit = static_cast<unsigned char>(text[i] - '0');
+    if (digit > 9) return false;
+    sum = sum * 10 + digit;
+  }
+  out = negative ? -sum : sum;
+  return true;
 }
 
 }  // namespace mqlab

@@ -63,11 +63,11 @@ Result<std::string> read_ext_string(std::string_view name, const std::string_vie
   return std::string(*value);
 }
 
-Result<int64_t> read_ext_int(std::string_view name, const std::string_view* value) {
+Result<int64_t> read_ext_int_in_full(std::string_view name, const std::string_view* value) {
   return read_required<int64_t>(name, value, kInt64, parse_int64);
 }
 
-Result<int32_t> read_ext_int32(std::string_view name, const std::string_view* value) {
+Result<int32_t> read_ext_int32_in_full(std::string_view name, const std::string_view* value) {
   return read_required<int32_t>(name, value, kInt32, parse_int32);
 }
 
@@ -75,11 +75,11 @@ Result<bool> read_ext_bool(std::string_view name, const std::string_view* value)
   return read_required<bool>(name, value, kBoolean, parse_ext_bool);
 }
 
-Result<std::optional<int64_t>> read_optional_ext_int(std::string_view name, const std::string_view* value) {
+Result<std::optional<int64_t>> read_optional_ext_int_in_full(std::string_view name, const std::string_view* value) {
   return read_optional<int64_t>(name, value, kInt64, parse_int64);
 }
 
-Result<std::optional<int32_t>> read_optional_ext_int32(std::string_view name, const std::string_view* value) {
+Result<std::optional<int32_t>> read_optional_ext_int32_in_full(std::string_view name, const std::string_view* value) {
   return read_optional<int32_t>(name, value, kInt32, parse_int32);
 }
 

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <limits>
 
+#include "broker/common/decimal_text.h"
+
 namespace mqlab::remoting {
 namespace {
 
@@ -86,20 +88,8 @@ std::optional<int64_t> parse_int64(std::string_view text) {
     if (!digits.empty() && digits.front() == '-') return std::nullopt;
   }
   if (digits.empty()) return std::nullopt;
-  // Every field of every header is read through here: up to 18 digits
-  // cannot overflow, so they are summed without from_chars' checks.
-  const bool negative = digits.front() == '-';
-  const std::string_view magnitude = negative ? digits.substr(1) : digits;
-  if (!magnitude.empty() && magnitude.size() <= 18) {
-    int64_t sum = 0;
-    for (const char c : magnitude) {
-      const auto digit = static_cast<unsigned char>(c - '0');
-      if (digit > 9) return std::nullopt;
-      sum = sum * 10 + digit;
-    }
-    return negative ? -sum : sum;
-  }
   int64_t value = 0;
+  if (read_plain_decimal(digits, value)) return value;
   const char* end = digits.data() + digits.size();
   const auto [ptr, error] = std::from_chars(digits.data(), end, value, 10);
   if (error != std::errc() || ptr != end) return std::nullopt;

@@ -81,6 +81,47 @@ TEST(ExtFieldValue, ParseInt64AtTheEdges) {
   EXPECT_EQ(parse_int64("-999999999999999999"), -999999999999999999);
 }
 
+// The same value or the same error words, however the read was taken.
+template <typename T>
+bool same_read(const Result<T>& a, const Result<T>& b) {
+  if (a.ok() != b.ok()) return false;
+  return a.ok() ? *a == *b : a.status().message() == b.status().message();
+}
+
+RC_GTEST_PROP(ExtFieldValue, InlineIntReadsAgreeWithTheFullReads, ()) {
+  // Plain decimals of every length around int32's and the 18-digit bound,
+  // signs, stray bytes, and a field left out.
+  const std::string text = *rc::gen::resize(
+      22, rc::gen::container<std::string>(rc::gen::weightedOneOf<char>(
+              {{20, rc::gen::inRange('0', static_cast<char>('9' + 1))},
+               {1, rc::gen::elementOf(std::string("+- a/:"))}})));
+  const std::string_view view = text;
+  const std::string_view* value = *rc::gen::element(0, 1, 2, 3) == 0 ? nullptr : &view;
+  RC_ASSERT(same_read(read_ext_int("f", value), read_ext_int_in_full("f", value)));
+  RC_ASSERT(same_read(read_ext_int32("f", value), read_ext_int32_in_full("f", value)));
+  RC_ASSERT(same_read(read_optional_ext_int("f", value), read_optional_ext_int_in_full("f", value)));
+  RC_ASSERT(same_read(read_optional_ext_int32("f", value), read_optional_ext_int32_in_full("f", value)));
+  const auto number = *rc::gen::arbitrary<int32_t>();
+  const std::string written = std::to_string(number);
+  const std::string_view written_view = written;
+  RC_ASSERT(*read_ext_int32("f", &written_view) == number);
+  RC_ASSERT(**read_optional_ext_int32("f", &written_view) == number);
+}
+
+TEST(ExtFieldValue, IntReadsAtTheInt32Edges) {
+  for (const std::string text : {"2147483647", "-2147483648", "2147483648", "-2147483649", "+2147483647", "-0",
+                                 "000000000000000000000007", "-", ""}) {
+    const std::string_view view = text;
+    EXPECT_TRUE(same_read(read_ext_int32("f", &view), read_ext_int32_in_full("f", &view))) << text;
+    EXPECT_TRUE(same_read(read_ext_int("f", &view), read_ext_int_in_full("f", &view))) << text;
+  }
+  const std::string_view too_big = "2147483648";
+  EXPECT_EQ(read_ext_int32("queueId", &too_big).status().message(),
+            "the custom field <queueId> is not a valid int32: \"2147483648\"");
+  const std::string_view long_zeros = "000000000000000000000007";
+  EXPECT_EQ(*read_ext_int32("f", &long_zeros), 7);
+}
+
 TEST(ExtFieldValue, ReadsGiveValuesAndRocketMqsErrors) {
   const std::string_view number = "-42";
   const std::string_view word = "abc";
