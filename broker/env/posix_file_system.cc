@@ -259,7 +259,8 @@ PosixFile::~PosixFile() {
 
 Status PosixFile::pwrite(uint64_t offset, std::span<const uint8_t> data) {
   MQ_ASSERT(offset <= kMaxFileOffset - data.size());
-  if (mapped_ != nullptr && offset <= mapped_size_ && data.size() <= mapped_size_ - offset) {
+  if (mapped_ != nullptr && data.size() < kMappedWriteMaxBytes && offset <= mapped_size_ &&
+      data.size() <= mapped_size_ - offset) {
     // In the page cache once copied, as a pwrite's bytes are (env.h).
     std::memcpy(mapped_ + offset, data.data(), data.size());
     return Status::Ok();

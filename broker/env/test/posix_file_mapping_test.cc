@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -147,6 +148,32 @@ TEST_F(PosixFileMappingDeathTest, AWriteIntoTheMappingIsACopyNotASystemCall) {
       "");
   ASSERT_TRUE(file->pwrite(0, bytes).ok());  // the page still inside the file is fine
   EXPECT_EQ(read(*file, 0, bytes.size()), bytes);
+}
+
+TEST_F(PosixFileMappingDeathTest, AWriteOfAPageOrMoreIsASystemCallEvenInsideTheMapping) {
+  std::shared_ptr<File> file = mapped_then_cut("large");
+  ASSERT_NE(file, nullptr);
+  // Where a copy faults (the test above), the system call extends the file.
+  const std::vector<uint8_t> page = pattern(PosixFile::kMappedWriteMaxBytes, 8);
+  ASSERT_TRUE(file->pwrite(kSize / 2, page).ok());
+  EXPECT_EQ(*file->size(), kSize / 2 + page.size());
+  EXPECT_EQ(read(*file, kSize / 2, page.size()), page);
+  // One byte less is copied: past the file's new end, it faults.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::vector<uint8_t> under = pattern(PosixFile::kMappedWriteMaxBytes - 1, 9);
+  EXPECT_DEATH(
+      {
+        temp_.remove_now();
+        (void)file->pwrite(kSize / 4 * 3, under);
+      },
+      "");
+  // Copies and system calls meet in one page cache: a small write over a
+  // large one reads back as both.
+  const std::vector<uint8_t> small = pattern(100, 10);
+  ASSERT_TRUE(file->pwrite(kSize / 2 + 50, small).ok());
+  std::vector<uint8_t> expected = page;
+  std::copy(small.begin(), small.end(), expected.begin() + 50);
+  EXPECT_EQ(read(*file, kSize / 2, page.size()), expected);
 }
 
 // mqbroker's SIGBUS report: the same fault, now with a line that says what it was.
