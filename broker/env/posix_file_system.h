@@ -71,9 +71,9 @@ class PosixFile final : public File, public std::enable_shared_from_this<PosixFi
   // protects it, with a TLB shootdown across the CPUs), a cost per page.
   // One put a write (1 KiB) is cheaper copied; a group write of many puts
   // is cheaper as one system call. store_bench, 1 KiB ASYNC_FLUSH puts on
-  // this VM (2026-12-05): at 8 / 64 / 256 in flight 0.37-0.42M msgs/s
-  // copying every write, 0.99-2.04M with this bound; at 1 in flight the
-  // same (every write is one put).
+  // this VM (2026-12-05), pre-touched segments: at 8 / 64 / 256 in flight
+  // 0.37-0.42M msgs/s copying every write, 0.91-2.04M with this bound
+  // (two runs); at 1 in flight the same (every write is one put).
   static constexpr size_t kMappedWriteMaxBytes = 4096;
   // Hands the mapping to the FileReleaser: its munmap (about 1 ms for a
   // 64 MiB mapping written through) is not the caller's.
