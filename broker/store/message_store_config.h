@@ -121,12 +121,11 @@ struct MessageStoreConfig {
   // (store_bench, 1 KiB at 1 in flight: 2.23 -> 0.99 us of CPU per put).
   // A group write of a page or more (several puts) is a pwrite all the
   // same: one system call for them all costs less than faulting each of
-  // its pages in (env/posix_file_system.h). On by default; off, every group
-  // write is a pwrite. SYNC_FLUSH always
-  // writes with pwrite: there every put is followed by an fdatasync, whose
-  // writeback must write-protect the mapped pages again (and the next put
-  // then faults), which cost each put 35-60 us more than a pwrite
-  // (2026-12-03). Durability is the same either way (an acknowledged put is
+  // its pages in (env/posix_file_system.h). On by default; off, every
+  // group write is a pwrite. SYNC_FLUSH always writes with pwrite: there
+  // every put is followed by an fdatasync, whose writeback must
+  // write-protect the mapped pages again (and the next put then faults),
+  // which cost each put 35-60 us more than a pwrite (2026-12-03). Durability is the same either way (an acknowledged put is
   // in the page cache; flushes sync it). The simulator's Env ignores it.
   // Its price: a read error under a page being written kills the broker
   // (SIGBUS), where a pwrite would have failed the put; the pages written
