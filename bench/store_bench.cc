@@ -13,7 +13,7 @@
 //   and vs sequential pwrite of the same bytes, in the same run.
 //   Mapped (--cases mapped): ASYNC_FLUSH writing the active segment through
 //   its mapping (commitLogMappedWriteEnable, the default) vs with a pwrite
-//   per group write, in the same run.
+//   per group write, in the same run, on each block state of --blocks.
 //   Put thread (--cases putthread): SYNC_FLUSH with the group commit's
 //   fdatasync on the put thread (groupCommitOnPutThreadEnable, the default)
 //   vs on a flush thread, pre-touched, in the same run.
@@ -406,7 +406,8 @@ struct OffOn {
   RunResult with;
 };
 OffOn run_off_then_on(const Options& options, bool Options::*on_off, int in_flight,
-                      store::FlushDiskType flush = store::FlushDiskType::ASYNC_FLUSH) {
+                      store::FlushDiskType flush = store::FlushDiskType::ASYNC_FLUSH,
+                      Segments segments = Segments::kWarm) {
   Options off = options;
   off.*on_off = false;
   Options on = options;
@@ -414,8 +415,8 @@ OffOn run_off_then_on(const Options& options, bool Options::*on_off, int in_flig
   const bool sync = flush == store::FlushDiskType::SYNC_FLUSH;
   const int64_t max_bytes = sync ? INT64_MAX : options.async_messages * 1100;
   const double seconds = sync ? options.seconds_per_case : 60.0;
-  RunResult without = run_puts(off, flush, Segments::kWarm, in_flight, max_bytes, seconds);
-  RunResult with = run_puts(on, flush, Segments::kWarm, in_flight, max_bytes, seconds);
+  RunResult without = run_puts(off, flush, segments, in_flight, max_bytes, seconds);
+  RunResult with = run_puts(on, flush, segments, in_flight, max_bytes, seconds);
   return OffOn{std::move(without), std::move(with)};
 }
 
@@ -469,11 +470,16 @@ void run_pool(const Options& options) {
 }
 
 // ASYNC_FLUSH writing through the active segment's mapping vs a pwrite per
-// group write, one after the other in this run.
-void run_mapped(const Options& options) {
+// group write, one after the other in this run, on each block state (the
+// names of pre-touched ones carry no state, as before there were others:
+// on a VM whose TLB shootdowns are dear, the writeback of mapped pages
+// costs most on recycled segments).
+void run_mapped(const Options& options, Segments segments) {
   for (int in_flight : options.in_flight) {
-    const auto [without, with] = run_off_then_on(options, &Options::mapped_write, in_flight);
-    const std::string suffix = "_inflight" + std::to_string(in_flight);
+    const auto [without, with] =
+        run_off_then_on(options, &Options::mapped_write, in_flight, store::FlushDiskType::ASYNC_FLUSH, segments);
+    const std::string suffix = "_inflight" + std::to_string(in_flight) +
+                               (segments == Segments::kWarm ? std::string() : std::string("_") + segments_name(segments));
     const std::string base = options.label + "_async_flush_1k_pwrite" + suffix;
     const std::string name = options.label + "_async_flush_1k_mapped" + suffix;
     print(base, without.msgs_per_second(), "msgs/s");
@@ -622,7 +628,7 @@ int main(int argc, char** argv) {
       continue;
     }
     if (item == "mapped") {
-      run_mapped(options);  // pre-touched blocks only: the mapping is the variable
+      for (Segments segments : block_states) run_mapped(options, segments);
       continue;
     }
     if (item == "pool") {
