@@ -42,10 +42,10 @@ Result<int32_t> read_ext_int32_in_full(std::string_view name, const std::string_
 Result<std::optional<int64_t>> read_optional_ext_int_in_full(std::string_view name, const std::string_view* value);
 Result<std::optional<int32_t>> read_optional_ext_int32_in_full(std::string_view name, const std::string_view* value);
 
-// A present value in plain decimal (common/decimal_text.h), in range.
-inline bool read_plain_ext_int32(const std::string_view* value, int32_t& out) {
+// read_plain_decimal (common/decimal_text.h) within int32.
+inline bool read_plain_int32(std::string_view text, int32_t& out) {
   int64_t wide = 0;
-  if (value == nullptr || !read_plain_decimal(*value, wide)) return false;
+  if (!read_plain_decimal(text, wide)) return false;
   if (wide < std::numeric_limits<int32_t>::min() || wide > std::numeric_limits<int32_t>::max()) return false;
   out = static_cast<int32_t>(wide);
   return true;
@@ -65,7 +65,7 @@ inline Result<int64_t> read_ext_int(std::string_view name, const std::string_vie
 }
 inline Result<int32_t> read_ext_int32(std::string_view name, const std::string_view* value) {
   int32_t plain = 0;
-  if (read_plain_ext_int32(value, plain)) return plain;
+  if (value != nullptr && read_plain_int32(*value, plain)) return plain;
   return read_ext_int32_in_full(name, value);
 }
 
@@ -80,7 +80,7 @@ inline Result<std::optional<int64_t>> read_optional_ext_int(std::string_view nam
 inline Result<std::optional<int32_t>> read_optional_ext_int32(std::string_view name, const std::string_view* value) {
   int32_t plain = 0;
   if (value == nullptr) return std::optional<int32_t>();
-  if (read_plain_ext_int32(value, plain)) return std::optional<int32_t>(plain);
+  if (read_plain_int32(*value, plain)) return std::optional<int32_t>(plain);
   return read_optional_ext_int32_in_full(name, value);
 }
 
