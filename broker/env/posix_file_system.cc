@@ -21,7 +21,7 @@
 #include <thread>
 #include <utility>
 
-#include "broker/env/file_releaser.h"
+#include "broker/env/file_offloader.h"
 
 namespace mqlab::env {
 namespace {
@@ -263,6 +263,7 @@ Status PosixFile::pwrite(uint64_t offset, std::span<const uint8_t> data) {
       data.size() <= mapped_size_ - offset) {
     // In the page cache once copied, as a pwrite's bytes are (env.h).
     std::memcpy(mapped_ + offset, data.data(), data.size());
+    if (offset + data.size() + kPopulateAheadBytes / 2 > populated_to_) populate_ahead_of(offset + data.size());
     return Status::Ok();
   }
   size_t written = 0;
@@ -277,6 +278,19 @@ Status PosixFile::pwrite(uint64_t offset, std::span<const uint8_t> data) {
   }
   MQ_ASSERT(written == data.size());
   return Status::Ok();
+}
+
+void PosixFile::populate_ahead_of(uint64_t written_to) {
+  MQ_ASSERT(mapped_ != nullptr && written_to <= mapped_size_);
+  static const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  // Appends that jumped ahead (the first after recovery) start the window
+  // after their own page, which they just wrote (and which the offloader
+  // should not read while the next put copies into it).
+  const uint64_t from = std::max(populated_to_, (written_to + page - 1) / page * page);
+  const uint64_t to = std::min(mapped_size_ / page * page, (written_to + kPopulateAheadBytes) / page * page);
+  if (to <= from) return;
+  FileOffloader::instance().populate_later(mapped_ + from, static_cast<size_t>(to - from));
+  populated_to_ = to;
 }
 
 Result<size_t> PosixFile::pread(uint64_t offset, std::span<uint8_t> out) {
@@ -295,8 +309,14 @@ Result<size_t> PosixFile::pread(uint64_t offset, std::span<uint8_t> out) {
 
 Status PosixFile::truncate(uint64_t size) {
   MQ_ASSERT(size <= kMaxFileOffset);
-  // Mapped pages past the end would fault (SIGBUS) on the next copy.
-  if (size < mapped_size_) unmap();
+  // Mapped pages past the end would fault (SIGBUS) on the next copy, and
+  // on the offloader's reads of the pages it populates: those are done
+  // before the file shrinks.
+  if (size < mapped_size_) {
+    const bool populating = populated_to_ > 0;
+    const uint64_t unmapped = unmap_and_ticket();
+    if (populating) FileOffloader::instance().wait_done(unmapped);
+  }
   int result = 0;
   do {
     result = ::ftruncate(fd_, static_cast<off_t>(size));
@@ -370,6 +390,7 @@ bool PosixFile::map_for_appends(uint64_t size) {
   if (address == MAP_FAILED) return false;  // pwrite goes on working without it
   mapped_ = static_cast<uint8_t*>(address);
   mapped_size_ = size;
+  populated_to_ = 0;
   return true;
 }
 
@@ -383,11 +404,15 @@ void PosixFile::sync_on_caller() {
   on_caller_ = true;
 }
 
-void PosixFile::unmap() {
-  if (mapped_ == nullptr) return;
-  FileReleaser::instance().unmap_later(mapped_, static_cast<size_t>(mapped_size_));
+void PosixFile::unmap() { (void)unmap_and_ticket(); }
+
+uint64_t PosixFile::unmap_and_ticket() {
+  if (mapped_ == nullptr) return 0;
+  const uint64_t ticket = FileOffloader::instance().unmap_later(mapped_, static_cast<size_t>(mapped_size_));
   mapped_ = nullptr;
   mapped_size_ = 0;
+  populated_to_ = 0;
+  return ticket;
 }
 
 // ---------------------------------------------------------------------------

@@ -121,7 +121,10 @@ struct MessageStoreConfig {
   // (store_bench, 1 KiB at 1 in flight: 2.23 -> 0.99 us of CPU per put).
   // A group write of a page or more (several puts) is a pwrite all the
   // same: one system call for them all costs less than faulting each of
-  // its pages in (env/posix_file_system.h). On by default; off, every
+  // its pages in (env/posix_file_system.h). The pages ahead of the copies
+  // are faulted in on a thread of the Env's (env/file_offloader.h), as
+  // RocketMQ's warmMappedFile touches a segment's pages off the put path.
+  // On by default; off, every
   // group write is a pwrite. SYNC_FLUSH always writes with pwrite: there
   // every put is followed by an fdatasync, whose writeback must
   // write-protect the mapped pages again (and the next put then faults),

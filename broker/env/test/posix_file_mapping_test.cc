@@ -4,6 +4,7 @@
 // below it and unmap() all fall back to the system call. A death test shows
 // the copy really bypasses pwrite: the same write past a file cut behind the
 // PosixFile's back faults, where pwrite would have extended the file.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "broker/env/file_releaser.h"
+#include "broker/env/file_offloader.h"
 #include "broker/env/mapped_write_fault.h"
 #include "broker/env/path.h"
 #include "broker/env/posix_env.h"
@@ -92,9 +93,9 @@ TEST_F(PosixFileMappingTest, WritesInsideTheMappingAreSeenByReadsOtherDescriptor
   EXPECT_EQ(*file->size(), kSize + 200);
   EXPECT_EQ(read(*other, kSize - 100, crossing.size()), crossing);
 
-  // Gone with the File (its munmap is the releaser's): the bytes stay.
+  // Gone with the File (its munmap is the offloader's): the bytes stay.
   file.reset();
-  FileReleaser::instance().wait_idle();
+  FileOffloader::instance().wait_idle();
   std::shared_ptr<File> reopened = open("segment");
   EXPECT_EQ(read(*reopened, 0, first.size()), first);
   EXPECT_EQ(read(*reopened, kSize - 100, crossing.size()), crossing);
@@ -127,9 +128,112 @@ TEST_F(PosixFileMappingTest, TruncatingBelowTheMappingAndUnmapEndIt) {
   file->unmap();
   EXPECT_EQ(mapped_size(*file), 0u);
   file->unmap();  // twice: nothing more to do
-  FileReleaser::instance().wait_idle();
+  FileOffloader::instance().wait_idle();
   ASSERT_TRUE(file->pwrite(0, bytes).ok());
   EXPECT_EQ(read(*file, 0, bytes.size()), bytes);
+}
+
+// Whether the page at address is in this process's page table
+// (/proc/self/pagemap: 8 bytes a page, bit 63 "present").
+bool page_present(const void* address) {
+  static const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const int fd = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  EXPECT_GE(fd, 0);
+  uint64_t entry = 0;
+  const auto index = reinterpret_cast<uintptr_t>(address) / page;
+  EXPECT_EQ(::pread(fd, &entry, sizeof entry, static_cast<off_t>(index * sizeof entry)),
+            static_cast<ssize_t>(sizeof entry));
+  ::close(fd);
+  return (entry >> 63) != 0;
+}
+
+// Copies into the mapping have the pages ahead of them faulted in on the
+// offloader's thread, a window at a time, without changing a byte; a
+// pwrite populates nothing.
+TEST_F(PosixFileMappingTest, PagesAheadOfTheCopiesArePopulatedOffTheWritersThread) {
+  constexpr uint64_t kAhead = PosixFile::kPopulateAheadBytes;
+  constexpr uint64_t kFile = 4 * kAhead;
+  const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  std::shared_ptr<File> file = open("ahead");
+  const std::vector<uint8_t> before = pattern(kFile, 11);
+  ASSERT_TRUE(file->pwrite(0, before).ok());  // not mapped yet: the system call
+  ASSERT_TRUE(file->map_for_appends(kFile));
+  const uint8_t* const mapped = dynamic_cast<PosixFile&>(*file).mapped_address();
+  FileOffloader& offloader = FileOffloader::instance();
+  offloader.wait_idle();
+  const uint64_t populated = offloader.pages_populated();
+  EXPECT_FALSE(page_present(mapped + kAhead / 2));
+
+  // The first copy: the window after its own page, [page, kAhead).
+  const std::vector<uint8_t> put = pattern(1100, 12);
+  ASSERT_TRUE(file->pwrite(0, put).ok());
+  offloader.wait_idle();
+  EXPECT_EQ(offloader.pages_populated() - populated, kAhead / page - 1);
+  EXPECT_TRUE(page_present(mapped + page));
+  EXPECT_TRUE(page_present(mapped + kAhead - page));
+  // (Pages past the window may be present too: a fault maps the whole of
+  // a large folio, as ext4's page cache has since Linux 6.16.)
+  std::vector<uint8_t> expected = before;
+  std::copy(put.begin(), put.end(), expected.begin());
+  EXPECT_EQ(read(*file, 0, kFile), expected);  // populating wrote nothing
+
+  // Within half a window of the last populate's end: nothing more.
+  ASSERT_TRUE(file->pwrite(kAhead / 2 - 2 * put.size(), put).ok());
+  offloader.wait_idle();
+  EXPECT_EQ(offloader.pages_populated() - populated, kAhead / page - 1);
+  // Past it: the next window, from where the last one ended.
+  ASSERT_TRUE(file->pwrite(kAhead / 2, put).ok());
+  offloader.wait_idle();
+  EXPECT_EQ(offloader.pages_populated() - populated, (kAhead / 2 + put.size() + kAhead) / page - 1);
+  EXPECT_TRUE(page_present(mapped + kAhead + kAhead / 4));
+
+  // A write of a page or more (a pwrite, not a copy) populates nothing;
+  // the copy after it populates from the page after its own on, none of
+  // the pages the pwrite wrote.
+  const uint64_t before_group = offloader.pages_populated();
+  const std::vector<uint8_t> group = pattern(kAhead + 8 * page, 13);
+  ASSERT_TRUE(file->pwrite(kAhead, group).ok());
+  const uint64_t group_end = kAhead + group.size();
+  offloader.wait_idle();
+  const uint64_t after_group = offloader.pages_populated();
+  EXPECT_EQ(after_group, before_group);
+  ASSERT_TRUE(file->pwrite(group_end, put).ok());
+  offloader.wait_idle();
+  EXPECT_EQ(offloader.pages_populated() - after_group, (group_end + put.size() + kAhead) / page - group_end / page - 1);
+
+  // At the mapping's end the window stops there.
+  ASSERT_TRUE(file->pwrite(kFile - put.size(), put).ok());
+  offloader.wait_idle();
+  EXPECT_TRUE(page_present(mapped + kFile - page));
+  std::copy(put.begin(), put.end(), expected.begin() + static_cast<ptrdiff_t>(kAhead / 2 - 2 * put.size()));
+  std::copy(put.begin(), put.end(), expected.begin() + static_cast<ptrdiff_t>(kAhead / 2));
+  std::copy(group.begin(), group.end(), expected.begin() + static_cast<ptrdiff_t>(kAhead));
+  std::copy(put.begin(), put.end(), expected.begin() + static_cast<ptrdiff_t>(group_end));
+  std::copy(put.begin(), put.end(), expected.begin() + static_cast<ptrdiff_t>(kFile - put.size()));
+  EXPECT_EQ(read(*file, 0, kFile), expected);
+}
+
+// A truncate below the mapping waits for the pages being populated, whose
+// reads past the new end would fault (SIGBUS) on the offloader's thread:
+// when it returns, the window handed over just before was populated whole,
+// from the file as it was.
+TEST_F(PosixFileMappingTest, TruncatingBelowTheMappingWaitsForItsPopulates) {
+  constexpr uint64_t kAhead = PosixFile::kPopulateAheadBytes;
+  const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  std::shared_ptr<File> file = open("shrinking");
+  const std::vector<uint8_t> put = pattern(1100, 14);
+  FileOffloader& offloader = FileOffloader::instance();
+  for (int round = 0; round < 20; ++round) {
+    ASSERT_TRUE(file->allocate(4 * kAhead).ok());
+    ASSERT_TRUE(file->map_for_appends(4 * kAhead));
+    const uint64_t populated = offloader.pages_populated();
+    ASSERT_TRUE(file->pwrite(0, put).ok());  // a window handed over
+    ASSERT_TRUE(file->truncate(page).ok());
+    EXPECT_EQ(offloader.pages_populated() - populated, kAhead / page - 1) << "round " << round;
+    EXPECT_EQ(mapped_size(*file), 0u);
+  }
+  FileOffloader::instance().wait_idle();
+  EXPECT_EQ(read(*file, 0, put.size()), put);
 }
 
 using PosixFileMappingDeathTest = PosixFileMappingTest;

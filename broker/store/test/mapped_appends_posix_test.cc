@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "broker/env/file_releaser.h"
+#include "broker/env/file_offloader.h"
 #include "broker/env/posix_env.h"
 #include "broker/env/posix_file_system.h"
 #include "broker/env/test/temp_dir.h"
@@ -84,7 +84,7 @@ TEST(MappedAppendsPosix, OnlyTheLastFileIsMappedAndEveryByteReadsBack) {
     ASSERT_TRUE(env.run_until([&] { return flushed.has_value(); }, kLimit));
     ASSERT_TRUE(flushed->ok()) << flushed->to_string();
   }
-  env::FileReleaser::instance().wait_idle();
+  env::FileOffloader::instance().wait_idle();
 
   MappedFileQueue reloaded(env, dir, kFileSize);
   ASSERT_TRUE(reloaded.load().ok());
