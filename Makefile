@@ -124,7 +124,7 @@ sanitize:
 	status=$$?; echo "sanitize: exit $$status after $$(( $$(date +%s) - start )) s (build, ctest, pytest)"; exit $$status
 
 # ThreadSanitizer over the real Env's threads (the file system's flush
-# thread, the segment preparer's two, the file releaser, the network): gcc,
+# thread, the segment preparer's two, the file offloader, the network): gcc,
 # build type Sanitize with -DMQLAB_SANITIZE=thread, env_test only (the
 # broker core is single-threaded; env_test is what runs those threads).
 TSAN_DIR ?= build-tsan
