@@ -47,6 +47,7 @@
 #include "bench/figure_label.h"
 #include "broker/common/assert.h"
 #include "broker/common/log.h"
+#include "sim/huge_page_heap.h"
 #include "sim/scenario.h"
 #include "sim/sim_world.h"
 
@@ -287,6 +288,8 @@ bool report_scaling(const sim::Scenario& base, uint64_t seed, bool long_run, con
 }  // namespace
 
 int main(int argc, char** argv) {
+  // As mqsim does: its figures are mqsim's (sim/huge_page_heap.h).
+  const bool huge_page_heap = mqlab::sim::use_huge_pages_for_the_heap();
   namespace po = boost::program_options;
   Options options;
   po::options_description description("sim_bench: simulated time per wall second on the standard scenario");
@@ -322,6 +325,9 @@ int main(int argc, char** argv) {
   // As mqsim without --trace: the broker's log lines go nowhere.
   set_log_level(LogLevel::kError);
   set_log_sink([](LogLevel, std::string_view, std::string_view) {});
+
+  std::printf("# heap: %s\n", huge_page_heap ? "2 MiB-aligned arenas advised for transparent huge pages"
+                                              : "the allocator's own (no tcmalloc)");
 
   Result<sim::Scenario> loaded = sim::load_scenario(options.scenario_path);
   if (!loaded.ok()) {
