@@ -50,7 +50,9 @@ class FileOffloader {
   // read-write mapping the caller unmaps only through unmap_later, as
   // writable and dirty, without changing a byte. Where the kernel cannot
   // (before Linux 5.14), nothing is done and later calls are ignored.
-  // Requires: address page-aligned.
+  // Requires: address page-aligned; the file not cut below the range until
+  // this is done (a read past its end faults: PosixFile::truncate waits
+  // with wait_done).
   void populate_later(void* address, size_t length);
   // Returns once everything handed over before the call is done (tests).
   void wait_idle();

@@ -82,7 +82,7 @@ class PosixFile final : public File, public std::enable_shared_from_this<PosixFi
   // puts at 1 in flight on this VM (2026-12-06), three runs each:
   // 0.60-0.68 of the raw pwrite loop's rate -> 0.88-1.11 on pre-touched
   // segments, 0.72 -> 0.99-1.36 on fresh ones, 0.38-0.64 -> 0.57-0.95 on
-  // recycled ones; copying against a pwrite a put, 1.17 -> 1.58. A page
+  // recycled ones; copying against a pwrite a put, 1.17 -> 1.58-2.17. A page
   // faulted in ahead that a flush writes back before it is written faults
   // once more (write-protected), as every page did.
   static constexpr uint64_t kPopulateAheadBytes = uint64_t{1} << 20;
@@ -130,8 +130,8 @@ class PosixFile final : public File, public std::enable_shared_from_this<PosixFi
   // map_for_appends' mapping of [0, mapped_size_), or null.
   uint8_t* mapped_ = nullptr;
   uint64_t mapped_size_ = 0;
-  // The mapping's pages below this offset were handed to the offloader to
-  // populate (or written before it was asked to); page-aligned.
+  // The mapping's pages from the first copy's next page up to this offset
+  // were handed to the offloader to populate; page-aligned (0: none yet).
   uint64_t populated_to_ = 0;
   // Touched only on the thread that runs the file's syncs (its flush thread,
   // or the io_context thread after sync_on_caller()): the first fdatasync
