@@ -12,7 +12,7 @@ ALLOWED = {
     "broker/env/posix_env.h", "broker/env/posix_env.cc",
     "broker/env/posix_file_system.h", "broker/env/posix_file_system.cc",
     "broker/env/posix_file_preparer.h", "broker/env/posix_file_preparer.cc",
-    "broker/env/file_releaser.h", "broker/env/file_releaser.cc",
+    "broker/env/file_offloader.h", "broker/env/file_offloader.cc",
     "broker/env/mapped_write_fault.h", "broker/env/mapped_write_fault.cc",
     "broker/env/asio_executor.h", "broker/env/asio_executor.cc", "broker/env/asio.h",
 }
