@@ -562,6 +562,9 @@ bool append_ascii_json_header(const RemotingCommand& command, std::vector<uint8_
   char* const begin = reinterpret_cast<char*>(out.data() + start);
   char* p = begin;
   const auto put = [&p](std::string_view text) {
+    // An empty value (a default string_view's data is null) copies nothing:
+    // memcpy from null is undefined even for no bytes (UBSan says so).
+    if (text.empty()) return;
     std::memcpy(p, text.data(), text.size());
     p += text.size();
   };
