@@ -33,7 +33,7 @@ uint64_t FileOffloader::unmap_later(void* address, size_t length) {
 
 void FileOffloader::populate_later(void* address, size_t length) {
   MQ_ASSERT(address != nullptr && length > 0);
-  MQ_ASSERT(reinterpret_cast<uintptr_t>(address) % static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE)) == 0);
+  MQ_ASSERT(reinterpret_cast<uintptr_t>(address) % system_page_bytes() == 0);
   hand_over(Work{.kind = Kind::kPopulate, .address = address, .length = length});
 }
 
@@ -117,7 +117,7 @@ void FileOffloader::populate(const Work& work) {
     // 1,100 bytes into populated pages cost 1.5 us each, into populated
     // and read ones 0.08-0.12, as into pages written before). Elsewhere it
     // costs a load a page.
-    const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    const size_t page = system_page_bytes();
     read_a_byte_a_page(work.address, work.length, page);
     std::lock_guard lock(mutex_);
     pages_populated_ += work.length / page;
@@ -127,6 +127,11 @@ void FileOffloader::populate(const Work& work) {
   // file's end, ENOMEM, EIO) leaves those pages to fault when written, as
   // they would have without this: an append reports its own error then.
   if (errno == EINVAL) populate_unsupported_ = true;
+}
+
+size_t system_page_bytes() {
+  static const auto bytes = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  return bytes;
 }
 
 void close_file_descriptor(int fd) {

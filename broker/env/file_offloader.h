@@ -93,4 +93,7 @@ class FileOffloader {
 // offloader does it (see above).
 void close_file_descriptor(int fd);
 
+// The system's page size (sysconf), read once: populates come in whole pages.
+size_t system_page_bytes();
+
 }  // namespace mqlab::env

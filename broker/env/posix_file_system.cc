@@ -282,7 +282,7 @@ Status PosixFile::pwrite(uint64_t offset, std::span<const uint8_t> data) {
 
 void PosixFile::populate_ahead_of(uint64_t written_to) {
   MQ_ASSERT(mapped_ != nullptr && written_to <= mapped_size_);
-  static const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t page = system_page_bytes();
   // Appends that jumped ahead (the first after recovery) start the window
   // after their own page, which they just wrote (and which the offloader
   // should not read while the next put copies into it).

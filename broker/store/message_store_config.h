@@ -124,11 +124,11 @@ struct MessageStoreConfig {
   // its pages in (env/posix_file_system.h). The pages ahead of the copies
   // are faulted in on a thread of the Env's (env/file_offloader.h), as
   // RocketMQ's warmMappedFile touches a segment's pages off the put path.
-  // On by default; off, every
-  // group write is a pwrite. SYNC_FLUSH always writes with pwrite: there
-  // every put is followed by an fdatasync, whose writeback must
-  // write-protect the mapped pages again (and the next put then faults),
-  // which cost each put 35-60 us more than a pwrite (2026-12-03). Durability is the same either way (an acknowledged put is
+  // On by default; off, every group write is a pwrite. SYNC_FLUSH always
+  // writes with pwrite: there every put is followed by an fdatasync, whose
+  // writeback must write-protect the mapped pages again (and the next put
+  // then faults), which cost each put 35-60 us more than a pwrite
+  // (2026-12-03). Durability is the same either way (an acknowledged put is
   // in the page cache; flushes sync it). The simulator's Env ignores it.
   // Its price: a read error under a page being written kills the broker
   // (SIGBUS), where a pwrite would have failed the put; the pages written

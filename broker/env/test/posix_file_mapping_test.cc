@@ -136,7 +136,7 @@ TEST_F(PosixFileMappingTest, TruncatingBelowTheMappingAndUnmapEndIt) {
 // Whether the page at address is in this process's page table
 // (/proc/self/pagemap: 8 bytes a page, bit 63 "present").
 bool page_present(const void* address) {
-  static const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  static const uint64_t page = system_page_bytes();
   const int fd = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
   EXPECT_GE(fd, 0);
   uint64_t entry = 0;
@@ -153,7 +153,7 @@ bool page_present(const void* address) {
 TEST_F(PosixFileMappingTest, PagesAheadOfTheCopiesArePopulatedOffTheWritersThread) {
   constexpr uint64_t kAhead = PosixFile::kPopulateAheadBytes;
   constexpr uint64_t kFile = 4 * kAhead;
-  const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t page = system_page_bytes();
   std::shared_ptr<File> file = open("ahead");
   const std::vector<uint8_t> before = pattern(kFile, 11);
   ASSERT_TRUE(file->pwrite(0, before).ok());  // not mapped yet: the system call
@@ -219,7 +219,7 @@ TEST_F(PosixFileMappingTest, PagesAheadOfTheCopiesArePopulatedOffTheWritersThrea
 // from the file as it was.
 TEST_F(PosixFileMappingTest, TruncatingBelowTheMappingWaitsForItsPopulates) {
   constexpr uint64_t kAhead = PosixFile::kPopulateAheadBytes;
-  const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t page = system_page_bytes();
   std::shared_ptr<File> file = open("shrinking");
   const std::vector<uint8_t> put = pattern(1100, 14);
   FileOffloader& offloader = FileOffloader::instance();
