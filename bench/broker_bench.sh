@@ -27,10 +27,17 @@
 #   runs beside the mqbroker of its flush type, and each redis-benchmark case
 #   runs just before the mqbroker cases at the same requests in flight.
 #
+#   A second build (SECOND_BUILD_DIR; make bench passes the profile-guided
+#   one): its mqbroker runs beside the first, each with its own topic and
+#   store, and its cases (through its own mqadmin) follow the first's after
+#   the same redis-benchmark run, so all three are measured back to back;
+#   its consume side too, not the topic scaling.
+#
 # Output: one line per figure, `name value unit [ratio=x.xx vs BASELINE]`.
 # Environment: BUILD_DIR (default build), BROKER_LABEL (default mqbroker: the
-# first word of the mqbroker figures' names; make bench runs the profile-
-# guided build's programs as mqbroker_pgo), DURATION seconds per mqbroker case
+# first word of the mqbroker figures' names), SECOND_BUILD_DIR and
+# SECOND_LABEL (the second build's label: make bench's is mqbroker_pgo),
+# DURATION seconds per mqbroker case
 # (default 8), REDIS_REQUESTS_P1 / REDIS_REQUESTS_P16 (requests per redis
 # case), TOPIC_COUNTS (default "1 100 1000"), PAGE_CACHE_FILL (default 1:
 # fill the free memory with clean page cache, kept until the end, and top it
@@ -47,9 +54,22 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$ROOT/build}
 BIN=$BUILD_DIR/bin
 BROKER_LABEL=${BROKER_LABEL:-mqbroker}
-case "$BROKER_LABEL" in
-  ""|*[!a-z0-9_]*) echo "broker_bench: BROKER_LABEL must be one word of [a-z0-9_], not '$BROKER_LABEL'" >&2; exit 2 ;;
-esac
+# The builds whose mqbroker runs, by index: LABELS[i] names its figures,
+# BINS[i] holds its programs.
+LABELS=("$BROKER_LABEL")
+BINS=("$BIN")
+if [ -n "${SECOND_BUILD_DIR:-}" ]; then
+  LABELS+=("${SECOND_LABEL:-mqbroker_second}")
+  BINS+=("$SECOND_BUILD_DIR/bin")
+fi
+for label in "${LABELS[@]}"; do
+  case "$label" in
+    ""|*[!a-z0-9_]*) echo "broker_bench: a label must be one word of [a-z0-9_], not '$label'" >&2; exit 2 ;;
+  esac
+done
+if [ "${#LABELS[@]}" -gt 1 ] && [ "${LABELS[0]}" = "${LABELS[1]}" ]; then
+  echo "broker_bench: BROKER_LABEL and SECOND_LABEL are both '${LABELS[0]}'" >&2; exit 2
+fi
 DURATION=${DURATION:-8}
 REDIS_REQUESTS_P1=${REDIS_REQUESTS_P1:-200000}
 REDIS_REQUESTS_P16=${REDIS_REQUESTS_P16:-800000}
@@ -59,8 +79,10 @@ PIPELINE=16
 CLK_TCK=$(getconf CLK_TCK)
 PY=/usr/bin/python3
 
-for program in mqnamesrv mqbroker mqadmin; do
-  [ -x "$BIN/$program" ] || { echo "broker_bench: $BIN/$program missing (build it first)" >&2; exit 2; }
+for bin in "${BINS[@]}"; do
+  for program in mqnamesrv mqbroker mqadmin; do
+    [ -x "$bin/$program" ] || { echo "broker_bench: $bin/$program missing (build it first)" >&2; exit 2; }
+  done
 done
 
 SCRATCH=$(mktemp -d /tmp/mqlab-broker-bench-XXXXXX)
@@ -114,14 +136,16 @@ for _ in range(200):
 PYEOF
 }
 
-# Samples the broker's RssAnon (its own memory, not the page cache of its
-# mapped CommitLog segment) every 0.2 s; stop_anon_sampler prints the peak (KiB).
+# Samples a broker's RssAnon (its own memory, not the page cache of its
+# mapped CommitLog segment) every 0.2 s; stop_anon_sampler prints the peak
+# (KiB). One sampler per broker pid.
 # Each new peak is written beside the file and renamed over it: the sampler
 # is killed at any instant, and killed between `>`'s truncation and its
 # write it left an empty file, which read as a peak of 0 (once, topics100,
 # 2026-12-04 20:51).
+declare -A ANON_SAMPLERS
 start_anon_sampler() {  # pid
-  ANON_PEAK_FILE="$SCRATCH/anon-peak-$1"
+  local ANON_PEAK_FILE="$SCRATCH/anon-peak-$1"
   echo 0 > "$ANON_PEAK_FILE"
   ( peak=0
     while kill -0 "$1" 2>/dev/null; do
@@ -132,12 +156,12 @@ start_anon_sampler() {  # pid
       fi
       sleep 0.2
     done ) &
-  ANON_SAMPLER_PID=$!
+  ANON_SAMPLERS[$1]=$!
 }
-stop_anon_sampler() {
-  kill "$ANON_SAMPLER_PID" 2>/dev/null || true
-  wait "$ANON_SAMPLER_PID" 2>/dev/null || true
-  cat "$ANON_PEAK_FILE"
+stop_anon_sampler() {  # pid
+  kill "${ANON_SAMPLERS[$1]}" 2>/dev/null || true
+  wait "${ANON_SAMPLERS[$1]}" 2>/dev/null || true
+  cat "$SCRATCH/anon-peak-$1"
 }
 
 stop_pid() {
@@ -245,15 +269,30 @@ PYEOF
 }
 
 declare -A MQ
+# The build the functions below act on (use_build): its programs, its
+# broker's pid and address (start_broker), the topic its cases send to and
+# the prefix of its keys in MQ (none for the first build).
+CUR_BIN=$BIN
 BROKER_PID=0
 BROKER_ADDR=
-start_broker() {  # flush_type tag: sets BROKER_PID, BROKER_ADDR
-  local flush=$1 tag=$2
+BENCH_TOPIC=BenchTopic
+KEY_PREFIX=
+declare -a BROKER_PIDS BROKER_ADDRS
+use_build() {  # index
+  CUR_BIN=${BINS[$1]}
+  BROKER_PID=${BROKER_PIDS[$1]:-0}
+  BROKER_ADDR=${BROKER_ADDRS[$1]:-}
+  if [ "$1" -eq 0 ]; then BENCH_TOPIC=BenchTopic KEY_PREFIX=; else BENCH_TOPIC=BenchTopic$1 KEY_PREFIX=b$1-; fi
+}
+# Its own brokerName per build: two masters of one name would be one broker
+# group to the name server, and routes would flip between them.
+start_broker() {  # flush_type tag index: sets BROKER_PIDS[index], BROKER_ADDRS[index] and use_build index
+  local flush=$1 tag=$2 index=$3
   local port; port=$(free_ports)
-  local store="$SCRATCH/store-$tag"
-  cat > "$SCRATCH/broker-$tag.conf" <<CONF
+  local store="$SCRATCH/store-$tag-$index"
+  cat > "$SCRATCH/broker-$tag-$index.conf" <<CONF
 brokerClusterName=BenchCluster
-brokerName=bench-broker
+brokerName=bench-broker$([ "$index" -eq 0 ] || echo "-$index")
 brokerId=0
 brokerRole=ASYNC_MASTER
 flushDiskType=$flush
@@ -277,10 +316,11 @@ autoCreateTopicEnable=true
 defaultTopicQueueNums=8
 ${BROKER_CONF_EXTRA:-}
 CONF
-  "$BIN/mqbroker" -c "$SCRATCH/broker-$tag.conf" > "$SCRATCH/broker-$tag.log" 2>&1 &
-  BROKER_PID=$!
-  BROKER_ADDR=127.0.0.1:$port
-  PIDS+=("$BROKER_PID")
+  "${BINS[$index]}/mqbroker" -c "$SCRATCH/broker-$tag-$index.conf" > "$SCRATCH/broker-$tag-$index.log" 2>&1 &
+  BROKER_PIDS[$index]=$!
+  BROKER_ADDRS[$index]=127.0.0.1:$port
+  PIDS+=("$!")
+  use_build "$index"
 }
 
 # Creates topics (8 queues each) on the broker and waits until the name
@@ -292,17 +332,17 @@ create_topics() {  # topic...
   local topics=("$@")
   local ready=0
   for _ in $(seq 100); do
-    if "$BIN/mqadmin" updateTopic -n "$NS" -b "$BROKER_ADDR" -t "$1" -r 8 -w 8 > /dev/null 2>&1; then ready=1; break; fi
+    if "$CUR_BIN/mqadmin" updateTopic -n "$NS" -b "$BROKER_ADDR" -t "$1" -r 8 -w 8 > /dev/null 2>&1; then ready=1; break; fi
     sleep 0.3
   done
   if [ $ready -ne 1 ]; then echo "broker_bench: broker at $BROKER_ADDR did not come up" >&2; cat "$SCRATCH"/broker-*.log >&2; exit 1; fi
   shift
   if [ $# -gt 0 ]; then
-    printf '%s\n' "$@" | xargs -P 2 -I{} "$BIN/mqadmin" updateTopic -n "$NS" -b "$BROKER_ADDR" -t {} -r 8 -w 8 > /dev/null
+    printf '%s\n' "$@" | xargs -P 2 -I{} "$CUR_BIN/mqadmin" updateTopic -n "$NS" -b "$BROKER_ADDR" -t {} -r 8 -w 8 > /dev/null
   fi
   local listed=0
   for _ in $(seq 200); do
-    listed=$("$BIN/mqadmin" topicList -n "$NS" 2> /dev/null | grep -cxF -f <(printf '%s\n' "${topics[@]}") || true)
+    listed=$("$CUR_BIN/mqadmin" topicList -n "$NS" 2> /dev/null | grep -cxF -f <(printf '%s\n' "${topics[@]}") || true)
     [ "$listed" -ge "${#topics[@]}" ] && return 0
     sleep 0.3
   done
@@ -311,7 +351,8 @@ create_topics() {  # topic...
 
 cpu_ticks() { awk '{print $14 + 0, $15 + 0}' "/proc/$1/stat"; }  # utime stime, in clock ticks
 
-# One perf produce run against the broker; its figures go to MQ[key-*]:
+# One perf produce run against the current build's broker (use_build), with
+# its mqadmin; its figures go to MQ[key-*]:
 # tps p50 p99 failed total, the broker's CPU (% of one CPU over the run, and
 # user/system microseconds per stored message) and the client's (us/msg).
 produce_run() {  # key perf-produce-args...
@@ -321,7 +362,7 @@ produce_run() {  # key perf-produce-args...
   read -r u0 s0 < <(cpu_ticks "$BROKER_PID")
   w0=$(date +%s.%N)
   /usr/bin/time -f '%U %S' -o "$SCRATCH/time-$key.txt" \
-      "$BIN/mqadmin" perf produce -n "$NS" -s 1024 --duration "$DURATION" "$@" > "$out" 2>&1 || true
+      "$CUR_BIN/mqadmin" perf produce -n "$NS" -s 1024 --duration "$DURATION" "$@" > "$out" 2>&1 || true
   w1=$(date +%s.%N)
   read -r u1 s1 < <(cpu_ticks "$BROKER_PID")
   local tps p50 p99 failed total
@@ -348,43 +389,53 @@ PYEOF
 
 # One flush type against its redis counterpart. The machine is shared and
 # its load drifts, so each pair of figures a ratio compares is measured back
-# to back: redis-benchmark at one pipeline depth, then mqbroker at the same
-# number of requests in flight (50 clients, then 1 client).
+# to back: redis-benchmark at one pipeline depth, then each build's mqbroker
+# at the same number of requests in flight (50 clients, then 1 client).
 run_pair_case() {  # flush_type tag appendfsync redis_tag
-  local flush=$1 tag=$2 fsync=$3 rtag=$4
+  local flush=$1 tag=$2 fsync=$3 rtag=$4 i
   fill_page_cache
-  start_broker "$flush" "$tag"
-  start_anon_sampler "$BROKER_PID"
-  create_topics BenchTopic
+  for i in "${!BINS[@]}"; do
+    start_broker "$flush" "$tag" "$i"
+    start_anon_sampler "$BROKER_PID"
+    create_topics "$BENCH_TOPIC"
+  done
   start_redis "$fsync" "$rtag"
-  local produced=0
+  local -a produced=()
   for inflight in $SENDERS $((SENDERS * PIPELINE)); do
     local pipeline=1; [ "$inflight" -gt $SENDERS ] && pipeline=$PIPELINE
     fill_page_cache
     redis_run "$rtag" "$pipeline"
-    for clients in $SENDERS 1; do
-      produce_run "$tag-c$clients-w$inflight" -t BenchTopic -w "$inflight" --producers "$clients"
-      produced=$((produced + ${MQ[$tag-c$clients-w$inflight-total]}))
+    for i in "${!BINS[@]}"; do
+      use_build "$i"
+      for clients in $SENDERS 1; do
+        local key=$KEY_PREFIX$tag-c$clients-w$inflight
+        produce_run "$key" -t "$BENCH_TOPIC" -w "$inflight" --producers "$clients"
+        produced[i]=$((${produced[i]:-0} + ${MQ[$key-total]}))
+      done
     done
   done
   stop_redis "$rtag"
   # The consume side: everything produced, from the first offset (page cache).
-  local cout="$SCRATCH/consume-$tag.txt"
-  "$BIN/mqadmin" perf consume -n "$NS" -t BenchTopic -g bench_consumer_$tag -p false --fromFirst \
-      -q "$produced" --duration 30 > "$cout" 2>&1 || true
-  local ctps
-  ctps=$($PY -c 'import re,sys; m=re.search(r"Consume TPS: (\d+)", open(sys.argv[1]).read()); print(m.group(1) if m else 0)' "$cout")
-  MQ[$tag-consume-tps]=$ctps
-  MQ[$tag-hwm]=$(awk '/VmHWM/ {print $2}' /proc/$BROKER_PID/status)
-  MQ[$tag-anon]=$(stop_anon_sampler)
-  stop_pid "$BROKER_PID"
+  for i in "${!BINS[@]}"; do
+    use_build "$i"
+    local cout="$SCRATCH/consume-$tag-$i.txt"
+    "$CUR_BIN/mqadmin" perf consume -n "$NS" -t "$BENCH_TOPIC" -g "bench_consumer_${tag}_$i" -p false --fromFirst \
+        -q "${produced[i]}" --duration 30 > "$cout" 2>&1 || true
+    local ctps
+    ctps=$($PY -c 'import re,sys; m=re.search(r"Consume TPS: (\d+)", open(sys.argv[1]).read()); print(m.group(1) if m else 0)' "$cout")
+    MQ[$KEY_PREFIX$tag-consume-tps]=$ctps
+    MQ[$KEY_PREFIX$tag-hwm]=$(awk '/VmHWM/ {print $2}' /proc/$BROKER_PID/status)
+    MQ[$KEY_PREFIX$tag-anon]=$(stop_anon_sampler "$BROKER_PID")
+    stop_pid "$BROKER_PID"
+  done
 }
 
-# Topic scaling: a fresh broker per count, so VmHWM is that case's own.
+# Topic scaling: a fresh broker per count, so VmHWM is that case's own. The
+# first build only.
 run_topics_case() {  # count
   local n=$1 base=Scale$1
   fill_page_cache
-  start_broker ASYNC_FLUSH "topics$n"
+  start_broker ASYNC_FLUSH "topics$n" 0
   start_anon_sampler "$BROKER_PID"
   local start=$SECONDS
   if [ "$n" -eq 1 ]; then create_topics "$base"; else create_topics $(seq -f "${base}_%.0f" 0 $((n - 1))); fi
@@ -392,7 +443,7 @@ run_topics_case() {  # count
   produce_run "topics$n" -t "$base" --topics "$n" -w "$SENDERS" --producers "$SENDERS"
   MQ[topics$n-hwm]=$(awk '/VmHWM/ {print $2}' /proc/$BROKER_PID/status)
   MQ[topics$n-rss]=$(awk '/VmRSS/ {print $2}' /proc/$BROKER_PID/status)
-  MQ[topics$n-anon]=$(stop_anon_sampler)
+  MQ[topics$n-anon]=$(stop_anon_sampler "$BROKER_PID")
   stop_pid "$BROKER_PID"
 }
 
@@ -421,23 +472,30 @@ for pair in "async everysec ASYNC_FLUSH" "sync always SYNC_FLUSH"; do
     line "${rname}_p50" "${RD[$rd-$pipeline-p50]:-0}" ms
     line "${rname}_p99" "${RD[$rd-$pipeline-p99]:-0}" ms
     cpu_lines "$rname" RD "$rd-$pipeline"
-    for clients in $SENDERS 1; do
-      key=$mq-c$clients-w$inflight
-      name="${BROKER_LABEL}_produce_1k_${mq}_flush_c${clients}_w${inflight}"
-      line "$name" "${MQ[$key-tps]:-0}" msgs/s "${RD[$rd-$pipeline-tps]:-0}" "$rname"
-      line "${name}_p50" "${MQ[$key-p50]:-0}" ms
-      line "${name}_p99" "${MQ[$key-p99]:-0}" ms
-      cpu_lines "$name" MQ "$key"
-      if [ "${MQ[$key-failed]:-0}" != "0" ]; then line "${name}_send_failed" "${MQ[$key-failed]}" sends; fi
+    for i in "${!BINS[@]}"; do
+      use_build "$i"
+      for clients in $SENDERS 1; do
+        key=$KEY_PREFIX$mq-c$clients-w$inflight
+        name="${LABELS[i]}_produce_1k_${mq}_flush_c${clients}_w${inflight}"
+        line "$name" "${MQ[$key-tps]:-0}" msgs/s "${RD[$rd-$pipeline-tps]:-0}" "$rname"
+        line "${name}_p50" "${MQ[$key-p50]:-0}" ms
+        line "${name}_p99" "${MQ[$key-p99]:-0}" ms
+        cpu_lines "$name" MQ "$key"
+        if [ "${MQ[$key-failed]:-0}" != "0" ]; then line "${name}_send_failed" "${MQ[$key-failed]}" sends; fi
+      done
     done
   done
-  line "${BROKER_LABEL}_consume_1k_${mq}_flush" "${MQ[$mq-consume-tps]:-0}" msgs/s
-  line "${BROKER_LABEL}_consume_1k_${mq}_flush_mb" "$($PY -c "print(${MQ[$mq-consume-tps]:-0} * 1024 / 1e6)")" MB/s
   line "redis_peak_rss_${rd}" "$($PY -c "print(${RD[$rd-hwm]:-0} / 1024)")" MiB
-  line "${BROKER_LABEL}_peak_rss_${mq}_flush" "$($PY -c "print(${MQ[$mq-hwm]:-0} / 1024)")" MiB \
-      "$($PY -c "print(${RD[$rd-hwm]:-0} / 1024)")" "redis_peak_rss_${rd}"
-  line "${BROKER_LABEL}_peak_rss_anon_${mq}_flush" "$($PY -c "print(${MQ[$mq-anon]:-0} / 1024)")" MiB \
-      "$($PY -c "print(${RD[$rd-hwm]:-0} / 1024)")" "redis_peak_rss_${rd}"
+  for i in "${!BINS[@]}"; do
+    use_build "$i"
+    key=$KEY_PREFIX$mq
+    line "${LABELS[i]}_consume_1k_${mq}_flush" "${MQ[$key-consume-tps]:-0}" msgs/s
+    line "${LABELS[i]}_consume_1k_${mq}_flush_mb" "$($PY -c "print(${MQ[$key-consume-tps]:-0} * 1024 / 1e6)")" MB/s
+    line "${LABELS[i]}_peak_rss_${mq}_flush" "$($PY -c "print(${MQ[$key-hwm]:-0} / 1024)")" MiB \
+        "$($PY -c "print(${RD[$rd-hwm]:-0} / 1024)")" "redis_peak_rss_${rd}"
+    line "${LABELS[i]}_peak_rss_anon_${mq}_flush" "$($PY -c "print(${MQ[$key-anon]:-0} / 1024)")" MiB \
+        "$($PY -c "print(${RD[$rd-hwm]:-0} / 1024)")" "redis_peak_rss_${rd}"
+  done
 done
 first=
 for n in $TOPIC_COUNTS; do

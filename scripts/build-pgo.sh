@@ -37,15 +37,18 @@ JOBS=${JOBS:-$(nproc)}
 TARGETS=(mqsim mqbroker mqnamesrv mqadmin sim_bench store_bench page_cache_fill)
 STANDARD=$ROOT/scenarios/bench/standard.yaml
 
-# What the build was made from: the content of every file of the checkout
-# (tracked or new; not Markdown, nor make bench's results: a README edit or
-# a benchmark run changes no binary) and the compiler. Fails outside a git
-# checkout (then it always builds).
+# What the build was made from: the content of every file the compiler or
+# the training reads (tracked or new: the CMake files, C++ sources and
+# headers, the scenarios the training runs, this script) and the compiler's
+# version. Nothing else: an edit of a benchmark script, a test or the README
+# changes no binary, and retraining for it cost make bench five minutes.
+# Fails outside a git checkout (then it always builds).
+BUILD_INPUTS=('CMakeLists.txt' '*.cmake' '*.cc' '*.h' '*.cxx' 'scenarios/*' 'scripts/build-pgo.sh')
 source_stamp() {
   git -C "$ROOT" rev-parse --verify -q HEAD > /dev/null || return 1
   {
-    git -C "$ROOT" ls-files -z --cached --others --exclude-standard |
-      (cd "$ROOT" && grep -zv -e '\.md$' -e '^bench/results/' | xargs -0 -r sha256sum 2> /dev/null)
+    git -C "$ROOT" ls-files -z --cached --others --exclude-standard -- "${BUILD_INPUTS[@]}" |
+      (cd "$ROOT" && xargs -0 -r sha256sum 2> /dev/null)
     c++ --version | head -1
   } | sha256sum | cut -d' ' -f1
 }
