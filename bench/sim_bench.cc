@@ -29,9 +29,9 @@
 // '#' describe the runs (verdict, events, trace digest) for determinism checks.
 // The _host_reference line times a fixed piece of CPU work (sorting 4 Mi
 // pseudo-random 64-bit words) in the same process: the shared VMs this runs
-// on differ from day to day (on 2026-12-06 one host ran the same commit's
-// standard scenario 40% slower than the day before), and the reference
-// tells a slower host from slower code.
+// on differ from one to the next (on 2026-12-06 a host ran the same commit's
+// standard scenario 1.2-1.4x slower than another had a few hours before),
+// and the reference tells a slower host from slower code.
 // Wall time comes from std::chrono::steady_clock: benchmarks sit outside the
 // deterministic core. The *_cpu_* lines divide by the process's CPU time
 // instead, which other processes on a busy machine do not inflate.
