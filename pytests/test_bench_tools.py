@@ -60,6 +60,29 @@ def test_sim_bench_names_its_figures_after_the_label(bin_dir):
     assert {"t_sim_idle_speedup", "t_sim_idle_events_per_simulated_s", "t_sim_peak_rss"} <= names
 
 
+def test_sim_bench_reports_the_median_of_repeated_standard_runs(bin_dir):
+    # One simulated minute, three times: the figures are the median run's,
+    # the best and worst speedups bracket them, and every run gave the same
+    # trace.
+    run = subprocess.run([str(bin_dir / "sim_bench"), "--skip-scaling", "--skip-idle", "--minutes", "1",
+                          "--repeat", "3"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    figures = {line.split()[0]: float(line.split()[1]) for line in run.stdout.splitlines()
+               if line and not line.startswith("#")}
+    assert figures["sim_standard_runs"] == 3
+    assert figures["sim_standard_speedup_best"] >= figures["sim_standard_speedup"] >= figures["sim_standard_speedup_worst"] > 0
+    digests = re.findall(r"^# bench-standard seed \d+: .* digest (\w+)$", run.stdout, re.M)
+    assert len(digests) == 3 and len(set(digests)) == 1, run.stdout
+    assert figures["sim_host_reference_sort_4m"] > 0
+
+
+def test_sim_bench_refuses_zero_repeats(bin_dir):
+    run = subprocess.run([str(bin_dir / "sim_bench"), "--repeat", "0", "--skip-scaling"],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2
+    assert "--repeat must be positive" in run.stderr
+
+
 def test_sim_bench_refuses_a_label_that_is_not_one_word(bin_dir):
     run = subprocess.run([str(bin_dir / "sim_bench"), "--label", "two words", "--skip-scaling", "--skip-standard"],
                          capture_output=True, text=True, timeout=60)
