@@ -145,14 +145,14 @@ PYEOF
 # 2026-12-04 20:51).
 declare -A ANON_SAMPLERS
 start_anon_sampler() {  # pid
-  local ANON_PEAK_FILE="$SCRATCH/anon-peak-$1"
-  echo 0 > "$ANON_PEAK_FILE"
+  local peak_file="$SCRATCH/anon-peak-$1"
+  echo 0 > "$peak_file"
   ( peak=0
     while kill -0 "$1" 2>/dev/null; do
       v=$(awk '/RssAnon/ {print $2}' "/proc/$1/status" 2>/dev/null)
       if [ -n "$v" ] && [ "$v" -gt "$peak" ]; then
         peak=$v
-        echo "$peak" > "$ANON_PEAK_FILE.new" && mv -f "$ANON_PEAK_FILE.new" "$ANON_PEAK_FILE"
+        echo "$peak" > "$peak_file.new" && mv -f "$peak_file.new" "$peak_file"
       fi
       sleep 0.2
     done ) &

@@ -136,7 +136,7 @@ TEST_F(PosixFileMappingTest, TruncatingBelowTheMappingAndUnmapEndIt) {
 // Whether the page at address is in this process's page table
 // (/proc/self/pagemap: 8 bytes a page, bit 63 "present").
 bool page_present(const void* address) {
-  static const uint64_t page = system_page_bytes();
+  const uint64_t page = system_page_bytes();
   const int fd = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
   EXPECT_GE(fd, 0);
   uint64_t entry = 0;
