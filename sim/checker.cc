@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <set>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "sim/checker_duplicates.h"
@@ -104,18 +106,26 @@ std::optional<int> foreseen_by(const SendRecord& send, const CheckerOptions& opt
 // the group is down, from its first acknowledged message on (the world
 // records broker_down / broker_up events).
 std::vector<Window> group_down_windows(const History& history, Nanos run_end) {
-  // Looked up before inserting: emplace built a node (and a copy of the
-  // name) per acknowledged send only to drop it again for all but the first.
-  std::map<std::string, Nanos, std::less<>> first_ack;
-  for (const SendRecord& s : history.sends()) {
-    if (s.outcome != SendOutcome::kOk) continue;
-    const std::string& group = s.broker_name.str();
-    if (auto it = first_ack.find(group); it != first_ack.end()) {
-      it->second = std::min(it->second, s.completed_at);
-    } else {
-      first_ack.emplace(group, s.completed_at);
+  // By interned name, in a list (a run has a few groups), the last one
+  // found kept at hand: sends come in runs to one group, and a map keyed by
+  // the name's text compared strings per acknowledged send.
+  std::vector<std::pair<InternedName, Nanos>> first_ack_by_name;
+  std::pair<InternedName, Nanos>* last = nullptr;
+  history.sends().for_each_span([&](std::span<const SendRecord> span) {
+    for (const SendRecord& s : span) {
+      if (s.outcome != SendOutcome::kOk) continue;
+      if (last == nullptr || last->first != s.broker_name) {
+        last = nullptr;
+        for (auto& entry : first_ack_by_name) {
+          if (entry.first == s.broker_name) last = &entry;
+        }
+        if (last == nullptr) last = &first_ack_by_name.emplace_back(s.broker_name, s.completed_at);
+      }
+      last->second = std::min(last->second, s.completed_at);
     }
-  }
+  });
+  std::map<std::string, Nanos, std::less<>> first_ack;
+  for (const auto& [name, at] : first_ack_by_name) first_ack.emplace(name.str(), at);
   std::map<std::string, std::set<std::string>> up;  // group -> brokers up
   std::map<std::string, Nanos> down_since;
   std::vector<Window> windows;
@@ -206,6 +216,8 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
   std::vector<int64_t> lost_by_group(options.consumer_groups.size(), 0);
   const std::string* last_rule = nullptr;  // options' text; map values stay put as others are inserted
   int64_t* last_rule_count = nullptr;
+  std::vector<History::GroupReceived> received_by_group;
+  for (const std::string& group : options.consumer_groups) received_by_group.push_back(history.received_by(group));
   auto first_receipt_at = history.first_receipt_at().begin();
   MQ_ASSERT(history.first_receipt_at().size() == sends.size());
   for (const SendRecord& s : sends) {
@@ -252,7 +264,7 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
     const bool within_bound = !options.loss_at_risk || foreseen.has_value();
     for (size_t g = 0; g < options.consumer_groups.size(); ++g) {
       const std::string& group = options.consumer_groups[g];
-      if (received_by.received(group, s.seq)) continue;
+      if (received_by_group[g](s.seq)) continue;
       if (expired) {
         expired_somewhere = true;
         ++expired_by_group[g];

@@ -5,6 +5,8 @@
 #include <bit>
 #include <limits>
 #include <optional>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "broker/common/assert.h"
@@ -42,11 +44,14 @@ int count_into_buckets(const SpilledRecords<Nanos>& values, Nanos min, uint64_t 
   const int shift = span < kBuckets ? 0 : std::bit_width(span) - kBucketBits;
   MQ_ASSERT((span >> shift) < kBuckets);
   std::fill(counts.begin(), counts.end(), 0);
-  for (const Nanos value : values) {
-    const uint64_t d = distance(value, min);
-    if (d < lo || d > hi) continue;
-    ++counts[(d - lo) >> shift];
-  }
+  size_t* const count = counts.data();
+  values.for_each_span([&](std::span<const Nanos> span) {
+    for (const Nanos value : span) {
+      const uint64_t d = distance(value, min);
+      if (d < lo || d > hi) continue;
+      ++count[(d - lo) >> shift];
+    }
+  });
   return shift;
 }
 
@@ -84,12 +89,18 @@ void gather_and_select(const SpilledRecords<Nanos>& values, Nanos min, std::vect
     MQ_ASSERT(!narrowings[pending[k]].value && narrowings[pending[k]].inside <= kSortedAtOnce);
     in_range[k].reserve(narrowings[pending[k]].inside);
   }
-  for (const Nanos value : values) {
-    const uint64_t d = distance(value, min);
-    for (size_t k = 0; k < pending.size(); ++k) {
-      if (d >= narrowings[pending[k]].lo && d <= narrowings[pending[k]].hi) in_range[k].push_back(d);
+  // The ranges in a local array: narrowings[pending[k]] read through two
+  // vectors per value and range.
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (const size_t i : pending) ranges.emplace_back(narrowings[i].lo, narrowings[i].hi);
+  values.for_each_span([&](std::span<const Nanos> span) {
+    for (const Nanos value : span) {
+      const uint64_t d = distance(value, min);
+      for (size_t k = 0; k < ranges.size(); ++k) {
+        if (d >= ranges[k].first && d <= ranges[k].second) in_range[k].push_back(d);
+      }
     }
-  }
+  });
   for (size_t k = 0; k < pending.size(); ++k) {
     narrowings[pending[k]].value = select_within(in_range[k], narrowings[pending[k]], min);
   }
@@ -157,17 +168,19 @@ LatencySummary summarize_latency(const SpilledRecords<Nanos>& values) {
   if (values.size() <= kSortedAtOnce) {  // small enough to sort a copy
     std::vector<Nanos> copy;
     copy.reserve(values.size());
-    copy.assign(values.begin(), values.end());
+    values.for_each_span([&copy](std::span<const Nanos> span) { copy.insert(copy.end(), span.begin(), span.end()); });
     return summarize_latency(copy);
   }
   LatencySummary summary;
   summary.count = static_cast<int64_t>(values.size());
   Nanos min = std::numeric_limits<Nanos>::max();
   Nanos max = std::numeric_limits<Nanos>::min();
-  for (const Nanos value : values) {
-    min = std::min(min, value);
-    max = std::max(max, value);
-  }
+  values.for_each_span([&](std::span<const Nanos> span) {
+    for (const Nanos value : span) {
+      min = std::min(min, value);
+      max = std::max(max, value);
+    }
+  });
   const size_t n = values.size();
   const std::vector<Nanos> found = select_ranks(
       values, {nearest_rank(0.50, n), nearest_rank(0.90, n), nearest_rank(0.99, n), nearest_rank(0.999, n)}, min, max);

@@ -115,6 +115,13 @@ bool History::received(std::string_view group, uint64_t seq) const {
   return received_as_stray(group, seq);
 }
 
+History::GroupReceived::GroupReceived(const History& history, std::string_view group)
+    : history_(&history), group_(group), strays_(!history.stray_received_.empty()) {
+  if (const auto it = history.received_by_group_.find(group); it != history.received_by_group_.end()) {
+    seqs_ = &it->second;
+  }
+}
+
 bool History::received_as_stray(std::string_view group, uint64_t seq) const {
   if (stray_received_.empty()) return false;  // always, in a simulated run
   const auto it = stray_received_.find(group);

@@ -175,6 +175,26 @@ class History {
 
   // Whether group received seq (a send's, or a stray seq past them).
   bool received(std::string_view group, uint64_t seq) const;
+  // received(group, seq) for one group and many seqs: the group's entry
+  // looked up once, not by its name per seq (a map lookup per send and
+  // group was the largest cost of the checker's pass over the sends).
+  // Valid until the History changes.
+  class GroupReceived {
+   public:
+    bool operator()(uint64_t seq) const {
+      if (seqs_ != nullptr && seq < seqs_->size() && (*seqs_)[seq]) return true;
+      return strays_ && history_->received_as_stray(group_, seq);
+    }
+
+   private:
+    friend class History;
+    GroupReceived(const History& history, std::string_view group);
+    const History* history_;
+    std::string group_;
+    const std::vector<bool>* seqs_ = nullptr;
+    bool strays_ = false;
+  };
+  GroupReceived received_by(std::string_view group) const { return GroupReceived(*this, group); }
 
   // Whether every acknowledged send so far was received by each of groups.
   // The liveness phase asks every simulated second: the answer is kept

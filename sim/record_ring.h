@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -57,6 +58,17 @@ class RecordRing {
     const size_t first_run = std::min(count, slots_.size() - head_);
     std::memcpy(out, slots_.data() + head_, first_run * sizeof(Record));
     std::memcpy(out + first_run, slots_.data(), (count - first_run) * sizeof(Record));
+  }
+
+  // Calls visit(std::span<const Record>) on the records oldest first, in
+  // the one or two runs of slots that hold them: a scan without the index
+  // arithmetic of operator[] per record.
+  template <typename Visit>
+  void for_each_span(Visit&& visit) const {
+    if (size_ == 0) return;
+    const size_t first_run = std::min(size_, slots_.size() - head_);
+    visit(std::span<const Record>(slots_.data() + head_, first_run));
+    if (first_run < size_) visit(std::span<const Record>(slots_.data(), size_ - first_run));
   }
 
   // Drops the count oldest records.

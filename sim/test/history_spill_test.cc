@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,16 @@ TEST(SpilledRecords, ReadsBackWhatWasWrittenWhereverItLives) {
   }
   EXPECT_EQ(expected, kCount);
   EXPECT_EQ(rows.back().index, kCount - 1);
+  // A pass by spans reads the same records, in order, the set ones included.
+  expected = 0;
+  rows.for_each_span([&](std::span<const Row> span) {
+    for (const Row& row : span) {
+      ASSERT_EQ(row.index, expected);
+      ASSERT_EQ(row.value, rows[expected].value);
+      ++expected;
+    }
+  });
+  EXPECT_EQ(expected, kCount);
   // Two iterators at different places, as the checker's passes use them.
   auto a = rows.begin();
   auto b = rows.begin();

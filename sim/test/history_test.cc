@@ -103,6 +103,16 @@ TEST(History, EachReceiptSaysWhetherItIsItsGroupsFirst) {
   EXPECT_TRUE(history.received("audit", b));
   EXPECT_FALSE(history.received("other", a));
   EXPECT_FALSE(history.received("g", b + 1));
+  // received_by(group) answers as received(group, seq) does, strays
+  // included: one past every send, known only as a stray.
+  history.receive(ReceiptRecord{b + 5, "g", "c", 10});
+  ASSERT_TRUE(history.received("g", b + 5));
+  for (const char* group : {"g", "audit", "other"}) {
+    const History::GroupReceived received_by = history.received_by(group);
+    for (uint64_t seq = a; seq <= b + 6; ++seq) {
+      EXPECT_EQ(received_by(seq), history.received(group, seq)) << group << " seq " << seq;
+    }
+  }
 }
 
 // Equal times keep the order; one receipt earlier than the one before it

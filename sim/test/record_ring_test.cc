@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <span>
 #include <vector>
 
 #include "sim/record_ring.h"
@@ -23,6 +24,20 @@ void expect_same(const RecordRing<Row>& ring, const std::deque<Row>& model) {
   for (size_t i = 0; i < model.size(); ++i) {
     RC_ASSERT(ring[i].index == model[i].index);
     RC_ASSERT(ring[i].value == model[i].value);
+  }
+  // The spans hold the same records in the same order, in at most two runs.
+  std::vector<Row> spanned;
+  int spans = 0;
+  ring.for_each_span([&](std::span<const Row> span) {
+    RC_ASSERT(!span.empty());
+    ++spans;
+    spanned.insert(spanned.end(), span.begin(), span.end());
+  });
+  RC_ASSERT(spans <= 2);
+  RC_ASSERT(spanned.size() == model.size());
+  for (size_t i = 0; i < model.size(); ++i) {
+    RC_ASSERT(spanned[i].index == model[i].index);
+    RC_ASSERT(spanned[i].value == model[i].value);
   }
 }
 
