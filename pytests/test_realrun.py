@@ -11,7 +11,8 @@ run`'s shape, and printed side by side with the simulated run.
   fault-injecting file layer, restart over the same store): always runs;
 - the scenario's network (latency, jitter, loss: netem or tools/delay_relay.py;
   bandwidth: netem or tbf) on every broker's links: skips without namespaces;
-- a scenario with faults a real process cannot be given is refused up front.
+- a scenario with faults a real process cannot be given, or with a client:
+  section (the simulator's clients only), is refused up front.
 """
 import json
 import os
@@ -229,6 +230,25 @@ def test_the_plan_exports_the_scenarios_network(bin_dir, tmp_path):
     assert lan["network"]["default"] is True  # no network: key, the host's own links
     # The perf producer's senders (-w) are the simulated producer's in-flight cap.
     assert plan["workload"]["producers"]["max_in_flight"] == 16
+
+
+def test_a_client_section_is_the_simulators_and_refused_on_real_processes(bin_dir, tmp_path):
+    lan_scenario = REPO / "scenarios" / "real-multi-master-kill-pause.yaml"
+    lan = json.loads(subprocess.run([bin_dir / "mqsim", "plan", lan_scenario], capture_output=True, text=True,
+                                    check=True).stdout)
+    assert lan["client"]["default"] is True
+    assert lan["client"]["slaveReadOnUnreachableMaster"] is True
+    scenario = tmp_path / "real-rocketmq4-client.yaml"
+    scenario.write_text(lan_scenario.read_text().rstrip("\n") + "\nclient:\n  slaveReadOnUnreachableMaster: false\n")
+    plan = json.loads(subprocess.run([bin_dir / "mqsim", "plan", scenario], capture_output=True, text=True,
+                                     check=True).stdout)
+    assert plan["client"]["default"] is False
+    assert plan["client"]["slaveReadOnUnreachableMaster"] is False
+    assert plan["client"]["serializeType"] == "JSON"
+    code, stdout, stderr = realrun(bin_dir, scenario, "--out", tmp_path / "run")
+    assert code == 2, stdout + stderr
+    assert "client: ClientConfig keys are the simulator's only" in stderr
+    assert not (tmp_path / "run").exists()
 
 
 def test_a_scenario_network_without_namespaces_is_refused(bin_dir, tmp_path):

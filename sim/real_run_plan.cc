@@ -2,7 +2,9 @@
 
 #include <string>
 
+#include "broker/client/client_config.h"
 #include "broker/common/assert.h"
+#include "broker/remoting/remoting_command.h"
 #include "sim/sim_net.h"
 #include "sim/sim_world.h"
 
@@ -83,6 +85,29 @@ faults::FaultSchedule seed_schedule(const Scenario& scenario, uint64_t seed) {
   return world.schedule();
 }
 
+// The scenario's `client:` section. "default": every key at ClientConfig's
+// default, which is what the real run's clients (mqadmin perf) use: the
+// driver refuses a plan that sets any, since it cannot pass them on.
+nlohmann::json client_json(const ClientSpec& client) {
+  const client::ClientConfig& c = client.config;
+  const client::ClientConfig defaults;
+  const bool is_default = c.pollNameServerInterval == defaults.pollNameServerInterval &&
+                          c.heartbeatBrokerInterval == defaults.heartbeatBrokerInterval &&
+                          c.persistConsumerOffsetInterval == defaults.persistConsumerOffsetInterval &&
+                          c.rebalanceInterval == defaults.rebalanceInterval &&
+                          c.mqClientApiTimeout == defaults.mqClientApiTimeout &&
+                          c.slaveReadOnUnreachableMaster == defaults.slaveReadOnUnreachableMaster &&
+                          c.serializeType == defaults.serializeType;
+  return {{"default", is_default},
+          {"pollNameServerInterval", c.pollNameServerInterval},
+          {"heartbeatBrokerInterval", c.heartbeatBrokerInterval},
+          {"persistConsumerOffsetInterval", c.persistConsumerOffsetInterval},
+          {"rebalanceInterval", c.rebalanceInterval},
+          {"mqClientApiTimeout", c.mqClientApiTimeout},
+          {"slaveReadOnUnreachableMaster", c.slaveReadOnUnreachableMaster},
+          {"serializeType", std::string(remoting::serialize_type_name(c.serializeType))}};
+}
+
 nlohmann::json real_run_plan(const Scenario& scenario, uint64_t seed, const faults::FaultSchedule& schedule) {
   nlohmann::json machines = nlohmann::json::array();
   for (const MachineSpec& m : scenario_machines(scenario)) {
@@ -108,6 +133,7 @@ nlohmann::json real_run_plan(const Scenario& scenario, uint64_t seed, const faul
           {"machines", machines},
           {"network", network_json(scenario.network)},
           {"broker_conf", broker_conf(scenario)},
+          {"client", client_json(scenario.client)},
           {"workload",
            {{"topic", w.topic},
             {"queues_per_broker", w.queues_per_broker},

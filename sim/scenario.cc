@@ -35,9 +35,9 @@ Overloaded(Ts...) -> Overloaded<Ts...>;
 
 // ---------------------------------------------------------------- vocabulary
 
-constexpr std::array<std::string_view, 13> kTopKeys = {
-    "name",    "description", "duration", "seeds",   "liveness_bound", "topology", "broker",
-    "network", "workload",    "faults",   "nemesis", "expect",         "matrix"};
+constexpr std::array<std::string_view, 14> kTopKeys = {
+    "name",     "description", "duration", "seeds",   "liveness_bound", "topology", "broker", "client",
+    "network",  "workload",    "faults",   "nemesis", "expect",         "matrix"};
 
 // What the checker reports (architecture.md, "What a run measures").
 constexpr std::array<std::string_view, 19> kMetrics = {
@@ -444,6 +444,32 @@ void reject_topology_owned_keys(const YamlNode& node) {
                          "a store or broker key other than brokerName, brokerId, namesrvAddr, listenPort, "
                          "brokerIP1, brokerIP2, haMasterAddress, haListenPort");
     return;
+  }
+}
+
+// Intervals and timeouts of the `client:` section: at least 1 ms (ClientConfig
+// refuses 0), at most a day.
+constexpr int64_t kMaxClientIntervalMs = 86'400'000;
+constexpr std::array<std::string_view, 2> kSerializeTypeNames = {"JSON", "ROCKETMQ"};
+
+void parse_client(const YamlNode& node, ClientSpec& client) {
+  if (!node.present()) return;
+  if (!node.is_map()) {
+    return node.fail("is not a mapping", "ClientConfig keys and values, e.g. slaveReadOnUnreachableMaster: false");
+  }
+  const std::vector<std::string_view> keys = ClientSpec::keys();
+  if (!node.expect_keys(keys)) return;
+  client::ClientConfig& c = client.config;
+  node.read("pollNameServerInterval", c.pollNameServerInterval, 1, kMaxClientIntervalMs);
+  node.read("heartbeatBrokerInterval", c.heartbeatBrokerInterval, 1, kMaxClientIntervalMs);
+  node.read("persistConsumerOffsetInterval", c.persistConsumerOffsetInterval, 1, kMaxClientIntervalMs);
+  node.read("rebalanceInterval", c.rebalanceInterval, 1, kMaxClientIntervalMs);
+  node.read("mqClientApiTimeout", c.mqClientApiTimeout, 1, kMaxClientIntervalMs);
+  node.read("slaveReadOnUnreachableMaster", c.slaveReadOnUnreachableMaster);
+  if (const YamlNode type = node.child("serializeType"); type.present()) {
+    if (const std::optional<size_t> index = type.choice(kSerializeTypeNames)) {
+      c.serializeType = *index == 0 ? remoting::SerializeType::JSON : remoting::SerializeType::ROCKETMQ;
+    }
   }
 }
 
@@ -890,6 +916,7 @@ void parse_document(const YamlNode& root, Scenario& scenario) {
   reject_topology_owned_keys(root.child("broker"));
   if (!root.errors().ok()) return;
   parse_broker(root.child("broker"), scenario.broker);
+  parse_client(root.child("client"), scenario.client);
   parse_network(root.child("network"), scenario.network);
   parse_workload(root.child("workload"), scenario);
   if (!root.errors().ok()) return;  // faults name machines: the topology and workload must be sound
@@ -954,6 +981,16 @@ void describe_broker_and_network(const Scenario& s, std::ostringstream& out) {
   out << "broker.conf (broker, set by the file; others at the broker's defaults):\n";
   if (s.broker.broker_conf.empty()) out << "  (none)\n";
   for (const auto& [key, value] : s.broker.broker_conf) out << "  " << key << "=" << value << "\n";
+}
+
+void describe_client(const Scenario& s, std::ostringstream& out) {
+  const client::ClientConfig& c = s.client.config;
+  out << "client (ClientConfig of every producer and consumer): pollNameServerInterval=" << c.pollNameServerInterval
+      << " heartbeatBrokerInterval=" << c.heartbeatBrokerInterval
+      << " persistConsumerOffsetInterval=" << c.persistConsumerOffsetInterval
+      << " rebalanceInterval=" << c.rebalanceInterval << " mqClientApiTimeout=" << c.mqClientApiTimeout
+      << " slaveReadOnUnreachableMaster=" << (c.slaveReadOnUnreachableMaster ? "true" : "false")
+      << " serializeType=" << remoting::serialize_type_name(c.serializeType) << "\n";
 }
 
 void describe_workload(const Scenario& s, std::ostringstream& out) {
@@ -1127,6 +1164,21 @@ Status apply_topology_preset(std::string_view name, Scenario& scenario) {
                                  "'; expected one of: " + join_names(topology_preset_names()));
 }
 
+std::vector<std::string_view> ClientSpec::keys() {
+  return {"pollNameServerInterval", "heartbeatBrokerInterval", "persistConsumerOffsetInterval", "rebalanceInterval",
+          "mqClientApiTimeout",     "slaveReadOnUnreachableMaster", "serializeType"};
+}
+
+client::ClientConfig ClientSpec::for_client(std::vector<std::string> namesrv_addresses, std::string client_ip,
+                                            std::string instance_name) const {
+  client::ClientConfig c = config;
+  c.namesrvAddr = std::move(namesrv_addresses);
+  c.clientIP = std::move(client_ip);
+  c.instanceName = std::move(instance_name);
+  MQ_ASSERT(c.validate().ok());
+  return c;
+}
+
 std::vector<std::string_view> known_broker_conf_keys() {
   std::vector<std::string_view> names;
   for (const ConfKey& key : conf_keys()) names.push_back(key.name);
@@ -1230,6 +1282,7 @@ std::string describe(const Scenario& s) {
   out << "\n";
   describe_topology(s, out);
   describe_broker_and_network(s, out);
+  describe_client(s, out);
   describe_workload(s, out);
   describe_faults(s, out);
   if (s.matrix) describe_matrix(*s.matrix, out);

@@ -35,6 +35,7 @@
 #include <string_view>
 #include <vector>
 
+#include "broker/client/client_config.h"
 #include "broker/common/status.h"
 #include "broker/common/types.h"
 #include "broker/store/message_store_config.h"
@@ -77,6 +78,20 @@ struct BrokerSpec {
   // Validated broker-level broker.conf keys the file set (not store fields),
   // as normalised text ("true", "8"): the broker applies them.
   std::map<std::string, std::string> broker_conf;
+};
+
+// The `client:` section: ClientConfig keys (RocketMQ's names, milliseconds)
+// given to every simulated producer's and consumer's MQClientInstance, so a
+// scenario can run RocketMQ 4.x's client behaviour, or its binary header,
+// against mqlab's defaults. The defaults are ClientConfig's own.
+struct ClientSpec {
+  client::ClientConfig config;  // namesrvAddr, clientIP and instanceName unused: the world sets them
+
+  // The section's keys, in the order describe() prints them.
+  static std::vector<std::string_view> keys();
+  // config with the world's addresses and names for one client.
+  client::ClientConfig for_client(std::vector<std::string> namesrv_addresses, std::string client_ip,
+                                  std::string instance_name) const;
 };
 
 struct NetworkSpec {
@@ -176,6 +191,7 @@ struct Scenario {
   Nanos liveness_bound = seconds(60);
   TopologySpec topology;
   BrokerSpec broker;
+  ClientSpec client;
   NetworkSpec network;
   WorkloadSpec workload;
   FaultSpec faults;

@@ -178,10 +178,8 @@ class ProducerApp final : public SimApp {
   ProducerApp(SimWorld& world, SimMachine& machine, SimEnv& env, std::string name)
       : world_(world), machine_(machine), env_(env), name_(std::move(name)) {
     const ProducerSpec& spec = world.scenario().workload.producers;
-    client::ClientConfig config;
-    config.namesrvAddr = world.namesrv_addresses();
-    config.clientIP = machine.host();
-    config.instanceName = name_;
+    const client::ClientConfig config =
+        world.scenario().client.for_client(world.namesrv_addresses(), machine.host(), name_);
     instance_ = std::make_unique<client::MQClientInstance>(env, config);
     client::ProducerConfig producer_config;
     producer_config.producerGroup = "mqsim-producers";
@@ -317,10 +315,8 @@ class ConsumerApp final : public SimApp {
  public:
   ConsumerApp(SimWorld& world, SimMachine& machine, SimEnv& env, std::string name, std::string group)
       : world_(world), machine_(machine), env_(env), name_(std::move(name)), group_(std::move(group)) {
-    client::ClientConfig config;
-    config.namesrvAddr = world.namesrv_addresses();
-    config.clientIP = machine.host();
-    config.instanceName = name_;
+    const client::ClientConfig config =
+        world.scenario().client.for_client(world.namesrv_addresses(), machine.host(), name_);
     instance_ = std::make_unique<client::MQClientInstance>(env, config);
     client::PushConsumerConfig consumer_config;
     consumer_config.consumerGroup = group_;

@@ -38,8 +38,9 @@ and from the NameServer is not delayed.
 
 A fault a real process cannot be given (disk faults, clock skew,
 destroy_machine, promote_slave; partitions without namespaces; a power cut
-of a NameServer or client machine) is refused before anything starts,
-naming the fault. Exit status: that of mqsim check (0 passed, 1
+of a NameServer or client machine), and a scenario whose client: section
+sets ClientConfig keys (mqadmin perf takes none), is refused before
+anything starts, naming the fault or the section. Exit status: that of mqsim check (0 passed, 1
 failed), 2 for a scenario this driver cannot run or a run that broke.
 Every process it starts is stopped by PID on the way out, namespaces it
 created are deleted.
@@ -500,6 +501,9 @@ def refuse_unsupported(plan, netns_mode):
             continue
         problems.append(f"{fault['describe']}: {kind} cannot be applied to real processes (disk faults, "
                         "destroy_machine, clock skew and promote_slave are not wired)")
+    if not plan["client"]["default"]:
+        problems.append("client: ClientConfig keys are the simulator's only (mqadmin perf runs the real clients "
+                        "with ClientConfig's defaults)")
     if not plan["network"]["default"] and netns_mode == "off":
         problems.append("network: latency, jitter, loss and bandwidth are applied in network namespaces "
                         "(--netns auto|on, root)")

@@ -253,6 +253,54 @@ TEST(ScenarioParse, RaidDisksAndNemesis) {
 
 // ------------------------------------------------------------ errors
 
+TEST(ScenarioParse, ClientKeysSetEveryClientsConfigAndDefaultToClientConfigs) {
+  const Scenario defaults = parse_ok("duration: 1m\n");
+  const client::ClientConfig config;
+  EXPECT_EQ(defaults.client.config.pollNameServerInterval, config.pollNameServerInterval);
+  EXPECT_EQ(defaults.client.config.slaveReadOnUnreachableMaster, config.slaveReadOnUnreachableMaster);
+  EXPECT_EQ(defaults.client.config.serializeType, config.serializeType);
+  const Scenario s = parse_ok(
+      "duration: 1m\n"
+      "client:\n"
+      "  pollNameServerInterval: 10000\n"
+      "  heartbeatBrokerInterval: 15000\n"
+      "  persistConsumerOffsetInterval: 1000\n"
+      "  rebalanceInterval: 20000\n"
+      "  mqClientApiTimeout: 500\n"
+      "  slaveReadOnUnreachableMaster: false\n"
+      "  serializeType: ROCKETMQ\n");
+  const client::ClientConfig c = s.client.for_client({"10.0.0.9:9876"}, "10.0.0.20", "producer-0");
+  EXPECT_EQ(c.pollNameServerInterval, 10000);
+  EXPECT_EQ(c.heartbeatBrokerInterval, 15000);
+  EXPECT_EQ(c.persistConsumerOffsetInterval, 1000);
+  EXPECT_EQ(c.rebalanceInterval, 20000);
+  EXPECT_EQ(c.mqClientApiTimeout, 500);
+  EXPECT_FALSE(c.slaveReadOnUnreachableMaster);
+  EXPECT_EQ(c.serializeType, remoting::SerializeType::ROCKETMQ);
+  EXPECT_EQ(c.namesrvAddr, std::vector<std::string>{"10.0.0.9:9876"});
+  EXPECT_EQ(c.clientId(), "10.0.0.20@producer-0");
+  const std::string text = describe(s);
+  EXPECT_TRUE(contains(text, "pollNameServerInterval=10000")) << text;
+  EXPECT_TRUE(contains(text, "slaveReadOnUnreachableMaster=false")) << text;
+  EXPECT_TRUE(contains(text, "serializeType=ROCKETMQ")) << text;
+}
+
+TEST(ScenarioErrors, ClientKeysAreClientConfigsWithItsLimits) {
+  std::string message = error_of("duration: 1m\nclient:\n  slaveReadOnUnreachable: false\n");
+  EXPECT_TRUE(contains(message,
+                       "test.yaml:3:3: client.slaveReadOnUnreachable: unknown key 'slaveReadOnUnreachable' "
+                       "(did you mean 'slaveReadOnUnreachableMaster'?); expected one of: pollNameServerInterval,"))
+      << message;
+  message = error_of("duration: 1m\nclient:\n  pollNameServerInterval: 0\n");
+  EXPECT_TRUE(contains(message, "test.yaml:3:27: client.pollNameServerInterval:")) << message;
+  EXPECT_TRUE(contains(message, "[1, 86400000]")) << message;
+  message = error_of("duration: 1m\nclient:\n  serializeType: BINARY\n");
+  EXPECT_TRUE(contains(message, "test.yaml:3:18: client.serializeType: 'BINARY'")) << message;
+  EXPECT_TRUE(contains(message, "JSON")) << message;
+  message = error_of("duration: 1m\nclient: fast\n");
+  EXPECT_TRUE(contains(message, "test.yaml:2:9: client: is not a mapping")) << message;
+}
+
 TEST(ScenarioErrors, UnknownKeySuggestsTheKnownOnes) {
   const std::string message = error_of("duration: 1m\ntopology:\n  brokr_groups: 2\n");
   EXPECT_TRUE(contains(message,
