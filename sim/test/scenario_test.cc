@@ -470,6 +470,7 @@ TEST(ScenarioMatrix, InlineMatrixCountsAndSeeds) {
       "name: m\n"
       "duration: 1m\n"
       "seeds: 7\n"
+      "client: {slaveReadOnUnreachableMaster: false}\n"
       "matrix:\n"
       "  topologies: [single_master, async_replication]\n"
       "  flush: [ASYNC_FLUSH, SYNC_FLUSH]\n"
@@ -488,6 +489,8 @@ TEST(ScenarioMatrix, InlineMatrixCountsAndSeeds) {
                                       "async_replication/SYNC_FLUSH/none", "async_replication/SYNC_FLUSH/crash"}));
   EXPECT_EQ(cells[0].seeds, (SeedRange{7, 7}));  // the base's seeds: the matrix gives none
   EXPECT_TRUE(cells[0].faults.schedule.events.empty());
+  // The file's client: section holds in every cell (the comparison of one client).
+  for (const Scenario& cell : cells) EXPECT_FALSE(cell.client.config.slaveReadOnUnreachableMaster) << cell.name;
 }
 
 TEST(ScenarioDescribe, PrintsTheExpandedParametersAndTheFaultSchedule) {
