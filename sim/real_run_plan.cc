@@ -90,22 +90,11 @@ faults::FaultSchedule seed_schedule(const Scenario& scenario, uint64_t seed) {
 // driver refuses a plan that sets any, since it cannot pass them on.
 nlohmann::json client_json(const ClientSpec& client) {
   const client::ClientConfig& c = client.config;
-  const client::ClientConfig defaults;
-  const bool is_default = c.pollNameServerInterval == defaults.pollNameServerInterval &&
-                          c.heartbeatBrokerInterval == defaults.heartbeatBrokerInterval &&
-                          c.persistConsumerOffsetInterval == defaults.persistConsumerOffsetInterval &&
-                          c.rebalanceInterval == defaults.rebalanceInterval &&
-                          c.mqClientApiTimeout == defaults.mqClientApiTimeout &&
-                          c.slaveReadOnUnreachableMaster == defaults.slaveReadOnUnreachableMaster &&
-                          c.serializeType == defaults.serializeType;
-  return {{"default", is_default},
-          {"pollNameServerInterval", c.pollNameServerInterval},
-          {"heartbeatBrokerInterval", c.heartbeatBrokerInterval},
-          {"persistConsumerOffsetInterval", c.persistConsumerOffsetInterval},
-          {"rebalanceInterval", c.rebalanceInterval},
-          {"mqClientApiTimeout", c.mqClientApiTimeout},
-          {"slaveReadOnUnreachableMaster", c.slaveReadOnUnreachableMaster},
-          {"serializeType", std::string(remoting::serialize_type_name(c.serializeType))}};
+  nlohmann::json json = {{"default", client.is_default()}};
+  for (const ClientSpec::IntervalKey& key : ClientSpec::interval_keys()) json[std::string(key.name)] = c.*key.field;
+  json["slaveReadOnUnreachableMaster"] = c.slaveReadOnUnreachableMaster;
+  json["serializeType"] = std::string(remoting::serialize_type_name(c.serializeType));
+  return json;
 }
 
 nlohmann::json real_run_plan(const Scenario& scenario, uint64_t seed, const faults::FaultSchedule& schedule) {

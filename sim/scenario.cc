@@ -36,8 +36,8 @@ Overloaded(Ts...) -> Overloaded<Ts...>;
 // ---------------------------------------------------------------- vocabulary
 
 constexpr std::array<std::string_view, 14> kTopKeys = {
-    "name",     "description", "duration", "seeds",   "liveness_bound", "topology", "broker", "client",
-    "network",  "workload",    "faults",   "nemesis", "expect",         "matrix"};
+    "name",    "description", "duration", "seeds",   "liveness_bound", "topology", "broker",
+    "client",  "network",     "workload", "faults",  "nemesis",        "expect",   "matrix"};
 
 // What the checker reports (architecture.md, "What a run measures").
 constexpr std::array<std::string_view, 19> kMetrics = {
@@ -460,11 +460,9 @@ void parse_client(const YamlNode& node, ClientSpec& client) {
   const std::vector<std::string_view> keys = ClientSpec::keys();
   if (!node.expect_keys(keys)) return;
   client::ClientConfig& c = client.config;
-  node.read("pollNameServerInterval", c.pollNameServerInterval, 1, kMaxClientIntervalMs);
-  node.read("heartbeatBrokerInterval", c.heartbeatBrokerInterval, 1, kMaxClientIntervalMs);
-  node.read("persistConsumerOffsetInterval", c.persistConsumerOffsetInterval, 1, kMaxClientIntervalMs);
-  node.read("rebalanceInterval", c.rebalanceInterval, 1, kMaxClientIntervalMs);
-  node.read("mqClientApiTimeout", c.mqClientApiTimeout, 1, kMaxClientIntervalMs);
+  for (const ClientSpec::IntervalKey& key : ClientSpec::interval_keys()) {
+    node.read(key.name, c.*key.field, 1, kMaxClientIntervalMs);
+  }
   node.read("slaveReadOnUnreachableMaster", c.slaveReadOnUnreachableMaster);
   if (const YamlNode type = node.child("serializeType"); type.present()) {
     if (const std::optional<size_t> index = type.choice(kSerializeTypeNames)) {
@@ -985,11 +983,9 @@ void describe_broker_and_network(const Scenario& s, std::ostringstream& out) {
 
 void describe_client(const Scenario& s, std::ostringstream& out) {
   const client::ClientConfig& c = s.client.config;
-  out << "client (ClientConfig of every producer and consumer): pollNameServerInterval=" << c.pollNameServerInterval
-      << " heartbeatBrokerInterval=" << c.heartbeatBrokerInterval
-      << " persistConsumerOffsetInterval=" << c.persistConsumerOffsetInterval
-      << " rebalanceInterval=" << c.rebalanceInterval << " mqClientApiTimeout=" << c.mqClientApiTimeout
-      << " slaveReadOnUnreachableMaster=" << (c.slaveReadOnUnreachableMaster ? "true" : "false")
+  out << "client (ClientConfig of every producer and consumer):";
+  for (const ClientSpec::IntervalKey& key : ClientSpec::interval_keys()) out << " " << key.name << "=" << c.*key.field;
+  out << " slaveReadOnUnreachableMaster=" << (c.slaveReadOnUnreachableMaster ? "true" : "false")
       << " serializeType=" << remoting::serialize_type_name(c.serializeType) << "\n";
 }
 
@@ -1164,9 +1160,33 @@ Status apply_topology_preset(std::string_view name, Scenario& scenario) {
                                  "'; expected one of: " + join_names(topology_preset_names()));
 }
 
+const std::array<ClientSpec::IntervalKey, 5>& ClientSpec::interval_keys() {
+  using client::ClientConfig;
+  static const std::array<IntervalKey, 5> keys = {{
+      {"pollNameServerInterval", &ClientConfig::pollNameServerInterval},
+      {"heartbeatBrokerInterval", &ClientConfig::heartbeatBrokerInterval},
+      {"persistConsumerOffsetInterval", &ClientConfig::persistConsumerOffsetInterval},
+      {"rebalanceInterval", &ClientConfig::rebalanceInterval},
+      {"mqClientApiTimeout", &ClientConfig::mqClientApiTimeout},
+  }};
+  return keys;
+}
+
 std::vector<std::string_view> ClientSpec::keys() {
-  return {"pollNameServerInterval", "heartbeatBrokerInterval", "persistConsumerOffsetInterval", "rebalanceInterval",
-          "mqClientApiTimeout",     "slaveReadOnUnreachableMaster", "serializeType"};
+  std::vector<std::string_view> names;
+  for (const IntervalKey& key : interval_keys()) names.push_back(key.name);
+  names.push_back("slaveReadOnUnreachableMaster");
+  names.push_back("serializeType");
+  return names;
+}
+
+bool ClientSpec::is_default() const {
+  const client::ClientConfig defaults;
+  for (const IntervalKey& key : interval_keys()) {
+    if (config.*key.field != defaults.*key.field) return false;
+  }
+  return config.slaveReadOnUnreachableMaster == defaults.slaveReadOnUnreachableMaster &&
+         config.serializeType == defaults.serializeType;
 }
 
 client::ClientConfig ClientSpec::for_client(std::vector<std::string> namesrv_addresses, std::string client_ip,

@@ -259,6 +259,12 @@ TEST(ScenarioParse, ClientKeysSetEveryClientsConfigAndDefaultToClientConfigs) {
   EXPECT_EQ(defaults.client.config.pollNameServerInterval, config.pollNameServerInterval);
   EXPECT_EQ(defaults.client.config.slaveReadOnUnreachableMaster, config.slaveReadOnUnreachableMaster);
   EXPECT_EQ(defaults.client.config.serializeType, config.serializeType);
+  EXPECT_TRUE(defaults.client.is_default());
+  for (const ClientSpec::IntervalKey& key : ClientSpec::interval_keys()) {
+    ClientSpec changed;
+    changed.config.*key.field += 1;
+    EXPECT_FALSE(changed.is_default()) << key.name;
+  }
   const Scenario s = parse_ok(
       "duration: 1m\n"
       "client:\n"
@@ -283,6 +289,7 @@ TEST(ScenarioParse, ClientKeysSetEveryClientsConfigAndDefaultToClientConfigs) {
   EXPECT_TRUE(contains(text, "pollNameServerInterval=10000")) << text;
   EXPECT_TRUE(contains(text, "slaveReadOnUnreachableMaster=false")) << text;
   EXPECT_TRUE(contains(text, "serializeType=ROCKETMQ")) << text;
+  EXPECT_FALSE(s.client.is_default());
 }
 
 TEST(ScenarioErrors, ClientKeysAreClientConfigsWithItsLimits) {
