@@ -2,8 +2,9 @@
 types x two faults x two seeds, 10 s of virtual time each): it renders all
 four outputs, report.json validates against reports/schema.json, index.html
 holds the comparison table and the plots as inline SVG, the Markdown and CSV
-show exactly the JSON's figures, shards merge into the unsharded report, and
-a lost class's replay command reproduces its run."""
+show exactly the JSON's figures, shards merge into the unsharded report, a
+lost class's replay command reproduces its run, and a client axis
+(matrix.clients) compares RocketMQ 4.x's consumer with mqlab's."""
 import csv
 import html.parser
 import json
@@ -307,6 +308,48 @@ def test_render_by_hand_and_its_errors(compared, tmp_path):
     assert result.returncode == 3
     assert "apt-get install python3-matplotlib" in result.stderr
     assert not re.search(r"Traceback", result.stderr)
+
+
+CLIENT_MATRIX = """\
+name: client-matrix
+description: mqlab's consumer against RocketMQ 4.x's when a master dies under a backlog
+duration: 60s
+client: {pollNameServerInterval: 90000}
+workload:
+  queues_per_broker: 2
+  producers: {count: 1, rate: 50/s}
+  consumer_groups: [{name: cg, consumers: 1}]
+matrix:
+  topologies: [async_replication]
+  clients:
+    mqlab: {}
+    rocketmq4: {slaveReadOnUnreachableMaster: false}
+  flush: [ASYNC_FLUSH]
+  seeds: 1..1
+  faults:
+    master_killed_under_backlog:
+      - {at: 5s, kind: pause_process, target: consumer-cg-0, duration: 15s}
+      - {at: 15s, kind: kill_process, target: broker-a-0, duration: 40s}
+"""
+
+
+def test_a_client_axis_compares_rocketmq4s_consumer_with_mqlabs(mqsim, tmp_path):
+    # Also a matrix whose only schedule hits two processes at once: the
+    # verdicts once had no sentence to continue there, and rendering failed.
+    path = tmp_path / "clients.yaml"
+    path.write_text(CLIENT_MATRIX)
+    out = tmp_path / "report"
+    result = mqsim_run(mqsim, "compare", path, "--jobs", "2", "--out", out)
+    assert result.returncode == 0, result.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert report["matrix"]["topologies"] == ["async_replication+mqlab", "async_replication+rocketmq4"]
+    unavailable = {c["topology"]: c["cells"][0]["unavailable_read_s"] for c in report["configurations"]}
+    assert all(c["cells"][0]["lost"] == 0 for c in report["configurations"])
+    # 4.x's consumer waits for the killed master's restart; mqlab's reads its slave.
+    assert unavailable["async_replication+rocketmq4"] > unavailable["async_replication+mqlab"] + 20, unavailable
+    summary = (out / "summary.md").read_text()
+    assert "async_replication+rocketmq4" in summary
+    assert "no acknowledged loss when" in summary.lower()
 
 
 def test_progress_is_one_redrawn_line_on_a_terminal(mqsim, matrix_file, tmp_path):

@@ -76,7 +76,12 @@ def verdict(report: dict, config: dict) -> Verdict:
     if multiple_loss:
         sentences.append(_loss_phrases(report, config, multiple_loss))
     elif multiple and not single_loss:
-        sentences[-1] += " nor when " + " or ".join(model.fault_phrase(f) for f in multiple)
+        when = "when " + " or ".join(model.fault_phrase(f) for f in multiple)
+        # A matrix with no single-failure schedule has no sentence to continue.
+        if sentences:
+            sentences[-1] += " nor " + when
+        else:
+            sentences.append("no acknowledged loss " + when)
     outage = _outage_phrase(config, faults)
     if outage:
         sentences.append(outage)

@@ -10,11 +10,11 @@ std::vector<CompareCell> compare_cells(const Scenario& base) {
   const MatrixSpec& m = *base.matrix;
   std::vector<CompareCell> cells;
   // The order and names of expand_matrix.
-  for (const std::string& topology : m.topologies) {
+  for (const MatrixSpec::Row& row : m.rows()) {
     for (const store::FlushDiskType flush : m.flush) {
       for (const std::string& fault : m.fault_names) {
         const std::string flush_name = store::flush_disk_type_name(flush);
-        cells.push_back(CompareCell{topology + "/" + flush_name + "/" + fault, topology, flush_name, fault});
+        cells.push_back(CompareCell{row.label + "/" + flush_name + "/" + fault, row.label, flush_name, fault});
       }
     }
   }

@@ -44,7 +44,9 @@ nlohmann::json fault_events_of(const faults::FaultSchedule& schedule) {
 }
 
 nlohmann::json matrix_json(const MatrixSpec& matrix, const SeedRange& seeds) {
-  nlohmann::json topologies = matrix.topologies;
+  // The rows' labels: a topology, or "topology+client" with matrix.clients.
+  nlohmann::json topologies = nlohmann::json::array();
+  for (const MatrixSpec::Row& row : matrix.rows()) topologies.push_back(row.label);
   nlohmann::json flush = nlohmann::json::array();
   for (const store::FlushDiskType type : matrix.flush) flush.push_back(std::string(store::flush_disk_type_name(type)));
   nlohmann::json faults = nlohmann::json::array();

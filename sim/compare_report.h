@@ -45,7 +45,7 @@ inline constexpr int kCompareSchemaVersion = 1;
 // One concrete scenario of the matrix.
 struct CompareCell {
   std::string name;  // "topology/flush/fault"
-  std::string topology;
+  std::string topology;  // the row's label: the preset, or "preset+client" (MatrixSpec::Row)
   std::string flush;
   std::string fault;
 };

@@ -870,9 +870,27 @@ void parse_matrix_faults(const YamlNode& node, const Scenario& base, MatrixSpec&
   }
 }
 
+// matrix.clients: name -> a client: section over the file's own.
+void parse_matrix_clients(const YamlNode& node, const Scenario& base, MatrixSpec& matrix) {
+  if (!node.present()) return;
+  if (!node.is_map() || node.entries().empty()) {
+    return node.fail("is not a mapping of named client sections",
+                     "e.g. {mqlab: {}, rocketmq4: {slaveReadOnUnreachableMaster: false}}");
+  }
+  for (const auto& [name, section] : node.entries()) {
+    if (!valid_group_name(name)) {
+      return section.fail("'" + name + "' is not a usable name", "letters, digits, '_' and '-'");
+    }
+    ClientSpec client = base.client;
+    if (!section.is_map()) return section.fail("is not a mapping", "ClientConfig keys and values, or {}");
+    parse_client(section, client);
+    matrix.clients.emplace_back(name, std::move(client));
+  }
+}
+
 void parse_matrix(const YamlNode& node, Scenario& scenario) {
   if (!node.present()) return;
-  if (!node.expect_keys({"topologies", "flush", "faults", "seeds"})) return;
+  if (!node.expect_keys({"topologies", "clients", "flush", "faults", "seeds"})) return;
   if (!scenario.faults.schedule.events.empty()) {
     return node.fail("comes with a top-level faults list", "the schedules under matrix.faults only");
   }
@@ -880,6 +898,7 @@ void parse_matrix(const YamlNode& node, Scenario& scenario) {
   parse_matrix_axes(node, matrix);
   if (!node.errors().ok()) return;
   parse_matrix_faults(node.child("faults"), scenario, matrix);
+  parse_matrix_clients(node.child("clients"), scenario, matrix);
   if (node.child("seeds").present()) parse_seeds(node.child("seeds"), matrix.seeds.emplace());
   scenario.matrix = std::move(matrix);
 }
@@ -981,12 +1000,16 @@ void describe_broker_and_network(const Scenario& s, std::ostringstream& out) {
   for (const auto& [key, value] : s.broker.broker_conf) out << "  " << key << "=" << value << "\n";
 }
 
-void describe_client(const Scenario& s, std::ostringstream& out) {
-  const client::ClientConfig& c = s.client.config;
-  out << "client (ClientConfig of every producer and consumer):";
-  for (const ClientSpec::IntervalKey& key : ClientSpec::interval_keys()) out << " " << key.name << "=" << c.*key.field;
-  out << " slaveReadOnUnreachableMaster=" << (c.slaveReadOnUnreachableMaster ? "true" : "false")
+// "key=value ..." of every key of the client: section, then a newline.
+void describe_client_config(const client::ClientConfig& c, std::ostringstream& out) {
+  for (const ClientSpec::IntervalKey& key : ClientSpec::interval_keys()) out << key.name << "=" << c.*key.field << " ";
+  out << "slaveReadOnUnreachableMaster=" << (c.slaveReadOnUnreachableMaster ? "true" : "false")
       << " serializeType=" << remoting::serialize_type_name(c.serializeType) << "\n";
+}
+
+void describe_client(const Scenario& s, std::ostringstream& out) {
+  out << "client (ClientConfig of every producer and consumer): ";
+  describe_client_config(s.client.config, out);
 }
 
 void describe_workload(const Scenario& s, std::ostringstream& out) {
@@ -1031,9 +1054,15 @@ void describe_matrix(const MatrixSpec& m, std::ostringstream& out) {
   out << "matrix: " << m.topologies.size() << " topologies x " << m.flush.size() << " flush types x "
       << m.fault_names.size() << " fault schedules = " << m.size() << " scenarios";
   if (m.seeds) out << ", seeds " << m.seeds->first << ".." << m.seeds->last;
+  if (!m.clients.empty()) out << " (each topology with " << m.clients.size() << " clients)";
   out << "\n  topologies: " << list_text(m.topologies) << "\n  flush:";
   for (FlushDiskType f : m.flush) out << " " << store::flush_disk_type_name(f);
   out << "\n";
+  for (const auto& [name, client] : m.clients) {
+    std::ostringstream section;
+    describe_client_config(client.config, section);
+    out << "  client " << name << ": " << section.str();
+  }
   // Shown as resolved for the first topology; aliases such as "rest" name
   // other machines in the others.
   for (const std::string& name : m.fault_names) {
@@ -1239,22 +1268,33 @@ Result<Scenario> load_scenario(const std::string& path) {
   return parse_scenario(text.str(), path);
 }
 
+std::vector<MatrixSpec::Row> MatrixSpec::rows() const {
+  std::vector<Row> rows;
+  for (const std::string& topology : topologies) {
+    if (clients.empty()) rows.push_back(Row{topology, topology, nullptr});
+    for (const auto& [name, client] : clients) rows.push_back(Row{topology + "+" + name, topology, &client});
+  }
+  MQ_ASSERT(rows.size() == topologies.size() * std::max<size_t>(clients.size(), 1));
+  return rows;
+}
+
 Result<std::vector<Scenario>> expand_matrix(const Scenario& base) {
   MQ_ASSERT(base.matrix.has_value());
   const MatrixSpec& m = *base.matrix;
   std::vector<Scenario> cells;
-  for (const std::string& topology : m.topologies) {
+  for (const MatrixSpec::Row& row : m.rows()) {
     for (const FlushDiskType flush : m.flush) {
       for (const std::string& fault : m.fault_names) {
         Scenario cell = base;
         cell.matrix.reset();
-        MQ_RETURN_IF_ERROR(apply_topology_preset(topology, cell));
+        MQ_RETURN_IF_ERROR(apply_topology_preset(row.preset, cell));
+        if (row.client != nullptr) cell.client = *row.client;
         cell.broker.store.flushDiskType = flush;
-        cell.name = topology + "/" + store::flush_disk_type_name(flush) + "/" + fault;
+        cell.name = row.label + "/" + store::flush_disk_type_name(flush) + "/" + fault;
         if (m.seeds) cell.seeds = *m.seeds;
-        const auto by_topology = m.schedules.find(topology);
+        const auto by_topology = m.schedules.find(row.preset);
         if (by_topology == m.schedules.end() || !by_topology->second.count(fault)) {
-          return Status::InvalidArgument(base.source + ": matrix has no schedule '" + fault + "' for " + topology);
+          return Status::InvalidArgument(base.source + ": matrix has no schedule '" + fault + "' for " + row.preset);
         }
         cell.faults.schedule = by_topology->second.at(fault);
         MQ_RETURN_IF_ERROR(cell.broker.store.validate().with_context(cell.name));

@@ -28,12 +28,14 @@
 // expected ...". No yaml-cpp exception escapes.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "broker/client/client_config.h"
@@ -185,8 +187,23 @@ struct MatrixSpec {
   // an alias such as "rest" names different machines in each.
   std::map<std::string, std::map<std::string, faults::FaultSchedule>> schedules;
   std::optional<SeedRange> seeds;  // overrides the base's seeds
+  // matrix.clients: named client: sections, each run with every topology
+  // (the file's own section under each name's keys). Empty: the file's
+  // section alone.
+  std::vector<std::pair<std::string, ClientSpec>> clients;
 
-  size_t size() const { return topologies.size() * flush.size() * fault_names.size(); }
+  // A row of the comparison: a topology preset with one client. Its label
+  // is the preset's name, or "preset+client" when the matrix names clients.
+  struct Row {
+    std::string label;
+    std::string preset;
+    const ClientSpec* client = nullptr;  // into clients; nullptr: the file's section
+  };
+  // Topology-major: each topology with each client, in file order.
+  std::vector<Row> rows() const;
+  size_t size() const {
+    return topologies.size() * std::max<size_t>(clients.size(), 1) * flush.size() * fault_names.size();
+  }
 };
 
 struct Scenario {

@@ -8,6 +8,8 @@
 #include <rapidcheck/gtest.h>
 
 #include <set>
+#include <string>
+#include <vector>
 
 #include "sim/compare.h"
 #include "sim/compare_merge.h"
@@ -294,6 +296,24 @@ TEST(MatrixCell, FindsACellByNameAndListsThemOtherwise) {
   Result<Scenario> missing = matrix_cell(base, "sync_replication/ASYNC_FLUSH/flood");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("single_master/SYNC_FLUSH/none"), std::string::npos);
+}
+
+TEST(MatrixCell, AClientAxisNamesTheRowsAndTheHeaderListsThem) {
+  const std::string text = std::string(kMatrix) + "  clients: {mqlab: {}, rocketmq4: {slaveReadOnUnreachableMaster: false}}\n";
+  Result<Scenario> base = parse_scenario(text, "tiny-clients.yaml");
+  ASSERT_TRUE(base.ok()) << base.status().to_string();
+  const std::vector<CompareCell> cells = compare_cells(*base);
+  ASSERT_EQ(cells.size(), 16u);
+  EXPECT_EQ(cells[4].name, "single_master+rocketmq4/SYNC_FLUSH/none");
+  EXPECT_EQ(cells[4].topology, "single_master+rocketmq4");
+  const nlohmann::json header = compare_header(*base, "tiny-clients.yaml", text, base->seeds, Shard{});
+  EXPECT_EQ(header.at("matrix").at("topologies"),
+            (nlohmann::json{"single_master+mqlab", "single_master+rocketmq4", "sync_replication+mqlab",
+                            "sync_replication+rocketmq4"}));
+  Result<Scenario> cell = matrix_cell(*base, "sync_replication+rocketmq4/ASYNC_FLUSH/crash");
+  ASSERT_TRUE(cell.ok()) << cell.status().to_string();
+  EXPECT_FALSE(cell->client.config.slaveReadOnUnreachableMaster);
+  EXPECT_EQ(cell->topology.slaves_per_group, 1);
 }
 
 }  // namespace

@@ -500,6 +500,45 @@ TEST(ScenarioMatrix, InlineMatrixCountsAndSeeds) {
   for (const Scenario& cell : cells) EXPECT_FALSE(cell.client.config.slaveReadOnUnreachableMaster) << cell.name;
 }
 
+TEST(ScenarioMatrix, ClientsMakeEachTopologyARowPerClient) {
+  const Scenario base = parse_ok(
+      "duration: 1m\n"
+      "client: {pollNameServerInterval: 20000}\n"
+      "matrix:\n"
+      "  topologies: [single_master, async_replication]\n"
+      "  clients:\n"
+      "    mqlab: {}\n"
+      "    rocketmq4: {slaveReadOnUnreachableMaster: false}\n"
+      "  flush: [ASYNC_FLUSH]\n"
+      "  faults:\n"
+      "    none: []\n");
+  ASSERT_TRUE(base.matrix.has_value());
+  EXPECT_EQ(base.matrix->size(), 4u);
+  const std::vector<Scenario> cells = expand_matrix(base).value();
+  std::vector<std::string> names;
+  for (const Scenario& cell : cells) names.push_back(cell.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"single_master+mqlab/ASYNC_FLUSH/none",
+                                             "single_master+rocketmq4/ASYNC_FLUSH/none",
+                                             "async_replication+mqlab/ASYNC_FLUSH/none",
+                                             "async_replication+rocketmq4/ASYNC_FLUSH/none"}));
+  EXPECT_TRUE(cells[0].client.config.slaveReadOnUnreachableMaster);
+  EXPECT_FALSE(cells[1].client.config.slaveReadOnUnreachableMaster);
+  EXPECT_FALSE(cells[3].client.config.slaveReadOnUnreachableMaster);
+  EXPECT_EQ(cells[3].topology.slaves_per_group, 1);
+  // Each named section goes over the file's own.
+  for (const Scenario& cell : cells) EXPECT_EQ(cell.client.config.pollNameServerInterval, 20000) << cell.name;
+  const std::string text = describe(base);
+  EXPECT_TRUE(contains(text, "(each topology with 2 clients)")) << text;
+  EXPECT_TRUE(contains(text, "client rocketmq4: pollNameServerInterval=20000")) << text;
+
+  EXPECT_TRUE(contains(error_of("duration: 1m\nmatrix:\n  topologies: [single_master]\n  flush: [ASYNC_FLUSH]\n"
+                                "  faults: {none: []}\n  clients: {rocketmq4: {slaveRead: false}}\n"),
+                       "test.yaml:6:25: matrix.clients.rocketmq4.slaveRead: unknown key 'slaveRead'"));
+  EXPECT_TRUE(contains(error_of("duration: 1m\nmatrix:\n  topologies: [single_master]\n  flush: [ASYNC_FLUSH]\n"
+                                "  faults: {none: []}\n  clients: {a+b: {}}\n"),
+                       "'a+b' is not a usable name"));
+}
+
 TEST(ScenarioDescribe, PrintsTheExpandedParametersAndTheFaultSchedule) {
   const Result<Scenario> scenario = load_scenario(scenarios_dir() + "/single-master-sync-crash.yaml");
   ASSERT_TRUE(scenario.ok()) << scenario.status().to_string();
