@@ -11,8 +11,8 @@ run`'s shape, and printed side by side with the simulated run.
   fault-injecting file layer, restart over the same store): always runs;
 - the scenario's network (latency, jitter, loss: netem or tools/delay_relay.py;
   bandwidth: netem or tbf) on every broker's links: skips without namespaces;
-- a scenario with faults a real process cannot be given, or with a client:
-  section (the simulator's clients only), is refused up front.
+- a scenario's client: section reaches every perf client (--clientConfig);
+- a scenario with faults a real process cannot be given is refused up front.
 """
 import json
 import os
@@ -232,23 +232,35 @@ def test_the_plan_exports_the_scenarios_network(bin_dir, tmp_path):
     assert plan["workload"]["producers"]["max_in_flight"] == 16
 
 
-def test_a_client_section_is_the_simulators_and_refused_on_real_processes(bin_dir, tmp_path):
+def test_a_client_section_reaches_the_real_perf_clients(bin_dir, tmp_path):
     lan_scenario = REPO / "scenarios" / "real-multi-master-kill-pause.yaml"
     lan = json.loads(subprocess.run([bin_dir / "mqsim", "plan", lan_scenario], capture_output=True, text=True,
                                     check=True).stdout)
     assert lan["client"]["default"] is True
     assert lan["client"]["slaveReadOnUnreachableMaster"] is True
     scenario = tmp_path / "real-rocketmq4-client.yaml"
-    scenario.write_text(lan_scenario.read_text().rstrip("\n") + "\nclient:\n  slaveReadOnUnreachableMaster: false\n")
+    scenario.write_text(lan_scenario.read_text().rstrip("\n") +
+                        "\nclient:\n  slaveReadOnUnreachableMaster: false\n  heartbeatBrokerInterval: 10000\n")
     plan = json.loads(subprocess.run([bin_dir / "mqsim", "plan", scenario], capture_output=True, text=True,
                                      check=True).stdout)
     assert plan["client"]["default"] is False
     assert plan["client"]["slaveReadOnUnreachableMaster"] is False
     assert plan["client"]["serializeType"] == "JSON"
-    code, stdout, stderr = realrun(bin_dir, scenario, "--out", tmp_path / "run")
-    assert code == 2, stdout + stderr
-    assert "client: ClientConfig keys are the simulator's only" in stderr
-    assert not (tmp_path / "run").exists()
+    out = tmp_path / "run"
+    code, stdout, stderr = realrun(bin_dir, scenario, "--out", out, "--run-id", os.getpid() % 50000 + 7)
+    assert code == 0, stdout + stderr
+    # Every perf client, the audit group's included, was started with the section.
+    commands = {path.stem: path.read_text() for path in out.glob("*.cmd")}
+    clients = [tag for tag in commands if tag.startswith(("producer-", "consumer-"))]
+    assert "producer-0" in clients and "consumer-mqsim_audit-0" in clients, sorted(commands)
+    for tag in clients:
+        assert "--clientConfig" in commands[tag], commands[tag]
+        assert "slaveReadOnUnreachableMaster=false" in commands[tag], commands[tag]
+        assert "heartbeatBrokerInterval=10000" in commands[tag], commands[tag]
+    assert "--clientConfig" not in commands["namesrv-0"]
+    real = json.loads((out / "real.json").read_text())
+    assert real["figures"]["acknowledged"] > 1000  # mqadmin took the option: the clients ran
+    assert real["figures"]["lost"] == 0 and real["passed"]
 
 
 def test_a_scenario_network_without_namespaces_is_refused(bin_dir, tmp_path):

@@ -86,12 +86,14 @@ faults::FaultSchedule seed_schedule(const Scenario& scenario, uint64_t seed) {
 }
 
 // The scenario's `client:` section. "default": every key at ClientConfig's
-// default, which is what the real run's clients (mqadmin perf) use: the
-// driver refuses a plan that sets any, since it cannot pass them on.
+// default; otherwise the driver gives the keys to every mqadmin perf
+// client as --clientConfig.
 nlohmann::json client_json(const ClientSpec& client) {
   const client::ClientConfig& c = client.config;
   nlohmann::json json = {{"default", client.is_default()}};
-  for (const ClientSpec::IntervalKey& key : ClientSpec::interval_keys()) json[std::string(key.name)] = c.*key.field;
+  for (const client::ClientConfig::IntervalKey& key : client::ClientConfig::interval_keys()) {
+    json[std::string(key.name)] = c.*key.field;
+  }
   json["slaveReadOnUnreachableMaster"] = c.slaveReadOnUnreachableMaster;
   json["serializeType"] = std::string(remoting::serialize_type_name(c.serializeType));
   return json;

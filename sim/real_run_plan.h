@@ -8,8 +8,8 @@
 // {"scenario", "seed", "duration_s", "liveness_bound_s",
 //  "machines": [{"name", "role": broker|namesrv|client, "broker_group", "broker_id", "processes"}],
 //  "broker_conf": {broker.conf key: value}   the masters' keys; slaves get brokerRole SLAVE
-//  "client": {"default", ClientConfig key: value}   the scenario's client: section; "default" when it sets
-//            nothing away from ClientConfig's defaults (the only client a real run has: mqadmin perf's)
+//  "client": {"default", ClientConfig key: value}   the scenario's client: section (for mqadmin perf's
+//            --clientConfig); "default" when it sets nothing away from ClientConfig's defaults
 //  "network": {"default", "latency_ms", "jitter_ms", "bandwidth_bytes_per_sec",
 //              "default_bandwidth_bytes_per_sec", "loss_probability", "retransmission_timeout_ms",
 //              "tcp_user_timeout_ms"}   the scenario's links (sim/scenario.h NetworkSpec)

@@ -447,9 +447,6 @@ void reject_topology_owned_keys(const YamlNode& node) {
   }
 }
 
-// Intervals and timeouts of the `client:` section: at least 1 ms (ClientConfig
-// refuses 0), at most a day.
-constexpr int64_t kMaxClientIntervalMs = 86'400'000;
 constexpr std::array<std::string_view, 2> kSerializeTypeNames = {"JSON", "ROCKETMQ"};
 
 void parse_client(const YamlNode& node, ClientSpec& client) {
@@ -457,11 +454,11 @@ void parse_client(const YamlNode& node, ClientSpec& client) {
   if (!node.is_map()) {
     return node.fail("is not a mapping", "ClientConfig keys and values, e.g. slaveReadOnUnreachableMaster: false");
   }
-  const std::vector<std::string_view> keys = ClientSpec::keys();
+  const std::vector<std::string_view> keys = client::ClientConfig::settable_keys();
   if (!node.expect_keys(keys)) return;
   client::ClientConfig& c = client.config;
-  for (const ClientSpec::IntervalKey& key : ClientSpec::interval_keys()) {
-    node.read(key.name, c.*key.field, 1, kMaxClientIntervalMs);
+  for (const client::ClientConfig::IntervalKey& key : client::ClientConfig::interval_keys()) {
+    node.read(key.name, c.*key.field, 1, client::ClientConfig::kMaxIntervalMs);
   }
   node.read("slaveReadOnUnreachableMaster", c.slaveReadOnUnreachableMaster);
   if (const YamlNode type = node.child("serializeType"); type.present()) {
@@ -1002,7 +999,9 @@ void describe_broker_and_network(const Scenario& s, std::ostringstream& out) {
 
 // "key=value ..." of every key of the client: section, then a newline.
 void describe_client_config(const client::ClientConfig& c, std::ostringstream& out) {
-  for (const ClientSpec::IntervalKey& key : ClientSpec::interval_keys()) out << key.name << "=" << c.*key.field << " ";
+  for (const client::ClientConfig::IntervalKey& key : client::ClientConfig::interval_keys()) {
+    out << key.name << "=" << c.*key.field << " ";
+  }
   out << "slaveReadOnUnreachableMaster=" << (c.slaveReadOnUnreachableMaster ? "true" : "false")
       << " serializeType=" << remoting::serialize_type_name(c.serializeType) << "\n";
 }
@@ -1187,35 +1186,6 @@ Status apply_topology_preset(std::string_view name, Scenario& scenario) {
   }
   return Status::InvalidArgument("unknown topology preset '" + std::string(name) +
                                  "'; expected one of: " + join_names(topology_preset_names()));
-}
-
-const std::array<ClientSpec::IntervalKey, 5>& ClientSpec::interval_keys() {
-  using client::ClientConfig;
-  static const std::array<IntervalKey, 5> keys = {{
-      {"pollNameServerInterval", &ClientConfig::pollNameServerInterval},
-      {"heartbeatBrokerInterval", &ClientConfig::heartbeatBrokerInterval},
-      {"persistConsumerOffsetInterval", &ClientConfig::persistConsumerOffsetInterval},
-      {"rebalanceInterval", &ClientConfig::rebalanceInterval},
-      {"mqClientApiTimeout", &ClientConfig::mqClientApiTimeout},
-  }};
-  return keys;
-}
-
-std::vector<std::string_view> ClientSpec::keys() {
-  std::vector<std::string_view> names;
-  for (const IntervalKey& key : interval_keys()) names.push_back(key.name);
-  names.push_back("slaveReadOnUnreachableMaster");
-  names.push_back("serializeType");
-  return names;
-}
-
-bool ClientSpec::is_default() const {
-  const client::ClientConfig defaults;
-  for (const IntervalKey& key : interval_keys()) {
-    if (config.*key.field != defaults.*key.field) return false;
-  }
-  return config.slaveReadOnUnreachableMaster == defaults.slaveReadOnUnreachableMaster &&
-         config.serializeType == defaults.serializeType;
 }
 
 client::ClientConfig ClientSpec::for_client(std::vector<std::string> namesrv_addresses, std::string client_ip,

@@ -90,17 +90,8 @@ struct BrokerSpec {
 struct ClientSpec {
   client::ClientConfig config;  // namesrvAddr, clientIP and instanceName unused: the world sets them
 
-  // The section's millisecond keys: one list for the reader, the printer
-  // and the real run's plan.
-  struct IntervalKey {
-    std::string_view name;
-    int64_t client::ClientConfig::*field;
-  };
-  static const std::array<IntervalKey, 5>& interval_keys();
-  // Every key of the section, the intervals first, in the order describe() prints them.
-  static std::vector<std::string_view> keys();
   // Whether config sets nothing away from ClientConfig's defaults.
-  bool is_default() const;
+  bool is_default() const { return config.settable_keys_at_defaults(); }
   // config with the world's addresses and names for one client.
   client::ClientConfig for_client(std::vector<std::string> namesrv_addresses, std::string client_ip,
                                   std::string instance_name) const;

@@ -38,9 +38,9 @@ and from the NameServer is not delayed.
 
 A fault a real process cannot be given (disk faults, clock skew,
 destroy_machine, promote_slave; partitions without namespaces; a power cut
-of a NameServer or client machine), and a scenario whose client: section
-sets ClientConfig keys (mqadmin perf takes none), is refused before
-anything starts, naming the fault or the section. Exit status: that of mqsim check (0 passed, 1
+of a NameServer or client machine) is refused before anything starts,
+naming the fault. A scenario's client: section reaches the perf clients
+as mqadmin's --clientConfig. Exit status: that of mqsim check (0 passed, 1
 failed), 2 for a scenario this driver cannot run or a run that broke.
 Every process it starts is stopped by PID on the way out, namespaces it
 created are deleted.
@@ -49,6 +49,7 @@ import argparse
 import json
 import os
 import pathlib
+import shlex
 import signal
 import socket
 import subprocess
@@ -98,12 +99,13 @@ def free_port_block(count, host="127.0.0.1"):
 
 
 class Process:
-    """One started program; output to DIR/<tag>.out and .err."""
+    """One started program; output to DIR/<tag>.out and .err, its command line to DIR/<tag>.cmd."""
 
     def __init__(self, argv, workdir, tag):
         self.tag = tag
         self.out_path = workdir / f"{tag}.out"
         self.err_path = workdir / f"{tag}.err"
+        (workdir / f"{tag}.cmd").write_text(shlex.join(map(str, argv)) + "\n")
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
             self.proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=workdir)
         self.paused = False
@@ -333,10 +335,20 @@ class RealRun:
 
     # ------------------------------------------------------------ workload
 
+    def client_config_args(self):
+        """The scenario's client: section as mqadmin's --clientConfig (none at the defaults)."""
+        client = self.plan["client"]
+        if client["default"]:
+            return []
+        settings = ";".join(f"{key}={str(value).lower() if isinstance(value, bool) else value}"
+                            for key, value in client.items() if key != "default")
+        return ["--clientConfig", settings]
+
     def start_consumer(self, group, index):
         history = self.workdir / f"consumer-{group}-{index}.history"
         consumer = self.start("mqadmin", ["perf", "consume", "-t", self.plan["workload"]["topic"], "-g", group, "-p",
-                                          "false", "--fromFirst", "--history", history, "-n", self.namesrv_addr],
+                                          "false", "--fromFirst", "--history", history, "-n", self.namesrv_addr,
+                                          *self.client_config_args()],
                               f"consumer-{group}-{index}")
         consumer.wait_for("Consumer Started.")
         return consumer
@@ -359,7 +371,7 @@ class RealRun:
                             "-s", producers["message_size_bytes"],
                             "--rate", rate, "--duration", duration, "--history",
                             self.workdir / f"producer-{i}.history", "--producer-id", f"producer-{i}",
-                            "-n", self.namesrv_addr],
+                            "-n", self.namesrv_addr, *self.client_config_args()],
                 f"producer-{i}"))
 
     # ------------------------------------------------------------ faults
@@ -501,9 +513,6 @@ def refuse_unsupported(plan, netns_mode):
             continue
         problems.append(f"{fault['describe']}: {kind} cannot be applied to real processes (disk faults, "
                         "destroy_machine, clock skew and promote_slave are not wired)")
-    if not plan["client"]["default"]:
-        problems.append("client: ClientConfig keys are the simulator's only (mqadmin perf runs the real clients "
-                        "with ClientConfig's defaults)")
     if not plan["network"]["default"] and netns_mode == "off":
         problems.append("network: latency, jitter, loss and bandwidth are applied in network namespaces "
                         "(--netns auto|on, root)")

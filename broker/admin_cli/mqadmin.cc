@@ -14,6 +14,13 @@ std::vector<OptionSpec> common_options() {
       {'h', "help", "", "Print help"},
       {'n', "namesrvAddr", "namesrvAddr",
        "Name server address list, eg: '192.168.0.1:9876;192.168.0.2:9876' (default: env NAMESRV_ADDR)"},
+      // mqlab's, not RocketMQ's mqadmin: how a real run (tools/mqrealrun.py)
+      // gives the perf clients a scenario's client: section.
+      {'\0', "clientConfig", "key=value;...",
+       "ClientConfig keys of this command's client, eg: 'slaveReadOnUnreachableMaster=false;"
+       "pollNameServerInterval=10000' (keys: pollNameServerInterval, heartbeatBrokerInterval, "
+       "persistConsumerOffsetInterval, rebalanceInterval, mqClientApiTimeout, slaveReadOnUnreachableMaster, "
+       "serializeType)"},
   };
 }
 
@@ -84,6 +91,9 @@ Result<Prepared> prepare(const Command& command, std::span<const std::string> ar
   }
   prepared.config.clientIP = io.client_ip;
   prepared.config.instanceName = io.instance_name;
+  if (const std::optional<std::string> settings = prepared.options.value("clientConfig")) {
+    MQ_RETURN_IF_ERROR(prepared.config.set_all(*settings).with_context("--clientConfig"));
+  }
   MQ_ASSIGN_OR_RETURN(prepared.time_limit, command.time_limit(prepared.options));
   MQ_ASSERT(prepared.time_limit > 0);
   return prepared;

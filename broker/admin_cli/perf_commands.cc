@@ -27,7 +27,7 @@ Result<Nanos> perf_time_limit(const ParsedOptions& options) {
   return duration > 0 ? seconds(duration) + kWindDown : kNoLimit;
 }
 
-OptionSpec topic_option() { return {'t', "topic", "topic", "Topic name, Default: BenchmarkTest"}; }
+OptionSpec perf_topic_option() { return {'t', "topic", "topic", "Topic name, Default: BenchmarkTest"}; }
 OptionSpec quantity_option(const char* what) { return {'q', "messageQuantity", "n", what}; }
 OptionSpec history_option(const char* what) {
   return {'\0', "history", "file", std::string("Write a history file (JSON lines, for mqsim check): ") + what};
@@ -121,7 +121,7 @@ Command perf_produce_command() {
   Command command{"perf produce",
                   "Benchmark sends (RocketMQ's benchmark Producer)",
                   {
-                      topic_option(),
+                      perf_topic_option(),
                       {'w', "threadCount", "n", "Sends in flight, Default: 64"},
                       {'s', "messageSize", "bytes", "Message Size, Default: 128"},
                       {'k', "keyEnable", "true|false", "Message Key Enable, Default: false"},
@@ -150,7 +150,7 @@ Command perf_consume_command() {
   Command command{"perf consume",
                   "Benchmark a push consumer (RocketMQ's benchmark Consumer)",
                   {
-                      topic_option(),
+                      perf_topic_option(),
                       {'g', "group", "group", "Consumer group name, Default: benchmark_consumer"},
                       {'p', "groupSuffixEnable", "true|false", "Append _<0..99> to the group, Default: true"},
                       {'w', "threadCount", "n", "Handler calls in flight per queue, Default: 20"},

@@ -10,8 +10,10 @@
 // what rebalancing sorts, so two clients of one group must not share it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "broker/common/status.h"
@@ -47,6 +49,27 @@ struct ClientConfig {
   remoting::SerializeType serializeType = remoting::SerializeType::JSON;
 
   std::string clientId() const { return clientIP + "@" + instanceName; }
+
+  // The keys a deployment tunes, by RocketMQ's names: what a scenario's
+  // client: section and mqadmin's --clientConfig set. The intervals and
+  // timeouts (milliseconds) first, as a table of members.
+  struct IntervalKey {
+    std::string_view name;
+    int64_t ClientConfig::*field;
+  };
+  static const std::array<IntervalKey, 5>& interval_keys();
+  // Every settable key: the intervals, slaveReadOnUnreachableMaster, serializeType.
+  static std::vector<std::string_view> settable_keys();
+  // Sets key from its text: an interval as milliseconds in [1, 86400000],
+  // slaveReadOnUnreachableMaster as true or false, serializeType as JSON or
+  // ROCKETMQ. InvalidArgument naming the key and what it takes otherwise;
+  // nothing changes then.
+  Status set(std::string_view key, std::string_view value);
+  // Sets each "key=value" of text, separated by ';' (empty parts skipped).
+  Status set_all(std::string_view text);
+  // Whether every settable key is at its default.
+  bool settable_keys_at_defaults() const;
+  static constexpr int64_t kMaxIntervalMs = 86'400'000;  // a day
 
   Status validate() const {
     if (namesrvAddr.empty()) return Status::InvalidArgument("ClientConfig.namesrvAddr is empty");

@@ -260,7 +260,7 @@ TEST(ScenarioParse, ClientKeysSetEveryClientsConfigAndDefaultToClientConfigs) {
   EXPECT_EQ(defaults.client.config.slaveReadOnUnreachableMaster, config.slaveReadOnUnreachableMaster);
   EXPECT_EQ(defaults.client.config.serializeType, config.serializeType);
   EXPECT_TRUE(defaults.client.is_default());
-  for (const ClientSpec::IntervalKey& key : ClientSpec::interval_keys()) {
+  for (const client::ClientConfig::IntervalKey& key : client::ClientConfig::interval_keys()) {
     ClientSpec changed;
     changed.config.*key.field += 1;
     EXPECT_FALSE(changed.is_default()) << key.name;

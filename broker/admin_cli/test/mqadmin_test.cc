@@ -57,6 +57,10 @@ TEST_F(MqadminTest, UsageHelpAndBadUsageExitCodes) {
       {{"consumeMessage", "-n", testing::kNamesrv, "-t", "T", "-i", "1"}, "-i queueId needs -b brokerName"},
       {{"perf", "produce", "-n", testing::kNamesrv, "-k", "yes"}, "expected true or false"},
       {{"topicList"}, "no NameServer address"},
+      {{"topicList", "-n", testing::kNamesrv, "--clientConfig", "slaveRead=false"},
+       "--clientConfig: 'slaveRead' is no ClientConfig key to set"},
+      {{"topicList", "-n", testing::kNamesrv, "--clientConfig", "mqClientApiTimeout=0"},
+       "mqClientApiTimeout='0': expected milliseconds in [1, 86400000]"},
   };
   for (const auto& [args, expected] : bad) {
     CliRun result = run_bare(args);
@@ -174,6 +178,12 @@ TEST_F(MqadminTest, SendMessageThenQueryByKeyAndById) {
   const std::string offset_msg_id = row[4];
   EXPECT_EQ(msg_id.size(), 32u);
   EXPECT_EQ(offset_msg_id.size(), 32u);
+
+  // A client configured by --clientConfig (the binary header) sends as well.
+  CliRun configured = run({"sendMessage", "-t", "Orders", "-p", "binary header", "--clientConfig",
+                           "serializeType=ROCKETMQ;mqClientApiTimeout=2000"});
+  ASSERT_EQ(configured.code, kExitOk) << configured.err;
+  EXPECT_EQ(words(lines(configured.out).at(1)).at(2), "SEND_OK");
 
   CliRun by_key = run({"queryMsgByKey", "-t", "Orders", "-k", "order-42"});
   ASSERT_EQ(by_key.code, kExitOk) << by_key.err;
