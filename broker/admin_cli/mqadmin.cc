@@ -1,12 +1,24 @@
 #include "broker/admin_cli/mqadmin.h"
 
 #include <ostream>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "broker/admin_cli/text_format.h"
+#include "broker/client/client_config.h"
 
 namespace mqlab::admin_cli {
 namespace {
+
+// "a, b, c": the keys --clientConfig takes, as ClientConfig lists them.
+std::string client_config_keys() {
+  std::string keys;
+  for (const std::string_view key : client::ClientConfig::settable_keys()) {
+    keys += (keys.empty() ? "" : ", ") + std::string(key);
+  }
+  return keys;
+}
 
 // Every command takes these (RocketMQ's ServerUtil.buildCommandlineOptions).
 std::vector<OptionSpec> common_options() {
@@ -18,9 +30,8 @@ std::vector<OptionSpec> common_options() {
       // gives the perf clients a scenario's client: section.
       {'\0', "clientConfig", "key=value;...",
        "ClientConfig keys of this command's client, eg: 'slaveReadOnUnreachableMaster=false;"
-       "pollNameServerInterval=10000' (keys: pollNameServerInterval, heartbeatBrokerInterval, "
-       "persistConsumerOffsetInterval, rebalanceInterval, mqClientApiTimeout, slaveReadOnUnreachableMaster, "
-       "serializeType)"},
+       "pollNameServerInterval=10000' (keys: " +
+           client_config_keys() + ")"},
   };
 }
 
