@@ -137,14 +137,14 @@ class LineReader {
 constexpr int64_t kMaxTime = std::numeric_limits<int64_t>::max() / 2;
 constexpr int64_t kMaxSeq = std::numeric_limits<int64_t>::max();
 
-Result<MessageName> message_name(const LineReader& r) {
+Result<MessageName> history_message_name(const LineReader& r) {
   MQ_ASSIGN_OR_RETURN(std::string producer, r.text("producer"));
   MQ_ASSIGN_OR_RETURN(const int64_t seq, r.integer("seq", 0, kMaxSeq));
   return MessageName{std::move(producer), static_cast<uint64_t>(seq)};
 }
 
 Status read_send(const LineReader& r, const Place& place, Records& records) {
-  MQ_ASSIGN_OR_RETURN(MessageName name, message_name(r));
+  MQ_ASSIGN_OR_RETURN(MessageName name, history_message_name(r));
   SendEntry send;
   send.place = place;
   MQ_ASSIGN_OR_RETURN(send.invoked_at, r.integer("at", 0, kMaxTime));
@@ -160,7 +160,7 @@ Status read_send(const LineReader& r, const Place& place, Records& records) {
 }
 
 Status read_send_result(const LineReader& r, const Place& place, Records& records) {
-  MQ_ASSIGN_OR_RETURN(MessageName name, message_name(r));
+  MQ_ASSIGN_OR_RETURN(MessageName name, history_message_name(r));
   ResultEntry result;
   result.place = place;
   MQ_ASSIGN_OR_RETURN(result.at, r.integer("at", 0, kMaxTime));
@@ -184,7 +184,7 @@ Status read_send_result(const LineReader& r, const Place& place, Records& record
 }
 
 Status read_receipt(const LineReader& r, const Place& place, Records& records) {
-  MQ_ASSIGN_OR_RETURN(MessageName name, message_name(r));
+  MQ_ASSIGN_OR_RETURN(MessageName name, history_message_name(r));
   ReceiptEntry receipt;
   receipt.place = place;
   receipt.producer = std::move(name.first);

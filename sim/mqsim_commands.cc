@@ -229,7 +229,7 @@ std::string default_matrix_path() {
   return std::string(MQLAB_SOURCE_DIR) + "/" + relative;
 }
 
-std::optional<std::string> read_file(const std::string& path) {
+std::optional<std::string> read_whole_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -307,7 +307,7 @@ int command_compare(const std::vector<std::string>& args) {
   Scenario scenario;
   const std::optional<CompareArgs> parsed = parse_compare_args(args, scenario);
   if (!parsed) return kExitUsage;
-  const std::optional<std::string> text = read_file(parsed->path);
+  const std::optional<std::string> text = read_whole_file(parsed->path);
   if (!text) {
     std::cerr << "mqsim: cannot read " << parsed->path << "\n";
     return kExitUsage;

@@ -13,7 +13,7 @@
 namespace mqlab::sim {
 namespace {
 
-constexpr size_t kMaxListedMissing = 100;
+constexpr size_t kMaxListedMissingSeeds = 100;
 
 // Why a finished run failed: its failed expectations, then liveness.
 std::string failure_reason(const nlohmann::json& run) {
@@ -69,7 +69,7 @@ nlohmann::json missing_seeds(const SweepHeader& header, const std::set<uint64_t>
   for (const SeedRange& range : header.seed_ranges) {
     for (uint64_t seed : shard_seeds(range, shard)) {
       if (present.count(seed)) continue;
-      if (++count <= kMaxListedMissing) listed.push_back(seed);
+      if (++count <= kMaxListedMissingSeeds) listed.push_back(seed);
     }
   }
   return listed;
@@ -88,7 +88,7 @@ nlohmann::json header_json(const SweepHeader& header) {
 
 
 // An integer as is; a real number with two decimals unless it is whole.
-std::string number_text(const nlohmann::json& value) {
+std::string sweep_number_text(const nlohmann::json& value) {
   if (!value.is_number()) return "-";
   if (value.is_number_integer()) return value.dump();
   const double number = value.get<double>();
@@ -117,8 +117,8 @@ void print_runs_table(std::ostream& out, const nlohmann::json& runs) {
   out << line;
   for (const nlohmann::json& run : runs) {
     const nlohmann::json& f = run.at("figures");
-    const auto figure = [&f](const char* name) { return f.is_object() ? number_text(f.value(name, nlohmann::json())) : "-"; };
-    const std::string p99 = f.is_object() ? number_text(f.at("send_latency").at("p99_ms")) : "-";
+    const auto figure = [&f](const char* name) { return f.is_object() ? sweep_number_text(f.value(name, nlohmann::json())) : "-"; };
+    const std::string p99 = f.is_object() ? sweep_number_text(f.at("send_latency").at("p99_ms")) : "-";
     std::string verdict = run.at("verdict").get<std::string>();
     std::transform(verdict.begin(), verdict.end(), verdict.begin(), [](unsigned char c) { return std::toupper(c); });
     std::snprintf(line, sizeof(line), "%8s  %-8s %9s %7s %8s %6s %12s  %-16s  %s\n", run.at("seed").dump().c_str(),
@@ -135,8 +135,8 @@ void print_figures_table(std::ostream& out, const nlohmann::json& figures) {
   std::snprintf(line, sizeof(line), "%-28s %12s %12s %12s\n", "figure", "min", "median", "max");
   out << line;
   for (const auto& [name, spread] : figures.items()) {
-    std::snprintf(line, sizeof(line), "%-28s %12s %12s %12s\n", name.c_str(), number_text(spread.at("min")).c_str(),
-                  number_text(spread.at("median")).c_str(), number_text(spread.at("max")).c_str());
+    std::snprintf(line, sizeof(line), "%-28s %12s %12s %12s\n", name.c_str(), sweep_number_text(spread.at("min")).c_str(),
+                  sweep_number_text(spread.at("median")).c_str(), sweep_number_text(spread.at("max")).c_str());
     out << line;
   }
 }

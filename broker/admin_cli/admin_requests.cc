@@ -17,7 +17,7 @@ using remoting::ResponseCode;
 
 namespace {
 
-Result<json> parse_body(const RemotingCommand& response, std::string_view what) {
+Result<json> parse_admin_body(const RemotingCommand& response, std::string_view what) {
   const std::string_view text(reinterpret_cast<const char*>(response.body.data()), response.body.size());
   return remoting::parse_json_text(text, what);
 }
@@ -67,7 +67,7 @@ RemotingCommand build_get_all_topic_list() {
 Result<std::vector<std::string>> parse_topic_list(const RemotingCommand& response) {
   constexpr std::string_view kWhat = "GET_ALL_TOPIC_LIST_FROM_NAMESERVER";
   MQ_RETURN_IF_ERROR(client::api::response_status(response, kWhat));
-  MQ_ASSIGN_OR_RETURN(const json root, parse_body(response, kWhat));
+  MQ_ASSIGN_OR_RETURN(const json root, parse_admin_body(response, kWhat));
   MQ_ASSIGN_OR_RETURN(const json topics, array_field(root, "topicList", kWhat));
   std::vector<std::string> out;
   for (const json& topic : topics) {
@@ -84,7 +84,7 @@ RemotingCommand build_query_topic_consume_by_who(const std::string& topic) {
 Result<std::vector<std::string>> parse_group_list(const RemotingCommand& response) {
   constexpr std::string_view kWhat = "QUERY_TOPIC_CONSUME_BY_WHO";
   MQ_RETURN_IF_ERROR(client::api::response_status(response, kWhat));
-  MQ_ASSIGN_OR_RETURN(const json root, parse_body(response, kWhat));
+  MQ_ASSIGN_OR_RETURN(const json root, parse_admin_body(response, kWhat));
   MQ_ASSIGN_OR_RETURN(const json groups, array_field(root, "groupList", kWhat));
   std::vector<std::string> out;
   for (const json& group : groups) {
@@ -104,7 +104,7 @@ Result<ConsumerConnection> parse_consumer_connection(const RemotingCommand& resp
     return Status::NotFound(response.remark.empty() ? std::string("consumer group not online") : response.remark);
   }
   MQ_RETURN_IF_ERROR(client::api::response_status(response, kWhat));
-  MQ_ASSIGN_OR_RETURN(const json root, parse_body(response, kWhat));
+  MQ_ASSIGN_OR_RETURN(const json root, parse_admin_body(response, kWhat));
   MQ_ASSIGN_OR_RETURN(const json connections, array_field(root, "connectionSet", kWhat));
   ConsumerConnection out;
   out.connections = connections.size();
@@ -127,7 +127,7 @@ RemotingCommand build_get_broker_runtime_info() {
 Result<std::map<std::string, std::string>> parse_kv_table(const RemotingCommand& response) {
   constexpr std::string_view kWhat = "GET_BROKER_RUNTIME_INFO";
   MQ_RETURN_IF_ERROR(client::api::response_status(response, kWhat));
-  MQ_ASSIGN_OR_RETURN(const json root, parse_body(response, kWhat));
+  MQ_ASSIGN_OR_RETURN(const json root, parse_admin_body(response, kWhat));
   const auto table = root.is_object() ? root.find("table") : root.end();
   if (!root.is_object() || table == root.end() || !table->is_object()) {
     return Status::InvalidArgument(std::string(kWhat) + ": expected {\"table\":{...}}");
@@ -147,7 +147,7 @@ RemotingCommand build_get_topic_stats_info(const std::string& topic) {
 Result<std::vector<TopicOffset>> parse_topic_stats(const RemotingCommand& response) {
   constexpr std::string_view kWhat = "GET_TOPIC_STATS_INFO";
   MQ_RETURN_IF_ERROR(client::api::response_status(response, kWhat));
-  MQ_ASSIGN_OR_RETURN(const json root, parse_body(response, kWhat));
+  MQ_ASSIGN_OR_RETURN(const json root, parse_admin_body(response, kWhat));
   MQ_ASSIGN_OR_RETURN(const json entries, array_field(root, "offsetTable", kWhat));
   std::vector<TopicOffset> out;
   for (size_t i = 0; i < entries.size(); ++i) {
@@ -168,7 +168,7 @@ RemotingCommand build_get_consume_stats(const std::string& group, const std::str
 Result<std::vector<OffsetWrapper>> parse_consume_stats(const RemotingCommand& response) {
   constexpr std::string_view kWhat = "GET_CONSUME_STATS";
   MQ_RETURN_IF_ERROR(client::api::response_status(response, kWhat));
-  MQ_ASSIGN_OR_RETURN(const json root, parse_body(response, kWhat));
+  MQ_ASSIGN_OR_RETURN(const json root, parse_admin_body(response, kWhat));
   MQ_ASSIGN_OR_RETURN(const json entries, array_field(root, "offsetTable", kWhat));
   std::vector<OffsetWrapper> out;
   for (size_t i = 0; i < entries.size(); ++i) {

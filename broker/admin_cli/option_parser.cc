@@ -7,7 +7,7 @@
 namespace mqlab::admin_cli {
 namespace {
 
-std::string trim(std::string_view text) {
+std::string trim_option_text(std::string_view text) {
   const auto is_space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
   while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
   while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
@@ -125,7 +125,7 @@ Result<ParsedOptions> parse_options(std::span<const std::string> args, std::span
       }
       word.inline_value = args[++i];
     }
-    parsed.set(spec, trim(*word.inline_value));
+    parsed.set(spec, trim_option_text(*word.inline_value));
   }
   for (const OptionSpec& spec : specs) {
     if (spec.required && !parsed.has(spec.long_name)) {

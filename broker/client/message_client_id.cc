@@ -8,7 +8,7 @@ namespace mqlab::client {
 namespace {
 
 // The four bytes of a dotted IPv4 address, or false when it is not one.
-bool parse_ipv4(std::string_view text, std::array<uint8_t, 4>& out) {
+bool parse_client_ipv4(std::string_view text, std::array<uint8_t, 4>& out) {
   for (size_t i = 0; i < 4; ++i) {
     unsigned value = 0;
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -35,7 +35,7 @@ char* put_hex(char* out, uint8_t byte) {
 
 MessageClientIdGenerator::MessageClientIdGenerator(const std::string& client_ip, env::Random& random) {
   std::array<uint8_t, 4> ip{};
-  if (!parse_ipv4(client_ip, ip)) {
+  if (!parse_client_ipv4(client_ip, ip)) {
     const uint64_t bits = random.next_u64();
     for (size_t i = 0; i < 4; ++i) ip[i] = static_cast<uint8_t>(bits >> (8 * i));
   }

@@ -29,12 +29,12 @@ using remoting::append_written_json_header;
 using remoting::ExtFieldSetter;
 using remoting::ExtFieldWriter;
 
-std::string body_text(const RemotingCommand& command) { return std::string(command.body.begin(), command.body.end()); }
+std::string response_body_text(const RemotingCommand& command) { return std::string(command.body.begin(), command.body.end()); }
 
 // Parses a JSON body, quoting fastjson's bare integer keys first.
 Result<Json> parse_body(const RemotingCommand& response, std::string_view what) {
   try {
-    return remoting::parse_json_text(remoting::quote_unquoted_integer_keys(body_text(response)), what);
+    return remoting::parse_json_text(remoting::quote_unquoted_integer_keys(response_body_text(response)), what);
   } catch (const std::exception& error) {  // backstop: parse_json_text itself does not throw
     return Status::InvalidArgument(std::string(what) + ": " + error.what());
   }
@@ -154,7 +154,7 @@ RemotingCommand build_get_route_info(const std::string& topic) {
 
 Result<remoting::TopicRouteData> parse_route_info(const RemotingCommand& response, const std::string& topic) {
   MQ_RETURN_IF_ERROR(response_status(response, "GET_ROUTEINFO_BY_TOPIC " + topic));
-  Result<remoting::TopicRouteData> route = remoting::TopicRouteData::parse(body_text(response));
+  Result<remoting::TopicRouteData> route = remoting::TopicRouteData::parse(response_body_text(response));
   if (!route.ok()) return route.status().with_context("route of topic " + topic);
   return route;
 }
@@ -189,7 +189,7 @@ RemotingCommand build_get_broker_cluster_info() {
 
 Result<ClusterInfo> parse_broker_cluster_info(const RemotingCommand& response) {
   MQ_RETURN_IF_ERROR(response_status(response, "GET_BROKER_CLUSTER_INFO"));
-  return ClusterInfo::parse(body_text(response));
+  return ClusterInfo::parse(response_body_text(response));
 }
 
 // --- producing ----------------------------------------------------------------------

@@ -7,7 +7,7 @@
 namespace mqlab::client {
 namespace {
 
-std::string_view trim(std::string_view text) {
+std::string_view trim_subscription_text(std::string_view text) {
   const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
   while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
   while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
@@ -22,7 +22,7 @@ Result<remoting::SubscriptionData> build_subscription_data(std::string_view topi
   data.topic = std::string(topic);
   data.subVersion = sub_version;
   data.expressionType = "TAG";
-  if (trim(expression).empty() || trim(expression) == kSubscribeAll) {
+  if (trim_subscription_text(expression).empty() || trim_subscription_text(expression) == kSubscribeAll) {
     data.subString = std::string(kSubscribeAll);
     return data;
   }
@@ -30,7 +30,7 @@ Result<remoting::SubscriptionData> build_subscription_data(std::string_view topi
   std::string_view rest = expression;
   while (true) {
     const size_t bar = rest.find("||");
-    const std::string_view tag = trim(rest.substr(0, bar));
+    const std::string_view tag = trim_subscription_text(rest.substr(0, bar));
     if (!tag.empty()) {
       data.tagsSet.insert(std::string(tag));
       data.codeSet.insert(store::java_string_hash(tag));

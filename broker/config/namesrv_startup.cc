@@ -9,7 +9,7 @@
 namespace mqlab::config {
 namespace {
 
-Status bad_value(const std::string& key, const std::string& value, const std::string& allowed) {
+Status bad_namesrv_value(const std::string& key, const std::string& value, const std::string& allowed) {
   return Status::InvalidArgument(key + "=" + value + ": " + allowed);
 }
 
@@ -18,7 +18,7 @@ Status set_integer(int64_t* field, const Property& property, int64_t min, int64_
   const std::string& text = property.value;
   const auto [stop, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || error != std::errc() || stop != text.data() + text.size() || value < min || value > max) {
-    return bad_value(property.key, text, "must be an integer in " + std::to_string(min) + ".." + std::to_string(max));
+    return bad_namesrv_value(property.key, text, "must be an integer in " + std::to_string(min) + ".." + std::to_string(max));
   }
   *field = value;
   return Status::Ok();
@@ -46,7 +46,7 @@ Key interval_key(int64_t namesrv::NamesrvConfig::*field) {
           [field](const NamesrvStartupConfig& c) { return std::to_string(c.namesrv.*field); }};
 }
 
-const std::map<std::string, Key>& keys() {
+const std::map<std::string, Key>& namesrv_keys() {
   static const std::map<std::string, Key> table = {
       {"listenPort", port_key(&NamesrvStartupConfig::listenPort, 1)},
       {"httpPort",
@@ -57,7 +57,7 @@ const std::map<std::string, Key>& keys() {
       {"brokerChannelExpiredTime", interval_key(&namesrv::NamesrvConfig::brokerChannelExpiredTime)},
       {"orderMessageEnable",
        {[](NamesrvStartupConfig& c, const Property& p) {
-          if (p.value != "true" && p.value != "false") return bad_value(p.key, p.value, "must be true or false");
+          if (p.value != "true" && p.value != "false") return bad_namesrv_value(p.key, p.value, "must be true or false");
           c.namesrv.orderMessageEnable = p.value == "true";
           return Status::Ok();
         },
@@ -70,7 +70,7 @@ const std::map<std::string, Key>& keys() {
 
 std::set<std::string> namesrv_config_keys() {
   std::set<std::string> names;
-  for (const auto& [name, key] : keys()) names.insert(name);
+  for (const auto& [name, key] : namesrv_keys()) names.insert(name);
   return names;
 }
 
@@ -78,8 +78,8 @@ Result<LoadedNamesrvConfig> load_namesrv_config(std::string_view text, std::stri
   NamesrvStartupConfig config;
   MQ_ASSIGN_OR_RETURN(std::vector<Property> properties, parse_properties(text, file_name, namesrv_config_keys()));
   const ApplyReport report = apply_properties(properties, file_name, [&](const Property& property) {
-    auto key = keys().find(property.key);
-    MQ_ASSERT(key != keys().end());  // parse_properties marked it known
+    auto key = namesrv_keys().find(property.key);
+    MQ_ASSERT(key != namesrv_keys().end());  // parse_properties marked it known
     return key->second.set(config, property);
   });
   std::vector<std::string> errors = report.errors;
@@ -101,7 +101,7 @@ Result<LoadedNamesrvConfig> load_namesrv_config(std::string_view text, std::stri
 
 std::string print_namesrv_config(const NamesrvStartupConfig& config) {
   std::string out;
-  for (const auto& [name, key] : keys()) out += name + "=" + key.get(config) + "\n";
+  for (const auto& [name, key] : namesrv_keys()) out += name + "=" + key.get(config) + "\n";
   return out;
 }
 

@@ -51,7 +51,7 @@ Result<tcp::endpoint> parse_endpoint(const std::string& address) {
   return tcp::endpoint(ip, static_cast<uint16_t>(port));
 }
 
-std::string format_endpoint(const tcp::endpoint& endpoint) {
+std::string format_http_endpoint(const tcp::endpoint& endpoint) {
   const std::string host = endpoint.address().to_string();
   const std::string port = std::to_string(endpoint.port());
   return endpoint.address().is_v6() ? "[" + host + "]:" + port : host + ":" + port;
@@ -248,7 +248,7 @@ void accept_next(const std::shared_ptr<State>& state) {
   });
 }
 
-Status open_acceptor(tcp::acceptor& acceptor, const tcp::endpoint& endpoint, const std::string& address) {
+Status open_http_acceptor(tcp::acceptor& acceptor, const tcp::endpoint& endpoint, const std::string& address) {
   error_code error;
   auto failed = [&](const char* step) {
     return Status::IoError("cannot listen for HTTP on " + address + ": " + step + ": " + error.message());
@@ -269,11 +269,11 @@ Result<std::unique_ptr<AsioHttpServer>> AsioHttpServer::start(asio::io_context& 
   MQ_ASSERT(limits.idle_timeout > 0 && limits.drain_timeout > 0);
   MQ_ASSIGN_OR_RETURN(tcp::endpoint endpoint, parse_endpoint(address));
   auto state = std::make_shared<State>(io, std::move(handler), limits);
-  MQ_RETURN_IF_ERROR(open_acceptor(state->acceptor, endpoint, address));
+  MQ_RETURN_IF_ERROR(open_http_acceptor(state->acceptor, endpoint, address));
   error_code error;
   const tcp::endpoint bound = state->acceptor.local_endpoint(error);
   if (error) return Status::IoError("HTTP listener on " + address + ": " + error.message());
-  state->address = format_endpoint(bound);
+  state->address = format_http_endpoint(bound);
   accept_next(state);
   return std::unique_ptr<AsioHttpServer>(new AsioHttpServer(std::move(state)));
 }

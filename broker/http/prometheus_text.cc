@@ -13,19 +13,19 @@ constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";  // U+FFFD in
 bool is_name_start(char c, bool colon_ok) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (colon_ok && c == ':');
 }
-bool is_name_char(char c, bool colon_ok) { return is_name_start(c, colon_ok) || (c >= '0' && c <= '9'); }
+bool is_metric_name_char(char c, bool colon_ok) { return is_name_start(c, colon_ok) || (c >= '0' && c <= '9'); }
 
 bool is_valid_name(std::string_view name, bool colon_ok) {
   if (name.empty() || !is_name_start(name[0], colon_ok)) return false;
   for (char c : name) {
-    if (!is_name_char(c, colon_ok)) return false;
+    if (!is_metric_name_char(c, colon_ok)) return false;
   }
   return true;
 }
 
 // The length of the well-formed UTF-8 sequence at the start of bytes, or 0
 // (RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF).
-size_t utf8_sequence_length(std::string_view bytes) {
+size_t prometheus_utf8_sequence_length(std::string_view bytes) {
   const auto byte = [&](size_t i) { return static_cast<unsigned char>(bytes[i]); };
   const unsigned char lead = byte(0);
   if (lead < 0x80) return 1;
@@ -77,7 +77,7 @@ std::string escape_label_value(std::string_view value) {
       escaped += "\\\"";
     } else if (c == '\n') {
       escaped += "\\n";
-    } else if (const size_t length = utf8_sequence_length(value.substr(at)); length == 0) {
+    } else if (const size_t length = prometheus_utf8_sequence_length(value.substr(at)); length == 0) {
       escaped += kReplacementCharacter;
     } else {
       escaped += value.substr(at, length);

@@ -51,7 +51,7 @@ void reply_error(ResponseChannel& channel, const RemotingCommand& request, const
 }
 
 // Reads required string ext fields in order; the first missing one is the error.
-Status read_required(const RemotingCommand& request, std::initializer_list<std::pair<const char*, std::string*>> fields) {
+Status read_required_field(const RemotingCommand& request, std::initializer_list<std::pair<const char*, std::string*>> fields) {
   for (const auto& [name, out] : fields) {
     MQ_ASSIGN_OR_RETURN(*out, request.ext_string(name));
   }
@@ -89,7 +89,7 @@ Status decode_register_broker_body(const RemotingCommand& request, RegisterBroke
   return Status::Ok();
 }
 
-Status check_queue_nums(const remoting::TopicConfigSerializeWrapper& wrapper) {
+Status check_registered_queue_nums(const remoting::TopicConfigSerializeWrapper& wrapper) {
   for (const auto& [topic, config] : wrapper.topicConfigTable) {
     for (const auto& [field, value] : {std::pair{"readQueueNums", config.readQueueNums},
                                        std::pair{"writeQueueNums", config.writeQueueNums}}) {
@@ -105,7 +105,7 @@ Status check_queue_nums(const remoting::TopicConfigSerializeWrapper& wrapper) {
 
 Result<RegisterBrokerRequest> decode_register_broker(const RemotingCommand& request, const std::string& remote) {
   RegisterBrokerRequest out;
-  MQ_RETURN_IF_ERROR(read_required(request, {{"brokerName", &out.brokerName},
+  MQ_RETURN_IF_ERROR(read_required_field(request, {{"brokerName", &out.brokerName},
                                              {"brokerAddr", &out.brokerAddr},
                                              {"clusterName", &out.clusterName},
                                              {"haServerAddr", &out.haServerAddr}}));
@@ -117,7 +117,7 @@ Result<RegisterBrokerRequest> decode_register_broker(const RemotingCommand& requ
     return Status::InvalidArgument("compressed RegisterBrokerBody is not supported; set compressedRegister=false");
   }
   MQ_RETURN_IF_ERROR(decode_register_broker_body(request, &out));
-  MQ_RETURN_IF_ERROR(check_queue_nums(out.topicConfigWrapper));
+  MQ_RETURN_IF_ERROR(check_registered_queue_nums(out.topicConfigWrapper));
   out.remoteAddress = remote;
   return out;
 }
@@ -236,7 +236,7 @@ std::vector<uint8_t> NamesrvController::kv_list_body(const std::string& name_spa
 
 void NamesrvController::process_put_kv_config(const RemotingCommand& request, ResponseChannel channel) {
   std::string name_space, key, value;
-  if (Status status = read_required(request, {{"namespace", &name_space}, {"key", &key}, {"value", &value}});
+  if (Status status = read_required_field(request, {{"namespace", &name_space}, {"key", &key}, {"value", &value}});
       !status.ok()) {
     return reply_error(channel, request, status);
   }
@@ -246,7 +246,7 @@ void NamesrvController::process_put_kv_config(const RemotingCommand& request, Re
 
 void NamesrvController::process_get_kv_config(const RemotingCommand& request, ResponseChannel channel) {
   std::string name_space, key;
-  if (Status status = read_required(request, {{"namespace", &name_space}, {"key", &key}}); !status.ok()) {
+  if (Status status = read_required_field(request, {{"namespace", &name_space}, {"key", &key}}); !status.ok()) {
     return reply_error(channel, request, status);
   }
   const std::optional<std::string> value = get_kv_config(name_space, key);
@@ -261,7 +261,7 @@ void NamesrvController::process_get_kv_config(const RemotingCommand& request, Re
 
 void NamesrvController::process_delete_kv_config(const RemotingCommand& request, ResponseChannel channel) {
   std::string name_space, key;
-  if (Status status = read_required(request, {{"namespace", &name_space}, {"key", &key}}); !status.ok()) {
+  if (Status status = read_required_field(request, {{"namespace", &name_space}, {"key", &key}}); !status.ok()) {
     return reply_error(channel, request, status);
   }
   delete_kv_config(name_space, key);
@@ -284,7 +284,7 @@ void NamesrvController::process_register_broker(const RemotingCommand& request, 
 
 void NamesrvController::process_unregister_broker(const RemotingCommand& request, ResponseChannel channel) {
   std::string broker_name, broker_addr, cluster_name;
-  if (Status status = read_required(
+  if (Status status = read_required_field(
           request, {{"brokerName", &broker_name}, {"brokerAddr", &broker_addr}, {"clusterName", &cluster_name}});
       !status.ok()) {
     return reply_error(channel, request, status);
@@ -297,7 +297,7 @@ void NamesrvController::process_unregister_broker(const RemotingCommand& request
 
 void NamesrvController::process_query_data_version(const RemotingCommand& request, ResponseChannel channel) {
   std::string broker_name, broker_addr, cluster_name;
-  if (Status status = read_required(
+  if (Status status = read_required_field(
           request, {{"brokerName", &broker_name}, {"brokerAddr", &broker_addr}, {"clusterName", &cluster_name}});
       !status.ok()) {
     return reply_error(channel, request, status);

@@ -21,7 +21,7 @@ using remoting::QueueData;
 
 // Written by hand, like TopicRouteData::to_json: fastjson's form is not
 // JSON, and both forms must differ in nothing but the brokerId quotes.
-std::string broker_data_text(const BrokerData& broker, remoting::RouteDataJsonForm form) {
+std::string route_broker_data_text(const BrokerData& broker, remoting::RouteDataJsonForm form) {
   std::string text = "{\"brokerAddrs\":{";
   bool first = true;
   for (const auto& [broker_id, addr] : broker.brokerAddrs) {
@@ -45,7 +45,7 @@ std::string ClusterInfo::to_json(remoting::RouteDataJsonForm form) const {
   for (const auto& [broker_name, broker] : brokerAddrTable) {
     if (!first) text += ',';
     first = false;
-    text += remoting::dump_json_text(Json(broker_name)) + ":" + broker_data_text(broker, form);
+    text += remoting::dump_json_text(Json(broker_name)) + ":" + route_broker_data_text(broker, form);
   }
   Json clusters = Json::object();
   for (const auto& [cluster_name, broker_names] : clusterAddrTable) clusters[cluster_name] = broker_names;

@@ -13,9 +13,9 @@ namespace {
 
 constexpr int64_t kMinRegisterPeriodMs = 10'000;
 constexpr int64_t kMaxRegisterPeriodMs = 60'000;
-constexpr int32_t kAllPermBits = 1 | 2 | 4 | 8;  // INHERIT | WRITE | READ | PRIORITY
+constexpr int32_t kBrokerAllPermBits = 1 | 2 | 4 | 8;  // INHERIT | WRITE | READ | PRIORITY
 
-std::string_view trim(std::string_view text) {
+std::string_view trim_broker_conf_text(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.front() == '\r')) text.remove_prefix(1);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) text.remove_suffix(1);
   return text;
@@ -75,7 +75,7 @@ Status BrokerConfig::validate() const {
   if (defaultTopicQueueNums < 1 || defaultTopicQueueNums > 1024) {
     return bad("defaultTopicQueueNums", std::to_string(defaultTopicQueueNums), "must be 1..1024");
   }
-  if ((brokerPermission & ~kAllPermBits) != 0) {
+  if ((brokerPermission & ~kBrokerAllPermBits) != 0) {
     return bad("brokerPermission", std::to_string(brokerPermission),
                "only the bits READ 4, WRITE 2, INHERIT 1, PRIORITY 8");
   }
@@ -110,7 +110,7 @@ Status BrokerConfig::validate() const {
 }
 
 Result<bool> BrokerConfig::set_property(std::string_view key, std::string_view raw) {
-  const std::string_view value = trim(raw);
+  const std::string_view value = trim_broker_conf_text(raw);
   auto set_string = [&](std::string* field) {
     *field = std::string(value);
     return Status::Ok();
@@ -213,7 +213,7 @@ std::vector<std::string> BrokerConfig::namesrv_addrs() const {
   std::string_view rest = namesrvAddr;
   while (!rest.empty()) {
     const size_t semi = std::min(rest.find(';'), rest.size());
-    const std::string_view item = trim(rest.substr(0, semi));
+    const std::string_view item = trim_broker_conf_text(rest.substr(0, semi));
     if (!item.empty()) addrs.emplace_back(item);
     rest.remove_prefix(std::min(semi + 1, rest.size()));
   }

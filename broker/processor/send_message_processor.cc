@@ -24,7 +24,7 @@ using remoting::ResponseCode;
 constexpr const char* kSendMessageProcessorLog = "broker";
 constexpr int32_t kVersionV3_4_9 = 121;  // MQVersion.Version.V3_4_9.ordinal()
 constexpr int32_t kTopicSysFlagUnit = 1;
-constexpr int32_t kTopicSysFlagUnitSub = 2;
+constexpr int32_t kSendTopicSysFlagUnitSub = 2;
 inline constexpr std::string_view kPropertyTransactionPrepared = "TRAN_MSG";
 
 // TopicValidator.NOT_ALLOWED_SEND_TOPIC_SET (4.9.7).
@@ -236,7 +236,7 @@ std::optional<SendMessageProcessor::Refusal> SendMessageProcessor::check_message
   const meta::TopicConfig* topic = existing;
   if (topic == nullptr) {
     const bool retry = header.topic.starts_with(meta::kRetryGroupTopicPrefix);
-    const int32_t sys_flag = !header.unitMode ? 0 : retry ? kTopicSysFlagUnitSub : kTopicSysFlagUnit;
+    const int32_t sys_flag = !header.unitMode ? 0 : retry ? kSendTopicSysFlagUnitSub : kTopicSysFlagUnit;
     Result<meta::TopicConfig> created =
         topics.create_topic_in_send_message(header.topic, header.defaultTopic, header.defaultTopicQueueNums, sys_flag);
     if (!created.ok() && retry) {

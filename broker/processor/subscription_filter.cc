@@ -6,7 +6,7 @@
 namespace mqlab::broker {
 namespace {
 
-std::string_view trim(std::string_view text) {
+std::string_view trim_filter_text(std::string_view text) {
   auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
   while (!text.empty() && space(text.front())) text.remove_prefix(1);
   while (!text.empty() && space(text.back())) text.remove_suffix(1);
@@ -29,11 +29,11 @@ std::vector<int64_t> SubscriptionFilter::store_filter() const {
 
 Result<SubscriptionFilter> build_subscription_filter(std::string_view sub_string) {
   SubscriptionFilter filter;
-  if (trim(sub_string).empty() || sub_string == kSubAll) return filter;
+  if (trim_filter_text(sub_string).empty() || sub_string == kSubAll) return filter;
   std::string_view rest = sub_string;
   while (true) {
     const size_t bar = rest.find("||");
-    const std::string_view tag = trim(rest.substr(0, bar));
+    const std::string_view tag = trim_filter_text(rest.substr(0, bar));
     if (!tag.empty()) {
       filter.tags.emplace(tag);
       filter.codes.insert(store::java_string_hash(tag));

@@ -12,7 +12,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_route_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 // The end of an optionally signed digit run starting at `at`, or `at` when
@@ -21,7 +21,7 @@ size_t integer_token_end(std::string_view text, size_t at) {
   size_t end = at;
   if (end < text.size() && text[end] == '-') ++end;
   const size_t digits = end;
-  while (end < text.size() && is_digit(text[end])) ++end;
+  while (end < text.size() && is_route_digit(text[end])) ++end;
   return end == digits ? at : end;
 }
 

@@ -36,7 +36,7 @@ Result<int64_t> parse_item(std::string_view item) {
   return ms;
 }
 
-Status bad(std::string_view text, const std::string& why) {
+Status bad_delay_levels(std::string_view text, const std::string& why) {
   return Status::InvalidArgument("messageDelayLevel=" + std::string(text) + ": " + why);
 }
 
@@ -53,13 +53,13 @@ Result<std::vector<int64_t>> parse_message_delay_level(std::string_view text) {
     if (item.empty()) continue;  // several spaces in a row
     Result<int64_t> ms = parse_item(item);
     if (!ms.ok()) {
-      return bad(text, "bad level " + std::to_string(levels.size() + 1) + " " + ms.status().message() +
+      return bad_delay_levels(text, "bad level " + std::to_string(levels.size() + 1) + " " + ms.status().message() +
                            " (want a positive count and a unit, e.g. 5s, 1m, 2h, 1d)");
     }
     levels.push_back(*ms);
   }
   if (levels.empty() || levels.size() > kMaxDelayLevels) {
-    return bad(text, "must hold 1 to " + std::to_string(kMaxDelayLevels) + " levels, has " +
+    return bad_delay_levels(text, "must hold 1 to " + std::to_string(kMaxDelayLevels) + " levels, has " +
                          std::to_string(levels.size()));
   }
   MQ_ASSERT(levels.size() <= kMaxDelayLevels);

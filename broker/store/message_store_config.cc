@@ -88,7 +88,7 @@ Status bad_value(std::string_view key, std::string_view value, std::string_view 
   return Status::InvalidArgument(std::string(key) + "=" + std::string(value) + ": " + std::string(allowed));
 }
 
-std::string_view trim(std::string_view text) {
+std::string_view trim_store_conf_text(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.front() == '\r')) text.remove_prefix(1);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) text.remove_suffix(1);
   return text;
@@ -215,7 +215,7 @@ std::string MessageStoreConfig::transient_store_pool_warning() const {
 }
 
 Result<bool> MessageStoreConfig::set_property(std::string_view key, std::string_view raw) {
-  const std::string_view value = trim(raw);
+  const std::string_view value = trim_store_conf_text(raw);
   auto key_it = std::find_if(keys().begin(), keys().end(), [&](const Key& k) { return k.name == key; });
   if (key_it == keys().end()) return false;
   static constexpr FlushDiskType kFlushTypes[] = {FlushDiskType::ASYNC_FLUSH, FlushDiskType::SYNC_FLUSH};
