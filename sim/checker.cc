@@ -5,6 +5,7 @@
 #include <optional>
 #include <span>
 #include <set>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -109,23 +110,21 @@ std::vector<Window> group_down_windows(const History& history, Nanos run_end) {
   // By interned name, in a list (a run has a few groups), the last one
   // found kept at hand: sends come in runs to one group, and a map keyed by
   // the name's text compared strings per acknowledged send.
-  std::vector<std::pair<InternedName, Nanos>> first_ack_by_name;
+  std::vector<std::pair<InternedName, Nanos>> first_ack;
   std::pair<InternedName, Nanos>* last = nullptr;
   history.sends().for_each_span([&](std::span<const SendRecord> span) {
     for (const SendRecord& s : span) {
       if (s.outcome != SendOutcome::kOk) continue;
       if (last == nullptr || last->first != s.broker_name) {
         last = nullptr;
-        for (auto& entry : first_ack_by_name) {
+        for (auto& entry : first_ack) {
           if (entry.first == s.broker_name) last = &entry;
         }
-        if (last == nullptr) last = &first_ack_by_name.emplace_back(s.broker_name, s.completed_at);
+        if (last == nullptr) last = &first_ack.emplace_back(s.broker_name, s.completed_at);
       }
       last->second = std::min(last->second, s.completed_at);
     }
   });
-  std::map<std::string, Nanos, std::less<>> first_ack;
-  for (const auto& [name, at] : first_ack_by_name) first_ack.emplace(name.str(), at);
   std::map<std::string, std::set<std::string>> up;  // group -> brokers up
   std::map<std::string, Nanos> down_since;
   std::vector<Window> windows;
@@ -144,7 +143,8 @@ std::vector<Window> group_down_windows(const History& history, Nanos run_end) {
   for (const auto& [group, since] : down_since) windows.push_back(Window{since, run_end, group});
   std::vector<Window> clipped;
   for (Window w : windows) {
-    auto it = first_ack.find(w.broker_name);
+    const auto it = std::find_if(first_ack.begin(), first_ack.end(),
+                                 [&w](const auto& entry) { return entry.first == std::string_view(w.broker_name); });
     if (it == first_ack.end()) continue;  // held nothing acknowledged
     w.from = std::max(w.from, it->second);
     if (w.to > w.from) clipped.push_back(w);

@@ -116,7 +116,7 @@ bool History::received(std::string_view group, uint64_t seq) const {
 }
 
 History::GroupReceived::GroupReceived(const History& history, std::string_view group)
-    : history_(&history), group_(group), strays_(!history.stray_received_.empty()) {
+    : history_(&history), group_(group) {
   if (const auto it = history.received_by_group_.find(group); it != history.received_by_group_.end()) {
     seqs_ = &it->second;
   }

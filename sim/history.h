@@ -183,7 +183,7 @@ class History {
    public:
     bool operator()(uint64_t seq) const {
       if (seqs_ != nullptr && seq < seqs_->size() && (*seqs_)[seq]) return true;
-      return strays_ && history_->received_as_stray(group_, seq);
+      return history_->received_as_stray(group_, seq);  // false at once when there are none
     }
 
    private:
@@ -192,7 +192,6 @@ class History {
     const History* history_;
     std::string group_;
     const std::vector<bool>* seqs_ = nullptr;
-    bool strays_ = false;
   };
   GroupReceived received_by(std::string_view group) const { return GroupReceived(*this, group); }
 
