@@ -25,6 +25,9 @@
 #include <map>
 #include <string>
 
+#include "broker/common/name_order.h"
+
+
 namespace mqlab::client {
 
 inline constexpr std::array<int64_t, 7> kLatencyMax = {50, 100, 550, 1'000, 2'000, 3'000, 15'000};
@@ -50,10 +53,10 @@ class LatencyFaultTolerance {
   int64_t available_at_ms(const std::string& broker_name, int64_t now_ms) const;
   void remove(const std::string& broker_name) { items_.erase(broker_name); }
 
-  const std::map<std::string, FaultItem>& items() const { return items_; }
+  const std::map<std::string, FaultItem, NameLess>& items() const { return items_; }
 
  private:
-  std::map<std::string, FaultItem> items_;
+  std::map<std::string, FaultItem, NameLess> items_;
 };
 
 }  // namespace mqlab::client

@@ -7,6 +7,7 @@
 
 #include "broker/client/compression.h"
 #include "broker/common/assert.h"
+#include "broker/common/name_order.h"
 
 namespace mqlab::client {
 
@@ -45,7 +46,7 @@ void for_each_wire_property(const Message& message, const WireItem& stamped, std
   set_over[count++] = {store::kPropertyWaitStoreMsgOk, message.waitStoreMsgOK ? "true" : "false"};
   // Insertion sort: stable (equal names keep their order) and allocation-free for five.
   for (size_t i = 1; i < count; ++i) {
-    for (size_t j = i; j > 0 && set_over[j].name < set_over[j - 1].name; --j) std::swap(set_over[j], set_over[j - 1]);
+    for (size_t j = i; j > 0 && name_less(set_over[j].name, set_over[j - 1].name); --j) std::swap(set_over[j], set_over[j - 1]);
   }
   size_t unique = 0;  // keep the last of each run of equal names
   for (size_t i = 0; i < count; ++i) {
@@ -55,7 +56,7 @@ void for_each_wire_property(const Message& message, const WireItem& stamped, std
   auto it = message.properties.begin();
   size_t j = 0;
   while (it != message.properties.end() || j < unique) {
-    if (j == unique || (it != message.properties.end() && std::string_view(it->first) < set_over[j].name)) {
+    if (j == unique || (it != message.properties.end() && name_less(it->first, set_over[j].name))) {
       emit(std::string_view(it->first), std::string_view(it->second));
       ++it;
       continue;

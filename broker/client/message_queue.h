@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <string>
 
+#include "broker/common/name_order.h"
+
 namespace mqlab::client {
 
 struct MessageQueue {
@@ -17,8 +19,18 @@ struct MessageQueue {
   std::string brokerName;
   int32_t queueId = 0;
 
-  auto operator<=>(const MessageQueue&) const = default;
-  bool operator==(const MessageQueue&) const = default;
+  // std::string's order for the names, compared inline (name_order.h): a
+  // consumer's offsets and process queues are maps keyed by queue.
+  std::strong_ordering operator<=>(const MessageQueue& other) const {
+    if (const int c = compare_names(topic, other.topic); c != 0) return c <=> 0;
+    if (const int c = compare_names(brokerName, other.brokerName); c != 0) return c <=> 0;
+    return queueId <=> other.queueId;
+  }
+  bool operator==(const MessageQueue& other) const {
+    return queueId == other.queueId && topic.size() == other.topic.size() &&
+           brokerName.size() == other.brokerName.size() && compare_names(topic, other.topic) == 0 &&
+           compare_names(brokerName, other.brokerName) == 0;
+  }
 
   // "MessageQueue [topic=T, brokerName=broker-a, queueId=3]", Java's toString.
   std::string to_string() const {

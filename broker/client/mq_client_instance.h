@@ -51,6 +51,7 @@
 
 #include "broker/client/client_config.h"
 #include "broker/common/lifetime.h"
+#include "broker/common/name_order.h"
 #include "broker/common/status.h"
 #include "broker/env/env.h"
 #include "broker/remoting/remoting_client.h"
@@ -145,7 +146,7 @@ class MQClientInstance {
   // An address of a random broker group of topic's route, its master when it
   // has one (findBrokerAddrByTopic): where GET_CONSUMER_LIST_BY_GROUP goes.
   std::optional<std::string> find_broker_addr_by_topic(const std::string& topic);
-  const std::map<std::string, std::map<int64_t, std::string>>& broker_addr_table() const { return broker_addr_table_; }
+  const std::map<std::string, std::map<int64_t, std::string>, NameLess>& broker_addr_table() const { return broker_addr_table_; }
 
   void send_heartbeat_to_all_brokers(DoneCallback done);
   // Runs every consumer's rebalance soon (posted, not inline).
@@ -185,11 +186,11 @@ class MQClientInstance {
   size_t namesrv_index_ = 0;
   std::set<std::string> producers_;
   std::map<std::string, MQConsumerInner*> consumers_;  // by group; not owned
-  std::map<std::string, RouteEntry> routes_;
+  std::map<std::string, RouteEntry, NameLess> routes_;
   uint64_t next_route_version_ = 1;
   std::map<std::string, std::vector<StatusCallback>> route_waiters_;
-  std::map<std::string, std::map<int64_t, std::string>> broker_addr_table_;
-  std::map<std::string, Nanos> unreachable_until_;  // address -> end of its back-off
+  std::map<std::string, std::map<int64_t, std::string>, NameLess> broker_addr_table_;
+  std::map<std::string, Nanos, NameLess> unreachable_until_;  // address -> end of its back-off
   std::map<Periodic, env::TimerId> timers_;
   std::unique_ptr<Producer> inner_producer_;  // after producers_: its destructor leaves that set
   LifetimeToken lifetime_;

@@ -39,6 +39,7 @@
 #include "broker/client/send_result.h"
 #include "broker/client/topic_publish_info.h"
 #include "broker/common/lifetime.h"
+#include "broker/common/name_order.h"
 
 namespace mqlab::client {
 
@@ -114,7 +115,7 @@ class Producer {
   bool running_ = false;
   MessageClientIdGenerator ids_;
   LatencyFaultTolerance faults_;
-  std::map<std::string, PublishEntry> publish_;
+  std::map<std::string, PublishEntry, NameLess> publish_;
   LifetimeToken lifetime_;
 };
 

@@ -44,6 +44,7 @@
 #include "broker/client/push_consumer_config.h"
 #include "broker/client/queue_consumer.h"
 #include "broker/common/lifetime.h"
+#include "broker/common/name_order.h"
 
 namespace mqlab::client {
 
@@ -99,7 +100,7 @@ class PushConsumer final : public MQConsumerInner {
   const PushConsumerConfig config_;
   OffsetStore offset_store_;
   MessageHandler handler_;
-  std::map<std::string, remoting::SubscriptionData> subscriptions_;  // by topic
+  std::map<std::string, remoting::SubscriptionData, NameLess> subscriptions_;  // by topic
   ConsumerContext context_;
   std::map<MessageQueue, std::shared_ptr<QueueConsumer>> queues_;
   std::set<std::string> rebalancing_;  // topics with a consumer-list lookup in flight

@@ -48,6 +48,7 @@
 #include "broker/client/offset_store.h"
 #include "broker/client/process_queue.h"
 #include "broker/client/push_consumer_config.h"
+#include "broker/common/name_order.h"
 #include "broker/remoting/remoting_command.h"
 
 namespace mqlab::client {
@@ -63,7 +64,7 @@ struct ConsumerContext {
   const PushConsumerConfig& config;
   OffsetStore& offset_store;
   const MessageHandler& handler;
-  const std::map<std::string, remoting::SubscriptionData>& subscriptions;  // by topic
+  const std::map<std::string, remoting::SubscriptionData, NameLess>& subscriptions;  // by topic
 };
 
 class QueueConsumer : public std::enable_shared_from_this<QueueConsumer> {

@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "broker/common/name_order.h"
 #include "broker/common/status.h"
 #include "broker/env/env.h"
 #include "broker/meta/config_file.h"
@@ -33,7 +34,7 @@ class ConsumerOffsetManager {
   static constexpr const char* kFileName = "consumerOffset.json";
   static constexpr char kTopicGroupSeparator = '@';  // MixAll's TOPIC_GROUP_SEPARATOR
   using QueueOffsets = std::map<int32_t, int64_t>;
-  using OffsetTable = std::map<std::string, QueueOffsets, std::less<>>;
+  using OffsetTable = std::map<std::string, QueueOffsets, NameLess>;
 
   ConsumerOffsetManager(env::Env& env, std::string config_dir);
 

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "broker/common/assert.h"
+#include "broker/common/name_order.h"
 #include "broker/common/printable.h"
 #include "broker/common/status.h"
 #include "broker/env/env.h"
@@ -38,7 +39,7 @@ inline std::string printable_name(std::string_view name) { return printable_exce
 template <class Config>
 class NamedConfigTable {
  public:
-  using Table = std::map<std::string, Config, std::less<>>;
+  using Table = std::map<std::string, Config, NameLess>;
   // Entries read from disk are checked only for what would break the broker
   // (RocketMQ wrote them without our limits): key, the entry, and where it is.
   using LoadedCheck = std::function<Status(const Config&, const std::string& key, const std::string& where)>;

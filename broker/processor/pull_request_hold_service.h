@@ -35,6 +35,7 @@
 #include <utility>
 
 #include "broker/common/lifetime.h"
+#include "broker/common/name_order.h"
 #include "broker/common/types.h"
 #include "broker/env/env.h"
 #include "broker/processor/pull_message_request_header.h"
@@ -96,8 +97,8 @@ class PullRequestHoldService {
     using is_transparent = void;
     template <typename A, typename B>
     bool operator()(const A& a, const B& b) const {
-      return std::pair<std::string_view, int32_t>(a.first, a.second) <
-             std::pair<std::string_view, int32_t>(b.first, b.second);
+      const int order = compare_names(a.first, b.first);  // std::string's order, inline
+      return order != 0 ? order < 0 : a.second < b.second;
     }
   };
   // The pull is boxed: it moves from here into its re-run's task as one

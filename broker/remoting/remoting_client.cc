@@ -352,7 +352,7 @@ void RemotingClient::close_connection(const std::string& address) {
 
 void RemotingClient::shutdown() {
   // Moved out first, so closing connections cannot disturb the iteration.
-  std::map<std::string, std::shared_ptr<ClientConnection>> connections = std::move(connections_);
+  std::map<std::string, std::shared_ptr<ClientConnection>, NameLess> connections = std::move(connections_);
   connections_.clear();
   for (auto& [address, connection] : connections) {
     connection->close(Status::Aborted("remoting client shut down; connection to " + address + " closed"));

@@ -25,6 +25,7 @@
 
 #include "broker/common/assert.h"
 #include "broker/common/lifetime.h"
+#include "broker/common/name_order.h"
 #include "broker/common/status.h"
 #include "broker/env/env.h"
 #include "broker/remoting/frame_codec.h"
@@ -103,7 +104,7 @@ class RemotingClient {
 
   env::Env& env_;
   RemotingClientOptions options_;
-  std::map<std::string, std::shared_ptr<ClientConnection>> connections_;
+  std::map<std::string, std::shared_ptr<ClientConnection>, NameLess> connections_;
   int32_t next_opaque_ = 1;
   LifetimeToken lifetime_;
 };

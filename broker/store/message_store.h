@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "broker/common/lifetime.h"
+#include "broker/common/name_order.h"
 #include "broker/common/status.h"
 #include "broker/env/env.h"
 #include "broker/store/commit_log.h"
@@ -271,7 +272,7 @@ class MessageStore {
   CommitLog commit_log_;
   std::unique_ptr<IndexService> index_;
   StoreCheckpoint checkpoint_;
-  std::map<std::string, std::map<int32_t, std::unique_ptr<ConsumeQueue>>> consume_queues_;
+  std::map<std::string, std::map<int32_t, std::unique_ptr<ConsumeQueue>>, NameLess> consume_queues_;
   std::unique_ptr<GroupCommitService> group_commit_;
   std::unique_ptr<CommitRealTimeService> commit_real_time_;
   PhyOffset notified_committed_;  // the committed offset on_commit_log_committed last announced

@@ -2,7 +2,7 @@
 // and patched as the CommitLog patches them decode into MessageExt (offsets,
 // hosts, msgId, compressed bodies, properties read from the stored text),
 // a bad record ends the batch; wire properties, UNIQ_KEY ids, tag
-// subscriptions and their hash codes.
+// subscriptions and their hash codes; MessageQueue's order.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -13,11 +13,13 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "broker/client/compression.h"
 #include "broker/client/message.h"
 #include "broker/client/message_client_id.h"
+#include "broker/client/message_queue.h"
 #include "broker/client/subscription.h"
 
 namespace mqlab::client::message_test {
@@ -423,6 +425,23 @@ TEST(Subscription, TagListCarriesJavaHashCodes) {
   EXPECT_FALSE(tags_match(some, "TagC"));
   EXPECT_FALSE(tags_match(some, ""));  // an untagged message never matches a tag list
   EXPECT_FALSE(build_subscription_data("T", "||  ||", 0).ok());
+}
+
+// MessageQueue compares its names inline (name_order.h): the order is still
+// Java's compareTo, (topic, brokerName, queueId) by std::string's order,
+// which rebalancing sorts by.
+RC_GTEST_PROP(MessageQueueOrder, IsTopicThenBrokerNameThenQueueId, ()) {
+  const auto gen_name = rc::gen::container<std::string>(rc::gen::elementOf(std::string("aB%\x01\xff")));
+  const auto gen_queue = rc::gen::build<MessageQueue>(
+      rc::gen::set(&MessageQueue::topic, rc::gen::resize(20, gen_name)),
+      rc::gen::set(&MessageQueue::brokerName, rc::gen::resize(12, gen_name)),
+      rc::gen::set(&MessageQueue::queueId, rc::gen::inRange(-2, 3)));
+  const MessageQueue a = *gen_queue;
+  const MessageQueue b = *rc::gen::oneOf(rc::gen::just(a), gen_queue);
+  const auto as_tuple = [](const MessageQueue& q) { return std::tie(q.topic, q.brokerName, q.queueId); };
+  RC_ASSERT((a < b) == (as_tuple(a) < as_tuple(b)));
+  RC_ASSERT((b < a) == (as_tuple(b) < as_tuple(a)));
+  RC_ASSERT((a == b) == (as_tuple(a) == as_tuple(b)));
 }
 
 }  // namespace
