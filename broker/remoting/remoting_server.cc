@@ -32,7 +32,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
       : server_(server),
         id_(id),
         connection_(std::move(connection)),
-        remote_address_(connection_->remote_address()),
+        remote_address_(std::make_shared<const std::string>(connection_->remote_address())),
         decoder_(server.options_.max_frame_bytes) {
     MQ_ASSERT(id_ != 0);
     MQ_ASSERT(connection_ != nullptr);
@@ -75,7 +75,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
       const Status reason = Status::Unavailable(
           "unsent output would reach " + std::to_string(pending + frame_bytes) + " bytes, over the limit of " +
           std::to_string(limit) + " (the client is not reading its responses)");
-      MQ_LOG(kWarn, kRemotingServerLog, server_.name_ << ": closing the connection from " << remote_address_ << ": "
+      MQ_LOG(kWarn, kRemotingServerLog, server_.name_ << ": closing the connection from " << *remote_address_ << ": "
                                               << reason.message());
       close(reason);
       return;
@@ -108,7 +108,9 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
 
   bool open() const { return !closed_ && connection_->is_open(); }
   uint64_t id() const { return id_; }
-  const std::string& remote_address() const { return remote_address_; }
+  const std::string& remote_address() const { return *remote_address_; }
+  // The same text, shared by the connection's ResponseChannels.
+  const std::shared_ptr<const std::string>& shared_remote_address() const { return remote_address_; }
 
  private:
   Nanos now() const { return server_.env_.clock().now_ns(); }
@@ -126,7 +128,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
     if (!decoded.ok() && !closed_) {
       ++server_.stats_.connections_closed_for_bad_input;
       MQ_LOG(kWarn, kRemotingServerLog,
-             server_.name_ << ": closing the connection from " << remote_address_
+             server_.name_ << ": closing the connection from " << *remote_address_
                            << " on bad input: " << decoded.to_string());
       close(decoded);
       return;
@@ -167,7 +169,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
                                           " ms ago is still incomplete (" +
                                           std::to_string(decoder_.buffered_bytes()) + " bytes of it arrived)");
     MQ_LOG(kWarn, kRemotingServerLog,
-           server_.name_ << ": closing the connection from " << remote_address_ << ": " << reason.message());
+           server_.name_ << ": closing the connection from " << *remote_address_ << ": " << reason.message());
     close(reason);
   }
 
@@ -190,7 +192,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
     const Status reason = Status::Timeout("no traffic for " + std::to_string(idle / kNanosPerSecond) +
                                           " s (serverChannelMaxIdleTimeSeconds)");
     MQ_LOG(kInfo, kRemotingServerLog,
-           server_.name_ << ": closing the idle connection from " << remote_address_ << ": " << reason.message());
+           server_.name_ << ": closing the idle connection from " << *remote_address_ << ": " << reason.message());
     close(reason);
   }
 
@@ -201,7 +203,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
     if (decoder_.buffered_bytes() > 0) {
       // Not an error of ours, but worth a line: a client died mid-request.
       MQ_LOG(kWarn, kRemotingServerLog,
-             server_.name_ << ": connection from " << remote_address_ << " ended inside a frame; "
+             server_.name_ << ": connection from " << *remote_address_ << " ended inside a frame; "
                            << decoder_.buffered_bytes() << " bytes of it dropped");
     }
     server_.on_closed(this, reason);
@@ -210,7 +212,10 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
   RemotingServer& server_;  // outlives us while !closed_: shutdown detaches every connection
   const uint64_t id_;
   const std::shared_ptr<env::Connection> connection_;
-  const std::string remote_address_;
+  // Shared: every request's ResponseChannel names the client (a send's born
+  // host, a failure's message) and may outlive the connection; a copy of
+  // the text per request was an allocation and a copy each.
+  const std::shared_ptr<const std::string> remote_address_;
   FrameDecoder decoder_;
   bool closed_ = false;
   Nanos last_activity_ns_ = 0;                  // the last byte in, or response out
@@ -221,20 +226,21 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
 
 // --- ResponseChannel --------------------------------------------------------------
 
-ResponseChannel::ResponseChannel(std::weak_ptr<ServerConnection> connection, const RemotingCommand& request)
-    : connection_(std::move(connection)),
+ResponseChannel::ResponseChannel(const std::shared_ptr<ServerConnection>& connection, const RemotingCommand& request)
+    : connection_(connection),
       opaque_(request.opaque),
       serialize_type_(request.serialize_type),
       oneway_(request.is_oneway()),
-      answered_(std::make_shared<bool>(false)) {
+      answered_(std::make_shared<bool>(false)),
+      remote_address_(connection->shared_remote_address()) {
   MQ_ASSERT(!request.is_response());
-  if (const std::shared_ptr<ServerConnection> open = connection_.lock()) remote_address_ = open->remote_address();
+  MQ_ASSERT(remote_address_ != nullptr);
 }
 
 void ResponseChannel::reply(RemotingCommand response) { reply(std::move(response), {}); }
 
 void ResponseChannel::reply(RemotingCommand response, std::vector<BodyFileRegion> regions) {
-  MQ_ASSERT_MSG(!*answered_, "request opaque=" + std::to_string(opaque_) + " from " + remote_address_ +
+  MQ_ASSERT_MSG(!*answered_, "request opaque=" + std::to_string(opaque_) + " from " + *remote_address_ +
                                  " answered twice; the second is " + response.describe());
   if (!take_answer()) return;
   response.opaque = opaque_;
@@ -246,7 +252,7 @@ void ResponseChannel::reply(RemotingCommand response, std::vector<BodyFileRegion
 }
 
 bool ResponseChannel::take_answer() {
-  MQ_ASSERT_MSG(!*answered_, "request opaque=" + std::to_string(opaque_) + " from " + remote_address_ +
+  MQ_ASSERT_MSG(!*answered_, "request opaque=" + std::to_string(opaque_) + " from " + *remote_address_ +
                                  " answered twice");
   *answered_ = true;
   return !oneway_;  // the client asked for no response (RocketMQ drops it the same way)

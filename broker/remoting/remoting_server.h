@@ -55,7 +55,9 @@ class ServerConnection;
 // Where a processor sends its one answer to one request.
 class ResponseChannel {
  public:
-  ResponseChannel(std::weak_ptr<ServerConnection> connection, const RemotingCommand& request);
+  // Holds connection weakly: a parked request must not keep a closed
+  // connection alive.
+  ResponseChannel(const std::shared_ptr<ServerConnection>& connection, const RemotingCommand& request);
   // Sends response (its opaque, flag and serialize type are set here).
   // Requires: not answered yet.
   void reply(RemotingCommand response);
@@ -89,7 +91,7 @@ class ResponseChannel {
   }
   bool answered() const { return *answered_; }
   // The client's address as the server sees it ("127.0.0.1:53412").
-  const std::string& remote_address() const { return remote_address_; }
+  const std::string& remote_address() const { return *remote_address_; }
   // Whether the connection is still open (a parked pull checks before work).
   bool connection_open() const;
 
@@ -107,7 +109,7 @@ class ResponseChannel {
   SerializeType serialize_type_;
   bool oneway_;
   std::shared_ptr<bool> answered_;
-  std::string remote_address_;
+  std::shared_ptr<const std::string> remote_address_;  // the connection's; never null
 };
 
 // A processor handles one request; it answers through the channel, now or later.
