@@ -29,6 +29,26 @@ uint64_t count_pages_in(const std::map<uint64_t, Page>& pages, uint64_t first, u
 
 // Drops pages past size and zeroes the tail of the last one, keeping the
 // "bytes past the size are zero" invariant. Returns the dropped indexes.
+// A page's entry, looked for at the last page first: the reads after a
+// write (the reput, a pull) are of the file's newest bytes.
+std::map<uint64_t, Page>::const_iterator find_near_last(const std::map<uint64_t, Page>& pages, uint64_t index) {
+  if (!pages.empty()) {
+    const auto last = std::prev(pages.end());
+    if (last->first == index) return last;
+    if (last->first < index) return pages.end();
+  }
+  return pages.find(index);
+}
+
+// try_emplace(index) hinted at the last page.
+std::pair<std::map<uint64_t, Page>::iterator, bool> try_emplace_near_last(std::map<uint64_t, Page>& pages,
+                                                                          uint64_t index) {
+  const size_t before = pages.size();
+  const auto it = pages.try_emplace(pages.empty() ? pages.end() : std::prev(pages.end()), index);
+  MQ_ASSERT(it->first == index);
+  return {it, pages.size() != before};
+}
+
 std::vector<uint64_t> cut_pages(std::map<uint64_t, Page>& pages, uint64_t size) {
   const uint64_t keep = (size + kPageSizeBytes - 1) / kPageSizeBytes;
   std::vector<uint64_t> dropped;
@@ -79,7 +99,9 @@ void Inode::write(uint64_t offset, std::span<const uint8_t> data, uint64_t versi
     const uint64_t index = position / kPageSizeBytes;
     const uint64_t in_page = position % kPageSizeBytes;
     const uint64_t length = std::min<uint64_t>(kPageSizeBytes - in_page, data.size() - done);
-    auto [it, inserted] = cache_.try_emplace(index);
+    // Hinted at the last page: appends write it or the one after it, found
+    // or placed without a search (the map checks the hint first).
+    auto [it, inserted] = try_emplace_near_last(cache_, index);
     if (inserted) {
       it->second = zero_page(version);
       if (index >= reserved_pages_) ++block_count_;
@@ -87,7 +109,7 @@ void Inode::write(uint64_t offset, std::span<const uint8_t> data, uint64_t versi
     MQ_ASSERT_MSG(it->second.version <= version, "write versions must grow");
     std::memcpy(own(it->second).data() + in_page, data.data() + done, length);
     it->second.version = version;
-    dirty_.insert(index);
+    dirty_.insert(dirty_.empty() ? dirty_.end() : std::prev(dirty_.end()), index);
     done += length;
   }
   size_ = std::max(size_, offset + data.size());
@@ -103,7 +125,7 @@ size_t Inode::read(uint64_t offset, std::span<uint8_t> out) const {
     const uint64_t position = offset + done;
     const uint64_t in_page = position % kPageSizeBytes;
     const uint64_t chunk = std::min<uint64_t>(kPageSizeBytes - in_page, length - done);
-    const auto it = cache_.find(position / kPageSizeBytes);
+    const auto it = find_near_last(cache_, position / kPageSizeBytes);
     const PageData& bytes = it == cache_.end() ? kZeroPage : *it->second.data;
     std::memcpy(out.data() + done, bytes.data() + in_page, chunk);
     done += chunk;
