@@ -93,8 +93,11 @@ class SpilledRecords {
   size_t size() const { return spilled_ + tail_.size(); }
   bool empty() const { return size() == 0; }
   size_t spilled() const { return spilled_; }
-  // Bytes held in memory now (tail and read cache), for tests and benches.
-  size_t memory_bytes() const { return (tail_.capacity() + cache_.size()) * sizeof(Record); }
+  // Bytes held in memory now (tail, read cache and pass buffer), for tests
+  // and benches.
+  size_t memory_bytes() const {
+    return (tail_.capacity() + cache_.size() + pass_block_.size()) * sizeof(Record);
+  }
 
   void push_back(const Record& record) {
     tail_.push_back(record);
@@ -132,13 +135,18 @@ class SpilledRecords {
   // What a pass over all of them should use: the iterator checks its block
   // per record, which cost a latency percentile pass (sim/checker_latency.cc)
   // several times the work it did with each value.
+  // The buffer is the object's own (a pass runs once per figure, and a
+  // fresh block of 400 KiB each time was memory the kernel zeroed anew);
+  // visit may not start another pass over these records.
   template <typename Visit>
   void for_each_span(Visit&& visit) const {
-    std::vector<Record> block;
+    MQ_ASSERT(!in_pass_);
+    in_pass_ = true;
     for (size_t start = 0; start < spilled_; start += kBlockRecords) {
-      read_block(start, std::min(kBlockRecords, spilled_ - start), block);
-      visit(std::span<const Record>(block));
+      read_block(start, std::min(kBlockRecords, spilled_ - start), pass_block_);
+      visit(std::span<const Record>(pass_block_));
     }
+    in_pass_ = false;
     tail_.for_each_span(visit);
   }
 
@@ -176,15 +184,16 @@ class SpilledRecords {
    private:
     void load() const {
       const size_t start = index_ - index_ % kBlockRecords;
-      auto block = std::make_shared<std::vector<Record>>();  // a new block: copies may share the old one
-      records_->read_block(start, std::min(kBlockRecords, records_->spilled_ - start), *block);
-      block_ = std::move(block);
+      // A new block when a copy of this iterator shares the old one (its
+      // record must stay valid); else the old one's memory, read over.
+      if (block_ == nullptr || block_.use_count() > 1) block_ = std::make_shared<std::vector<Record>>();
+      records_->read_block(start, std::min(kBlockRecords, records_->spilled_ - start), *block_);
       block_start_ = start;
     }
 
     const SpilledRecords* records_ = nullptr;
     size_t index_ = 0;
-    mutable std::shared_ptr<const std::vector<Record>> block_;
+    mutable std::shared_ptr<std::vector<Record>> block_;
     mutable size_t block_start_ = 0;
   };
 
@@ -196,9 +205,14 @@ class SpilledRecords {
     if (!file_.ready()) return;  // no temporary file: keep everything in memory
     MQ_ASSERT(tail_.size() > kBlockRecords);
     MQ_ASSERT(file_.bytes_written() == uint64_t{spilled_} * sizeof(Record));
-    std::vector<Record> block(kBlockRecords);
-    tail_.copy_front(kBlockRecords, block.data());
-    file_.write(uint64_t{spilled_} * sizeof(Record), block.data(), block.size() * sizeof(Record));
+    // Straight from the ring's one or two runs: a block-sized buffer in
+    // between was 400 KiB allocated, zeroed and copied per spill.
+    uint64_t offset = uint64_t{spilled_} * sizeof(Record);
+    tail_.for_each_front_span(kBlockRecords, [this, &offset](std::span<const Record> run) {
+      file_.write(offset, run.data(), run.size_bytes());
+      offset += run.size_bytes();
+    });
+    MQ_ASSERT(offset == uint64_t{spilled_ + kBlockRecords} * sizeof(Record));
     tail_.pop_front(kBlockRecords);
     spilled_ += kBlockRecords;
   }
@@ -220,6 +234,8 @@ class SpilledRecords {
   RecordRing<Record> tail_{kTailRecords + kBlockRecords};  // full when a block spills
   mutable std::vector<Record> cache_;
   mutable size_t cache_start_ = 0;
+  mutable std::vector<Record> pass_block_;  // for_each_span's buffer
+  mutable bool in_pass_ = false;
 };
 
 }  // namespace mqlab::sim

@@ -65,10 +65,17 @@ class RecordRing {
   // arithmetic of operator[] per record.
   template <typename Visit>
   void for_each_span(Visit&& visit) const {
-    if (size_ == 0) return;
-    const size_t first_run = std::min(size_, slots_.size() - head_);
+    for_each_front_span(size_, visit);
+  }
+
+  // The same for the count oldest records only.
+  template <typename Visit>
+  void for_each_front_span(size_t count, Visit&& visit) const {
+    MQ_ASSERT(count <= size_);
+    if (count == 0) return;
+    const size_t first_run = std::min(count, slots_.size() - head_);
     visit(std::span<const Record>(slots_.data() + head_, first_run));
-    if (first_run < size_) visit(std::span<const Record>(slots_.data(), size_ - first_run));
+    if (first_run < count) visit(std::span<const Record>(slots_.data(), count - first_run));
   }
 
   // Drops the count oldest records.

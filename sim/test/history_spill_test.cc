@@ -61,6 +61,21 @@ TEST(SpilledRecords, ReadsBackWhatWasWrittenWhereverItLives) {
   for (size_t i = 0; i < SpilledRecords<Row>::kBlockRecords + 3; ++i) ++b;
   EXPECT_EQ(a->index, 0u);
   EXPECT_EQ(b->index, SpilledRecords<Row>::kBlockRecords + 3);
+  // A copy keeps its record when the original moves into another spilled
+  // block (read over its block only when nothing else shares it).
+  ASSERT_GE(rows.spilled(), 2 * SpilledRecords<Row>::kBlockRecords);
+  const auto c = a;
+  const Row& held = *c;
+  for (size_t i = 0; i < SpilledRecords<Row>::kBlockRecords; ++i) ++a;
+  EXPECT_EQ(a->index, SpilledRecords<Row>::kBlockRecords);
+  EXPECT_EQ(held.index, 0u);
+  EXPECT_EQ(c->index, 0u);
+  // A second pass by spans reads the same as the first (its buffer reused).
+  expected = 0;
+  rows.for_each_span([&](std::span<const Row> span) {
+    for (const Row& row : span) ASSERT_EQ(row.index, expected++);
+  });
+  EXPECT_EQ(expected, kCount);
 }
 
 TEST(SpilledRecords, MemoryStaysBoundedHoweverManyRecords) {

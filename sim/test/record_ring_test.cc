@@ -63,6 +63,17 @@ RC_GTEST_PROP(RecordRing, RandomOperationsMatchADeque, ()) {
       std::vector<Row> out(count);
       ring.copy_front(count, out.data());
       for (size_t i = 0; i < count; ++i) RC_ASSERT(out[i].index == model[i].index);
+      // The same records as one or two runs of slots (what a spill writes).
+      std::vector<Row> spanned;
+      size_t runs = 0;
+      ring.for_each_front_span(count, [&](std::span<const Row> run) {
+        RC_ASSERT(!run.empty());
+        ++runs;
+        spanned.insert(spanned.end(), run.begin(), run.end());
+      });
+      RC_ASSERT(runs <= 2u);
+      RC_ASSERT(spanned.size() == count);
+      for (size_t i = 0; i < count; ++i) RC_ASSERT(spanned[i].index == model[i].index);
       ring.pop_front(count);
       model.erase(model.begin(), model.begin() + static_cast<std::ptrdiff_t>(count));
     } else if (!model.empty()) {
