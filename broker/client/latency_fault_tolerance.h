@@ -27,7 +27,6 @@
 
 #include "broker/common/name_order.h"
 
-
 namespace mqlab::client {
 
 inline constexpr std::array<int64_t, 7> kLatencyMax = {50, 100, 550, 1'000, 2'000, 3'000, 15'000};
