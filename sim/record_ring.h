@@ -31,10 +31,9 @@ class RecordRing {
 
  public:
   RecordRing() = default;
-  // Grows up to max_before_doubling slots (the most a SpilledRecords' tail
-  // holds when it can spill) in doublings, then past a sixteenth of it
-  // straight to it; by doubling past it (a tail that cannot spill keeps
-  // everything).
+  // Grows up to max_before_doubling slots in doublings that stop there (the
+  // most a SpilledRecords' tail holds when it can spill), and by doubling
+  // past it (a tail that cannot spill keeps everything).
   explicit RecordRing(size_t max_before_doubling) : max_before_doubling_(max_before_doubling) {
     MQ_ASSERT(max_before_doubling_ > 0);
   }
@@ -100,14 +99,7 @@ class RecordRing {
   void grow() {
     const size_t capacity = slots_.size();
     size_t grown = std::max<size_t>(capacity * 2, kFirstCapacity);
-    // Past a sixteenth of the bound, straight to it: each doubling is fresh
-    // memory the kernel zeroes (a run's first minutes paid twice the
-    // bound's worth, 1.3% of the 10-minute standard run), and a ring that
-    // grows that far mostly reaches the bound.
-    if (capacity < max_before_doubling_) {
-      grown = grown * kStraightToBound > max_before_doubling_ ? max_before_doubling_
-                                                              : std::min(grown, max_before_doubling_);
-    }
+    if (capacity < max_before_doubling_) grown = std::min(grown, max_before_doubling_);
     MQ_ASSERT(grown > capacity);
     std::vector<Record> slots(grown);
     copy_front(size_, slots.data());
@@ -116,7 +108,6 @@ class RecordRing {
   }
 
   static constexpr size_t kFirstCapacity = 16;
-  static constexpr size_t kStraightToBound = 16;
 
   size_t max_before_doubling_ = kFirstCapacity;
   std::vector<Record> slots_;
