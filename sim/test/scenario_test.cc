@@ -28,6 +28,13 @@ Scenario parse_ok(const std::string& text) {
   return scenario.ok() ? std::move(scenario).value() : Scenario{};
 }
 
+// A matrix's cells by name, in expansion order.
+std::vector<std::string> cell_names(const std::vector<Scenario>& cells) {
+  std::vector<std::string> names;
+  for (const Scenario& cell : cells) names.push_back(cell.name);
+  return names;
+}
+
 // The message of the error parsing text gives; fails the test if it parses.
 std::string error_of(const std::string& text) {
   Result<Scenario> scenario = parse_scenario(text, "test.yaml");
@@ -487,9 +494,7 @@ TEST(ScenarioMatrix, InlineMatrixCountsAndSeeds) {
   ASSERT_TRUE(base.matrix.has_value());
   EXPECT_EQ(base.matrix->size(), 8u);
   const std::vector<Scenario> cells = expand_matrix(base).value();
-  std::vector<std::string> names;
-  for (const Scenario& cell : cells) names.push_back(cell.name);
-  EXPECT_EQ(names,
+  EXPECT_EQ(cell_names(cells),
             (std::vector<std::string>{"single_master/ASYNC_FLUSH/none", "single_master/ASYNC_FLUSH/crash",
                                       "single_master/SYNC_FLUSH/none", "single_master/SYNC_FLUSH/crash",
                                       "async_replication/ASYNC_FLUSH/none", "async_replication/ASYNC_FLUSH/crash",
@@ -515,12 +520,10 @@ TEST(ScenarioMatrix, ClientsMakeEachTopologyARowPerClient) {
   ASSERT_TRUE(base.matrix.has_value());
   EXPECT_EQ(base.matrix->size(), 4u);
   const std::vector<Scenario> cells = expand_matrix(base).value();
-  std::vector<std::string> names;
-  for (const Scenario& cell : cells) names.push_back(cell.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"single_master+mqlab/ASYNC_FLUSH/none",
-                                             "single_master+rocketmq4/ASYNC_FLUSH/none",
-                                             "async_replication+mqlab/ASYNC_FLUSH/none",
-                                             "async_replication+rocketmq4/ASYNC_FLUSH/none"}));
+  EXPECT_EQ(cell_names(cells), (std::vector<std::string>{"single_master+mqlab/ASYNC_FLUSH/none",
+                                                        "single_master+rocketmq4/ASYNC_FLUSH/none",
+                                                        "async_replication+mqlab/ASYNC_FLUSH/none",
+                                                        "async_replication+rocketmq4/ASYNC_FLUSH/none"}));
   EXPECT_TRUE(cells[0].client.config.slaveReadOnUnreachableMaster);
   EXPECT_FALSE(cells[1].client.config.slaveReadOnUnreachableMaster);
   EXPECT_FALSE(cells[3].client.config.slaveReadOnUnreachableMaster);
