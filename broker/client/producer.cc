@@ -255,6 +255,7 @@ void Producer::attempt(std::shared_ptr<SendContext> context) {
   auto on_answer = lifetime_.guard([this, context, attempt_start](Result<RemotingCommand> response) mutable {
     on_response(std::move(context), attempt_start, std::move(response));
   });
+  static_assert(remoting::ResponseCallback::fits_inline<decltype(on_answer)>, "a send's callback allocates no more");
   remoting::RemotingClient& remoting = instance_.remoting();
   if (remoting.sends_json_headers()) {
     // The header written straight from the struct: the same bytes as the

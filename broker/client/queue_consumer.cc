@@ -110,6 +110,7 @@ void QueueConsumer::send_pull(const MQClientInstance::FindBrokerResult& broker,
     if (!response.ok()) self->context_.instance.note_request_failure(address, response.status());
     self->on_pull(std::move(response), request_offset);
   };
+  static_assert(remoting::ResponseCallback::fits_inline<decltype(on_answer)>, "a pull's callback allocates no more");
   remoting::RemotingClient& remoting = context_.instance.remoting();
   const Nanos timeout = millis(config.consumerTimeoutMillisWhenSuspend);
   if (remoting.sends_json_headers()) {
@@ -225,12 +226,15 @@ void QueueConsumer::dispatch() {
 void QueueConsumer::call_handler(std::shared_ptr<const MessageExt> message) {
   if (dropped_) return;
   MQ_ASSERT(context_.handler != nullptr);  // PushConsumer::start refuses to start without one
-  auto called = std::make_shared<bool>(false);
-  context_.handler(*message, [weak = weak_from_this(), message, called](ConsumeResult result) {
-    MQ_ASSERT_MSG(!*called, "a message handler reported twice for offset " + std::to_string(message->queueOffset));
-    *called = true;
+  // The flag lives in the callback: it cannot be copied, so only a second
+  // call of the one the handler holds can report twice.
+  auto report = [weak = weak_from_this(), message, called = false](ConsumeResult result) mutable {
+    MQ_ASSERT_MSG(!called, "a message handler reported twice for offset " + std::to_string(message->queueOffset));
+    called = true;
     if (auto self = weak.lock()) self->on_consumed(message, result);
-  });
+  };
+  static_assert(ConsumeCallback::fits_inline<decltype(report)>, "a message's report allocates no more");
+  context_.handler(*message, std::move(report));
 }
 
 void QueueConsumer::on_consumed(std::shared_ptr<const MessageExt> message, ConsumeResult result) {

@@ -48,12 +48,16 @@
 #include "broker/client/offset_store.h"
 #include "broker/client/process_queue.h"
 #include "broker/client/push_consumer_config.h"
+#include "broker/common/inline_function.h"
 #include "broker/common/name_order.h"
 #include "broker/remoting/remoting_command.h"
 
 namespace mqlab::client {
 
-using ConsumeCallback = std::function<void(ConsumeResult)>;
+// Reports how one message's consumption went. Move-only: one owner may
+// report, once (a second call is a bug, asserted); std::function allocated
+// one per message for its captures and a shared flag for that check.
+using ConsumeCallback = InlineFunction<void(ConsumeResult)>;
 // Called with one message; reports through done, now or later, exactly once.
 using MessageHandler = std::function<void(const MessageExt& message, ConsumeCallback done)>;
 

@@ -152,7 +152,7 @@ void ConsumerSendMsgBackProcessor::process(const RemotingCommand& request, remot
   copy.properties[std::string(store::kPropertyCluster)] = config.brokerClusterName;
   copy.store_host = controller_.store_host();
   controller_.message_store().put_message(
-      std::move(copy), lifetime_.guard([this, channel](store::PutMessageResult result) mutable {
+      std::move(copy), lifetime_.guard([this, channel = std::move(channel)](store::PutMessageResult result) mutable {
         if (result.status == store::PutMessageStatus::PUT_OK) {
           ++controller_.stats().msg_put_total;
           return channel.reply(ResponseCode::SUCCESS);

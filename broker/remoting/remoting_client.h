@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "broker/common/assert.h"
+#include "broker/common/inline_function.h"
 #include "broker/common/lifetime.h"
 #include "broker/common/name_order.h"
 #include "broker/common/status.h"
@@ -33,7 +34,11 @@
 
 namespace mqlab::remoting {
 
-using ResponseCallback = std::function<void(Result<RemotingCommand> response)>;
+// Hears a request's one response (or why none came). Move-only: a request
+// has one owner of its answer, and the hot callers' captures (a lifetime
+// guard, a `this`, a shared context) stay inline, where std::function
+// allocated one per request.
+using ResponseCallback = InlineFunction<void(Result<RemotingCommand> response)>;
 
 struct RemotingClientOptions {
   Nanos connect_timeout = millis(3000);

@@ -231,7 +231,6 @@ ResponseChannel::ResponseChannel(const std::shared_ptr<ServerConnection>& connec
       opaque_(request.opaque),
       serialize_type_(request.serialize_type),
       oneway_(request.is_oneway()),
-      answered_(std::make_shared<bool>(false)),
       remote_address_(connection->shared_remote_address()) {
   MQ_ASSERT(!request.is_response());
   MQ_ASSERT(remote_address_ != nullptr);
@@ -240,7 +239,7 @@ ResponseChannel::ResponseChannel(const std::shared_ptr<ServerConnection>& connec
 void ResponseChannel::reply(RemotingCommand response) { reply(std::move(response), {}); }
 
 void ResponseChannel::reply(RemotingCommand response, std::vector<BodyFileRegion> regions) {
-  MQ_ASSERT_MSG(!*answered_, "request opaque=" + std::to_string(opaque_) + " from " + *remote_address_ +
+  MQ_ASSERT_MSG(!answered_, "request opaque=" + std::to_string(opaque_) + " from " + *remote_address_ +
                                  " answered twice; the second is " + response.describe());
   if (!take_answer()) return;
   response.opaque = opaque_;
@@ -252,9 +251,9 @@ void ResponseChannel::reply(RemotingCommand response, std::vector<BodyFileRegion
 }
 
 bool ResponseChannel::take_answer() {
-  MQ_ASSERT_MSG(!*answered_, "request opaque=" + std::to_string(opaque_) + " from " + *remote_address_ +
+  MQ_ASSERT_MSG(!answered_, "request opaque=" + std::to_string(opaque_) + " from " + *remote_address_ +
                                  " answered twice");
-  *answered_ = true;
+  answered_ = true;
   return !oneway_;  // the client asked for no response (RocketMQ drops it the same way)
 }
 

@@ -39,6 +39,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "broker/common/lifetime.h"
@@ -52,12 +53,35 @@ namespace mqlab::remoting {
 
 class ServerConnection;
 
-// Where a processor sends its one answer to one request.
+// Where a processor sends its one answer to one request. Move-only: the
+// one owner answers, so whether it has is the channel's own flag (a copyable
+// channel shared one on the heap, an allocation per request); a moved-from
+// channel counts as answered (its answer went with the move).
 class ResponseChannel {
  public:
   // Holds connection weakly: a parked request must not keep a closed
   // connection alive.
   ResponseChannel(const std::shared_ptr<ServerConnection>& connection, const RemotingCommand& request);
+  ResponseChannel(ResponseChannel&& other) noexcept
+      : connection_(std::move(other.connection_)),
+        opaque_(other.opaque_),
+        serialize_type_(other.serialize_type_),
+        oneway_(other.oneway_),
+        answered_(std::exchange(other.answered_, true)),
+        remote_address_(other.remote_address_) {}
+  ResponseChannel& operator=(ResponseChannel&& other) noexcept {
+    if (this != &other) {
+      connection_ = std::move(other.connection_);
+      opaque_ = other.opaque_;
+      serialize_type_ = other.serialize_type_;
+      oneway_ = other.oneway_;
+      answered_ = std::exchange(other.answered_, true);
+      remote_address_ = other.remote_address_;
+    }
+    return *this;
+  }
+  ResponseChannel(const ResponseChannel&) = delete;
+  ResponseChannel& operator=(const ResponseChannel&) = delete;
   // Sends response (its opaque, flag and serialize type are set here).
   // Requires: not answered yet.
   void reply(RemotingCommand response);
@@ -89,7 +113,7 @@ class ResponseChannel {
     finish_json_frame(frame, body, region_bytes);
     send_frame(std::move(frame), regions);
   }
-  bool answered() const { return *answered_; }
+  bool answered() const { return answered_; }
   // The client's address as the server sees it ("127.0.0.1:53412").
   const std::string& remote_address() const { return *remote_address_; }
   // Whether the connection is still open (a parked pull checks before work).
@@ -108,8 +132,10 @@ class ResponseChannel {
   int32_t opaque_;
   SerializeType serialize_type_;
   bool oneway_;
-  std::shared_ptr<bool> answered_;
-  std::shared_ptr<const std::string> remote_address_;  // the connection's; never null
+  bool answered_ = false;
+  // The connection's; never null (a moved-from channel keeps it too, so a
+  // wrong second answer can still say whom it was for).
+  std::shared_ptr<const std::string> remote_address_;
 };
 
 // A processor handles one request; it answers through the channel, now or later.

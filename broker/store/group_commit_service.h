@@ -14,6 +14,7 @@
 #include <deque>
 #include <functional>
 
+#include "broker/common/inline_function.h"
 #include "broker/common/lifetime.h"
 #include "broker/common/types.h"
 #include "broker/env/env.h"
@@ -25,7 +26,7 @@ enum class FlushOutcome { kFlushed, kTimeout, kError };
 
 class GroupCommitService {
  public:
-  using Done = std::function<void(FlushOutcome)>;
+  using Done = InlineFunction<void(FlushOutcome)>;  // move-only: it holds a put's PutCallback
   // on_flushed runs after every successful flush (checkpoint bookkeeping);
   // on_error after a failed one (the store stops accepting writes).
   GroupCommitService(env::Env& env, CommitLog& log, Nanos timeout, std::function<void(int64_t)> on_flushed,

@@ -99,7 +99,7 @@ void MessageStore::cancel_timers() {
   schedule_->stop();
 }
 
-void MessageStore::put_message(MessageToStore&& message, std::function<void(PutMessageResult)> done) {
+void MessageStore::put_message(MessageToStore&& message, PutCallback done) {
   auto reply = [this, &done](PutMessageStatus status, std::string remark) {
     ++stats_.puts_failed;
     env_.executor().post([done = std::move(done), result = failed_put(status, std::move(remark))] { done(result); });
@@ -288,7 +288,7 @@ void MessageStore::acknowledge(PutAwaitingCommit put) {
 }
 
 // SYNC_FLUSH: the reply waits for the group commit covering the record.
-void MessageStore::complete_put(const AppendMessageResult& appended, std::function<void(PutMessageResult)> done) {
+void MessageStore::complete_put(const AppendMessageResult& appended, PutCallback done) {
   group_commit_->submit(appended.end_offset(), [this, appended, done = std::move(done)](FlushOutcome outcome) {
     PutMessageResult result;
     result.append = appended;

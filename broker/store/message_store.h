@@ -81,7 +81,7 @@ class MessageStore {
   bool running() const { return running_; }
   const RecoveryReport& recovery_report() const { return recovery_; }
 
-  void put_message(MessageToStore&& message, std::function<void(PutMessageResult)> done);
+  void put_message(MessageToStore&& message, PutCallback done);
 
   // Up to max_msgs messages of (topic, queue_id) from offset, as regions of
   // the CommitLog files (no re-encoding). tags_filter: accepted tag codes,
@@ -224,7 +224,7 @@ class MessageStore {
     AppendMessageResult appended;
     bool wait_flush = false;
     bool wait_slave = false;
-    std::function<void(PutMessageResult)> done;
+    PutCallback done;
   };
   void commit_soon();
   // Transient store pool: acknowledges the puts of this turn, buffered.
@@ -241,11 +241,11 @@ class MessageStore {
   // commit (those past its committed offset); their replies are posted.
   void fail_dropped_puts(const Status& status);
   void acknowledge(PutAwaitingCommit put);
-  void complete_put(const AppendMessageResult& appended, std::function<void(PutMessageResult)> done);
+  void complete_put(const AppendMessageResult& appended, PutCallback done);
   // SYNC_FLUSH and/or SYNC_MASTER: the reply waits for the flush and the
   // slave's ack, run side by side (store_replication.cc).
   void complete_put_waiting(const AppendMessageResult& appended, bool wait_flush, bool wait_slave,
-                            std::function<void(PutMessageResult)> done);
+                            PutCallback done);
   // Where dispatch stops: the max offset, or on a slave mid-stream the end
   // of the last complete record; while serving with dispatchFlushedOnly, no
   // further than the flushed offset (message_store_config.h says why).

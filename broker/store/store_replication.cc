@@ -24,7 +24,7 @@ struct PendingPut {
   PutMessageStatus replica_status = PutMessageStatus::PUT_OK;
   std::string flush_remark;
   std::string replica_remark;
-  std::function<void(PutMessageResult)> done;
+  PutCallback done;
 };
 
 constexpr int64_t kPhysicalOffsetEnd = static_cast<int64_t>(kPhysicalOffsetPosition) + 8;
@@ -32,7 +32,7 @@ constexpr int64_t kPhysicalOffsetEnd = static_cast<int64_t>(kPhysicalOffsetPosit
 }  // namespace
 
 void MessageStore::complete_put_waiting(const AppendMessageResult& appended, bool wait_flush, bool wait_slave,
-                                        std::function<void(PutMessageResult)> done) {
+                                        PutCallback done) {
   MQ_ASSERT(wait_flush || wait_slave);
   MQ_ASSERT(appended.end_offset() <= commit_log_.max_offset());
   auto pending = std::make_shared<PendingPut>();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "broker/common/inline_function.h"
 #include "broker/common/types.h"
 #include "broker/env/env.h"
 #include "broker/store/commit_log.h"
@@ -34,6 +35,10 @@ struct PutMessageResult {
   AppendMessageResult append;  // valid when put_message_stored(status)
   std::string remark;          // why, when not PUT_OK
 };
+// Hears how one put went. Move-only and inline for the broker's own
+// callers (a send's processor guard with its channel), where std::function
+// allocated once per put.
+using PutCallback = InlineFunction<void(PutMessageResult)>;
 
 enum class GetMessageStatus {
   FOUND,

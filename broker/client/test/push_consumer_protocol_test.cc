@@ -380,7 +380,7 @@ TEST(PushConsumerProtocol, DestroyingAConsumerWithPullsAndHandlersInFlightIsSafe
   {
     PushConsumer consumer(instance, group_config());
     ASSERT_TRUE(consumer.subscribe("T", "*").ok());
-    consumer.register_message_listener([&](const MessageExt&, ConsumeCallback done) { held.push_back(done); });
+    consumer.register_message_listener([&](const MessageExt&, ConsumeCallback done) { held.push_back(std::move(done)); });
     consumer.start([](Status) {});
     cluster.run_for(seconds(1));
     cluster.broker(0).put(message_to_store("T", 0, "x"));

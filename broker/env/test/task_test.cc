@@ -139,7 +139,7 @@ TEST(Task, ClearingBeforeDestroyingLetsACaptureSeeItEmpty) {
 
 TEST(TaskDeathTest, RunningAnEmptyTaskIsABug) {
   const Task empty{};  // {}: clang refuses default-initializing a const Task (its union has no initializer)
-  EXPECT_DEATH(empty(), "empty Task");
+  EXPECT_DEATH(empty(), "empty InlineFunction");
 }
 
 }  // namespace

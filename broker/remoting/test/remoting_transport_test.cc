@@ -270,8 +270,16 @@ TEST_F(RemotingTransportTest, ProcessorMayAnswerLater) {
   EXPECT_FALSE(outcome->done());
   EXPECT_TRUE(parked_[0].channel.connection_open());
   EXPECT_FALSE(parked_[0].channel.answered());
-  parked_[0].channel.reply(ResponseCode::PULL_NOT_FOUND, "nothing yet");
-  EXPECT_TRUE(parked_[0].channel.answered());
+  // The channel is move-only: the answer goes with a move, and the one
+  // left behind counts as answered.
+  ResponseChannel channel = std::move(parked_[0].channel);
+  EXPECT_TRUE(parked_[0].channel.answered());  // NOLINT(bugprone-use-after-move): answered by contract
+  EXPECT_FALSE(channel.answered());
+  EXPECT_EQ(channel.remote_address(), parked_[0].channel.remote_address());  // NOLINT(bugprone-use-after-move)
+  channel.reply(ResponseCode::PULL_NOT_FOUND, "nothing yet");
+  EXPECT_TRUE(channel.answered());
+  EXPECT_DEATH(channel.reply(ResponseCode::SUCCESS), "answered twice");
+  EXPECT_DEATH(parked_[0].channel.reply(ResponseCode::SUCCESS), "answered twice");  // NOLINT(bugprone-use-after-move)
   ASSERT_TRUE(run_until([&] { return outcome->done(); }));
   ASSERT_TRUE(outcome->result->ok());
   EXPECT_EQ(outcome->response().code, ResponseCode::PULL_NOT_FOUND);
