@@ -188,16 +188,26 @@ void PullMessageProcessor::process_parsed(PullMessageRequestHeader&& header, rem
   RemotingCommand response;
   response.code = code;
   response.remark = store::get_message_status_name(result.status);
+  const bool json = channel.answers_json();
+  // A JSON answer's body goes into its frame from our buffer; a command's
+  // is its own.
+  std::vector<uint8_t>& body = json ? copied_body_ : response.body;
+  MQ_ASSERT(body.empty());
   std::vector<remoting::BodyFileRegion> regions;
-  if (code == ResponseCode::SUCCESS) regions = fill_body(result, response);  // may turn it into an error
+  if (code == ResponseCode::SUCCESS) {
+    regions = fill_body(result, response, body, next_begin);  // may turn it into an error
+  }
   const PullMessageResponseHeader response_header{result.max_offset.value(), result.min_offset.value(),
                                                   next_begin.value(), suggest};
-  if (channel.answers_json()) {
+  if (json) {
     // Written straight from the header: one answer per pull.
     const auto write_header = [&response, &response_header](int32_t opaque, std::vector<uint8_t>& out) {
       append_pull_message_response_json_header(response.code, response.remark, response_header, opaque, out);
     };
-    return channel.reply_written(write_header, response.body, std::move(regions));
+    channel.reply_written(write_header, copied_body_, std::move(regions));
+    copied_body_.clear();
+    if (copied_body_.capacity() > kKeptBodyBytes) copied_body_.shrink_to_fit();
+    return;
   }
   set_pull_message_response_fields(response_header, response);
   channel.reply(std::move(response), std::move(regions));
@@ -304,9 +314,11 @@ int32_t PullMessageProcessor::code_for(GetMessageStatus status, int64_t requeste
 }
 
 std::vector<remoting::BodyFileRegion> PullMessageProcessor::fill_body(const store::GetMessageResult& result,
-                                                                     RemotingCommand& response) {
+                                                                     RemotingCommand& response,
+                                                                     std::vector<uint8_t>& body,
+                                                                     QueueOffset& next_begin) {
   MQ_ASSERT(!result.messages.empty());  // FOUND means at least one region
-  MQ_ASSERT(response.body.empty());
+  MQ_ASSERT(body.empty());
   // Many small regions cost more than one copy (a sendfile per record).
   const auto min_average = static_cast<uint64_t>(controller_.config().zeroCopyMinRegionBytes);
   const auto total_bytes = static_cast<uint64_t>(std::max<int64_t>(result.total_bytes, 0));
@@ -323,7 +335,7 @@ std::vector<remoting::BodyFileRegion> PullMessageProcessor::fill_body(const stor
     }
   }
   ++controller_.stats().pulls_copied;
-  copy_body(result, response);
+  copy_body(result, response, body, next_begin);
   return {};
 }
 
@@ -359,8 +371,9 @@ std::optional<std::vector<remoting::BodyFileRegion>> PullMessageProcessor::senda
   return regions;
 }
 
-bool PullMessageProcessor::copy_body(const store::GetMessageResult& result, RemotingCommand& response) {
-  std::vector<uint8_t> body;
+bool PullMessageProcessor::copy_body(const store::GetMessageResult& result, RemotingCommand& response,
+                                     std::vector<uint8_t>& body, QueueOffset& next_begin) {
+  MQ_ASSERT(body.empty());
   body.reserve(static_cast<size_t>(std::max<int64_t>(result.total_bytes, 0)));
   size_t records = 0;
   int64_t last_queue_offset = -1;
@@ -386,12 +399,15 @@ bool PullMessageProcessor::copy_body(const store::GetMessageResult& result, Remo
     response.remark = "read message failed: the store could not read the first record";
     return false;
   }
+  // Resume after what was sent: the answer's header is written from
+  // next_begin (an ext field set here was overwritten, or, for a command,
+  // tripped the header writer's check that it writes every field).
   if (records < result.messages.size()) {
-    response.set_ext_int("nextBeginOffset", last_queue_offset + 1);  // resume after what was sent
+    MQ_ASSERT(last_queue_offset >= 0 && QueueOffset(last_queue_offset + 1) <= next_begin);
+    next_begin = QueueOffset(last_queue_offset + 1);
   }
   controller_.stats().msg_get_total += records;
-  response.body = std::move(body);
-  MQ_ASSERT(!response.body.empty());
+  MQ_ASSERT(!body.empty());
   return true;
 }
 

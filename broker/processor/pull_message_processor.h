@@ -110,18 +110,29 @@ class PullMessageProcessor {
   static int32_t code_for(store::GetMessageStatus status, int64_t requested_offset);
   // The body of a FOUND answer: file regions to send after the response
   // (zero copy), or, with transferMsgByHeap or when a region cannot be sent
-  // as one, nothing, the records having been copied into response.body.
+  // as one, nothing, the records having been copied into body (empty).
+  // next_begin is the result's, moved back by copy_body.
   std::vector<remoting::BodyFileRegion> fill_body(const store::GetMessageResult& result,
-                                                  remoting::RemotingCommand& response);
+                                                  remoting::RemotingCommand& response, std::vector<uint8_t>& body,
+                                                  QueueOffset& next_begin);
   // The result's records as regions, adjacent ones merged; nullopt when one
   // of them cannot be sent from its file.
   static std::optional<std::vector<remoting::BodyFileRegion>> sendable_regions(const store::GetMessageResult& result);
-  // Copies the records into response.body; false (response turned into
-  // SYSTEM_ERROR) when not one record could be read.
-  bool copy_body(const store::GetMessageResult& result, remoting::RemotingCommand& response);
+  // Copies the records into body (empty); false (response turned into
+  // SYSTEM_ERROR) when not one record could be read. A record it cannot
+  // read ends the body, and next_begin becomes the queue offset after the
+  // last record copied: the consumer asks for the rest again instead of
+  // skipping it.
+  bool copy_body(const store::GetMessageResult& result, remoting::RemotingCommand& response,
+                 std::vector<uint8_t>& body, QueueOffset& next_begin);
   void commit_offset_if_asked(const PullMessageRequestHeader& header, bool broker_allow_suspend);
 
   BrokerController& controller_;
+  // The copied body of a JSON answer, which goes into the frame from here:
+  // kept for its room (a pull's answer allocated a body and then a frame),
+  // up to kKeptBodyBytes.
+  std::vector<uint8_t> copied_body_;
+  static constexpr size_t kKeptBodyBytes = 1 << 20;
 };
 
 }  // namespace mqlab::broker

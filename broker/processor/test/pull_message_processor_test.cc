@@ -60,6 +60,34 @@ TEST_F(PullMessageTest, FoundReturnsTheRawRecordsAndTheOffsets) {
   EXPECT_EQ(ext_int(response, "nextBeginOffset"), 3);
 }
 
+// A record the copy path cannot read (here: its segment cut short under
+// it) ends the body: the answer carries the records before it and a
+// nextBeginOffset at it, so the consumer asks for it again rather than
+// skipping it (and the records after it) as if they had been delivered.
+TEST_F(PullMessageTest, ARecordThatCannotBeReadEndsTheBodyAndTheNextPullStartsAtIt) {
+  for (int i = 0; i < 3; ++i) send("TopicR", 0, "body-" + std::to_string(i));
+  settle();
+  PullOptions one;
+  one.max_msg_nums = 1;
+  const RemotingCommand first = world_.must_call(pull("G", "TopicR", 0, 0, one));
+  ASSERT_EQ(first.code, ResponseCode::SUCCESS) << first.remark;
+  const size_t first_record_bytes = first.body.size();  // the segment's first record starts at 0
+  Result<std::shared_ptr<env::File>> segment =
+      world_.broker().env().files().open("/store/commitlog/00000000000000000000", env::OpenOptions{});
+  ASSERT_TRUE(segment.ok()) << segment.status().to_string();
+  ASSERT_TRUE((*segment)->truncate(first_record_bytes + 10).ok());  // the second record cut short
+  for (const bool json : {true, false}) {
+    RemotingCommand request = pull("G", "TopicR", 0, 0);
+    if (!json) request.serialize_type = remoting::SerializeType::ROCKETMQ;
+    const RemotingCommand response = world_.must_call(std::move(request));
+    ASSERT_EQ(response.code, ResponseCode::SUCCESS) << response.remark;
+    const std::vector<PulledMessage> messages = decode_records(response.body);
+    ASSERT_EQ(messages.size(), 1u) << (json ? "JSON" : "ROCKETMQ");
+    EXPECT_EQ(messages[0].body, "body-0");
+    EXPECT_EQ(ext_int(response, "nextBeginOffset"), 1) << (json ? "JSON" : "ROCKETMQ");
+  }
+}
+
 TEST_F(PullMessageTest, EveryStoreOutcomeHasItsCodeAndOffsets) {
   send("TopicA", 0, "only");
   settle();
