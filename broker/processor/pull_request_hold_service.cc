@@ -1,5 +1,6 @@
 #include "broker/processor/pull_request_hold_service.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "broker/common/assert.h"
@@ -52,21 +53,31 @@ void PullRequestHoldService::suspend_pull_request(PullRequest&& pull, Nanos hold
   auto queue = table_.find(std::pair<std::string_view, int32_t>(pull.header.topic, pull.header.queueId));
   if (queue == table_.end()) queue = table_.try_emplace(Key{pull.header.topic, pull.header.queueId}).first;
   const Key* key = &queue->first;  // the timer's capture: a pointer keeps the task inline
-  auto [it, inserted] = queue->second.emplace(id, Parked{std::make_unique<PullRequest>(std::move(pull)), env::kNoTimer});
-  MQ_ASSERT(inserted);
-  it->second.timer = env_.executor().run_after(hold, lifetime_.guard([this, key, id] { on_deadline(key, id); }));
-  MQ_ASSERT(it->second.timer != env::kNoTimer);
+  ParkedQueue& parked = queue->second;
+  MQ_ASSERT(parked.empty() || parked.back().first < id);  // ids ascend: appending keeps park order
+  parked.emplace_back(id, Parked{std::make_unique<PullRequest>(std::move(pull)), env::kNoTimer});
+  Parked& entry = parked.back().second;
+  entry.timer = env_.executor().run_after(hold, lifetime_.guard([this, key, id] { on_deadline(key, id); }));
+  MQ_ASSERT(entry.timer != env::kNoTimer);
+}
+
+PullRequestHoldService::ParkedQueue::iterator PullRequestHoldService::find_parked(ParkedQueue& queue, uint64_t id) {
+  const auto found = std::lower_bound(queue.begin(), queue.end(), id,
+                                      [](const auto& entry, uint64_t key) { return entry.first < key; });
+  return found != queue.end() && found->first == id ? found : queue.end();
 }
 
 void PullRequestHoldService::notify_message_arriving(const std::string& topic, int32_t queue_id, QueueOffset max_offset,
                                                      int64_t tags_code) {
   auto it = table_.find(std::pair<std::string_view, int32_t>(topic, queue_id));
   if (it == table_.end() || it->second.empty()) return;
-  std::vector<uint64_t> ready;
+  // wake() only posts, so nothing reaches here again before the list is done.
+  MQ_ASSERT(ready_.empty());
   for (const auto& [id, parked] : it->second) {
-    if (max_offset > parked.pull->pull_from_offset && parked.pull->filter.matches(tags_code)) ready.push_back(id);
+    if (max_offset > parked.pull->pull_from_offset && parked.pull->filter.matches(tags_code)) ready_.push_back(id);
   }
-  for (uint64_t id : ready) wake(it->first, id);  // the entry stays: the key is not copied
+  for (uint64_t id : ready_) wake(it->first, id);  // the entry stays: the key is not copied
+  ready_.clear();
 }
 
 void PullRequestHoldService::check_hold_requests() {
@@ -87,7 +98,7 @@ void PullRequestHoldService::on_deadline(const Key* key, uint64_t id) {
   MQ_ASSERT(key != nullptr);
   auto it = table_.find(*key);
   MQ_ASSERT(it != table_.end() && &it->first == key);  // the pull is still parked (its timer was not cancelled)
-  auto entry = it->second.find(id);
+  auto entry = find_parked(it->second, id);
   MQ_ASSERT(entry != it->second.end());
   entry->second.timer = env::kNoTimer;  // it is running now
   wake(*key, id);
@@ -96,7 +107,7 @@ void PullRequestHoldService::on_deadline(const Key* key, uint64_t id) {
 void PullRequestHoldService::wake(const Key& key, uint64_t id) {
   auto queue = table_.find(key);
   MQ_ASSERT(queue != table_.end());
-  auto entry = queue->second.find(id);
+  auto entry = find_parked(queue->second, id);
   MQ_ASSERT(entry != queue->second.end());
   Parked parked = std::move(entry->second);
   queue->second.erase(entry);  // the queue's entry stays, empty or not (table_)

@@ -33,6 +33,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "broker/common/lifetime.h"
 #include "broker/common/name_order.h"
@@ -125,11 +126,21 @@ class PullRequestHoldService {
   bool running_ = false;
   env::TimerId check_timer_ = env::kNoTimer;
   uint64_t next_id_ = 1;
-  // By queue, then park order. A queue's entry stays when its last pull
-  // leaves: the next park (most pulls park, one after another) found it
-  // gone and built it again, key and node, for every message. At most one
-  // entry per queue a consumer ever long-polled on this broker.
-  std::map<Key, std::map<uint64_t, Parked>, KeyLess> table_;
+  // A queue's parked pulls in park order (ids ascend), as RocketMQ's
+  // ManyPullRequest keeps them in a list: a vector keeps its room when its
+  // pulls leave, where a map node cost an allocation per parked pull, and a
+  // queue seldom has more than its one consumer's pull waiting.
+  using ParkedQueue = std::vector<std::pair<uint64_t, Parked>>;
+  static ParkedQueue::iterator find_parked(ParkedQueue& queue, uint64_t id);
+
+  // By queue. A queue's entry stays when its last pull leaves: the next
+  // park (most pulls park, one after another) found it gone and built it
+  // again, key and node, for every message. At most one entry per queue a
+  // consumer ever long-polled on this broker.
+  std::map<Key, ParkedQueue, KeyLess> table_;
+  // notify_message_arriving's list of the pulls to wake, kept for its room
+  // (it ran once per stored message, allocating each time).
+  std::vector<uint64_t> ready_;
   LifetimeToken lifetime_;
 };
 
