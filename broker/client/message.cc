@@ -106,7 +106,7 @@ void MessageExt::append_properties(std::string_view encoded) {
   MQ_ASSERT(properties_text.back() == '\x02');
 }
 
-std::string encode_offset_properties(int64_t min_offset, int64_t max_offset) {
+void encode_offset_properties(int64_t min_offset, int64_t max_offset, std::string& out) {
   constexpr std::string_view kMax = "MAX_OFFSET";
   constexpr std::string_view kMin = "MIN_OFFSET";
   static_assert(kMax < kMin, "encode_properties writes names in order");
@@ -123,7 +123,7 @@ std::string encode_offset_properties(int64_t min_offset, int64_t max_offset) {
   put_offset(kMax, max_offset);
   put_offset(kMin, min_offset);
   MQ_ASSERT(p <= std::end(buffer));
-  return std::string(buffer, p);
+  out.assign(buffer, p);
 }
 
 const std::string& HostTextCache::Recent::of(const store::HostAddress& address) {

@@ -103,8 +103,10 @@ struct MessageExt {
 // "MAX_OFFSET\x01<max>\x02MIN_OFFSET\x01<min>\x02": what Java's pull callback
 // adds to every pulled message, as store::encode_properties would encode the
 // two (in name order), for append_properties. Built directly: a map of two
-// strings per pull cost more than the append.
-std::string encode_offset_properties(int64_t min_offset, int64_t max_offset);
+// strings per pull cost more than the append. Into out (replacing what it
+// held), which a consumer keeps for its room: the text is longer than a
+// string holds without a heap block, and is made once a pull.
+void encode_offset_properties(int64_t min_offset, int64_t max_offset, std::string& out);
 
 // The bodies of pulled messages are bounded by the broker's maxMessageSize
 // (4 MiB by default); inflation is capped well above it.

@@ -45,8 +45,9 @@ void ProcessQueue::put_messages(std::vector<MessageExt> messages, int64_t next_b
   check_invariants();
 }
 
-void ProcessQueue::put_messages(std::vector<std::shared_ptr<MessageExt>> messages, int64_t next_begin_offset) {
+void ProcessQueue::put_messages(std::vector<std::shared_ptr<MessageExt>>& messages, int64_t next_begin_offset) {
   for (std::shared_ptr<MessageExt>& message : messages) insert(std::move(message));
+  messages.clear();
   frontier_ = next_begin_offset;
   check_invariants();
 }

@@ -43,9 +43,10 @@ class ProcessQueue {
   // FOUND: the messages that passed the tag filter, and nextBeginOffset. An
   // offset already tracked is ignored (a re-pulled duplicate).
   void put_messages(std::vector<MessageExt> messages, int64_t next_begin_offset);
-  // The same for messages already shared (decoded in place by the consumer).
-  // Requires: no null message.
-  void put_messages(std::vector<std::shared_ptr<MessageExt>> messages, int64_t next_begin_offset);
+  // The same for messages already shared (decoded in place by the
+  // consumer), taken out of messages, which is left empty with its room (the
+  // consumer's, kept from pull to pull). Requires: no null message.
+  void put_messages(std::vector<std::shared_ptr<MessageExt>>& messages, int64_t next_begin_offset);
   // NO_NEW_MSG / NO_MATCHED_MSG: nothing for us below next_begin_offset.
   void advance(int64_t next_begin_offset) { frontier_ = next_begin_offset; }
   // OFFSET_ILLEGAL: start over at next_begin_offset (which may be lower).

@@ -169,10 +169,12 @@ void QueueConsumer::on_pull(Result<RemotingCommand>&& response, int64_t request_
 void QueueConsumer::on_found(std::vector<uint8_t> body, int64_t next_begin_offset, int64_t min_offset,
                              int64_t max_offset) {
   // Encoded once per pull, added to each message's properties as it is decoded.
-  const std::string offset_properties = encode_offset_properties(min_offset, max_offset);
-  // Each decoded into the shared MessageExt the ProcessQueue keeps.
-  std::vector<std::shared_ptr<MessageExt>> messages;
-  if (Status status = decode_pulled_messages(body, host_texts_, offset_properties, messages); !status.ok()) {
+  encode_offset_properties(min_offset, max_offset, offset_properties_);
+  // Each decoded into the shared MessageExt the ProcessQueue keeps; the
+  // list is ours, kept for its room (put_messages empties it).
+  std::vector<std::shared_ptr<MessageExt>>& messages = pulled_;
+  MQ_ASSERT(messages.empty());
+  if (Status status = decode_pulled_messages(body, host_texts_, offset_properties_, messages); !status.ok()) {
     // Java's decoder stops at a bad record too; the offset still moves on.
     MQ_LOG(kError, kQueueConsumerLog, "pull " << queue_.to_string() << ": kept " << messages.size() << " messages; "
                                  << status.to_string());
@@ -194,7 +196,7 @@ void QueueConsumer::on_found(std::vector<uint8_t> body, int64_t next_begin_offse
       if (auto original = message->property(store::kPropertyRetryTopic)) message->topic = *original;
     }
   }
-  process_queue_->put_messages(std::move(messages), next_begin_offset);
+  process_queue_->put_messages(messages, next_begin_offset);
   commit_consumed_offset();  // everything may have been filtered out
   dispatch();
 }

@@ -113,6 +113,10 @@ class QueueConsumer : public std::enable_shared_from_this<QueueConsumer> {
   bool dropped_ = false;
   int64_t committed_offset_ = -1;  // the last offset given to the OffsetStore; -1 before the first
   HostTextCache host_texts_;  // kept across pulls: most bring one message
+  // A pull's MIN_OFFSET / MAX_OFFSET text and its decoded messages, kept for
+  // their room: most pulls bring one message, and each allocated both anew.
+  std::string offset_properties_;
+  std::vector<std::shared_ptr<MessageExt>> pulled_;
 };
 
 }  // namespace mqlab::client

@@ -158,8 +158,10 @@ TEST(PulledMessages, AHostCacheGivesEachHostItsTextHoweverManyTakeTurns) {
 TEST(PulledMessages, OffsetPropertiesAreEncodedAsEncodePropertiesWould) {
   const std::vector<std::pair<int64_t, int64_t>> cases = {
       {0, 0}, {0, 9}, {7, 1234567}, {-1, -1}, {INT64_MAX, INT64_MIN}, {123456789012LL, 5}};
+  std::string encoded = "what the last pull left";
   for (const auto& [min_offset, max_offset] : cases) {
-    EXPECT_EQ(encode_offset_properties(min_offset, max_offset),
+    encode_offset_properties(min_offset, max_offset, encoded);
+    EXPECT_EQ(encoded,
               store::encode_properties(
                   {{"MAX_OFFSET", std::to_string(max_offset)}, {"MIN_OFFSET", std::to_string(min_offset)}}))
         << min_offset << " " << max_offset;
@@ -338,7 +340,8 @@ TEST(PulledMessages, DecodingIntoSharedMessagesEqualsTheVectorDecode) {
   const size_t good_size = body.size();
   const std::vector<uint8_t> third = record("T", "three", 6, good_size);
   body.insert(body.end(), third.begin(), third.end());
-  const std::string added = encode_offset_properties(0, 7);
+  std::string added;
+  encode_offset_properties(0, 7, added);
   HostTextCache vector_hosts;
   const PulledMessages expected = decode_pulled_messages(body, vector_hosts, added);
   ASSERT_TRUE(expected.error.ok()) << expected.error.to_string();
