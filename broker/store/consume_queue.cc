@@ -262,13 +262,19 @@ Result<ConsumeQueueEntry> ConsumeQueue::read_entry(QueueOffset offset) const {
 }
 
 Result<std::vector<ConsumeQueueEntry>> ConsumeQueue::read(QueueOffset from, int32_t max_entries) const {
+  std::vector<ConsumeQueueEntry> entries;
+  MQ_RETURN_IF_ERROR(read_into(from, max_entries, entries));
+  return entries;
+}
+
+Status ConsumeQueue::read_into(QueueOffset from, int32_t max_entries, std::vector<ConsumeQueueEntry>& entries) const {
   MQ_ASSERT(max_entries > 0);
+  entries.clear();
   if (from < min_offset_) {
     return Status::NotFound("consumequeue " + queue_name(topic_, queue_id_) + ": offset " + from.to_string() +
                             " is below the min offset " + min_offset_.to_string());
   }
-  std::vector<ConsumeQueueEntry> entries;
-  if (from >= max_offset()) return entries;
+  if (from >= max_offset()) return Status::Ok();
   const QueueOffset end = std::min(max_offset(), from + max_entries);
   entries.reserve(static_cast<size_t>(end - from));
   // Read through a buffer on the stack, left uninitialized (a vector's
@@ -291,7 +297,7 @@ Result<std::vector<ConsumeQueueEntry>> ConsumeQueue::read(QueueOffset from, int3
     }
   }
   MQ_ASSERT(entries.size() == static_cast<size_t>(end - from));
-  return entries;
+  return Status::Ok();
 }
 
 Result<std::optional<ConsumeQueueEntry>> ConsumeQueue::get(QueueOffset offset) const {

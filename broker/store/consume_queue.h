@@ -104,6 +104,10 @@ class ConsumeQueue {
   // (none when from >= max_offset()). NotFound when from < min_offset().
   // Requires: max_entries > 0.
   Result<std::vector<ConsumeQueueEntry>> read(QueueOffset from, int32_t max_entries) const;
+  // The same into entries (emptied first), which a reader keeps for its
+  // room: a pull reads one entry or a few, and a vector each time was an
+  // allocation per message pulled.
+  Status read_into(QueueOffset from, int32_t max_entries, std::vector<ConsumeQueueEntry>& entries) const;
   // The entry at offset, or nullopt outside [min_offset(), max_offset()).
   Result<std::optional<ConsumeQueueEntry>> get(QueueOffset offset) const;
 

@@ -362,16 +362,16 @@ GetMessageResult MessageStore::get_message(const std::string& /*group*/, const s
     result.next_begin_offset = result.min_offset.value() == 0 ? result.min_offset : result.max_offset;
   } else {
     const int32_t wanted = std::clamp(max_msgs, 1, kMaxTransferCount);
-    Result<std::vector<ConsumeQueueEntry>> entries =
-        queue->read(offset, std::max(kMaxScanEntries, wanted));
-    if (!entries.ok() || entries->empty()) {
+    std::vector<ConsumeQueueEntry>& entries = read_entries_;
+    const Status read = queue->read_into(offset, std::max(kMaxScanEntries, wanted), entries);
+    if (!read.ok() || entries.empty()) {
       result.status = GetMessageStatus::OFFSET_FOUND_NULL;
-      if (!entries.ok()) MQ_LOG(kWarn, "store", "consume queue read failed: " << entries.status().to_string());
+      if (!read.ok()) MQ_LOG(kWarn, "store", "consume queue read failed: " << read.to_string());
       return result;
     }
     bool removing = false;
     int64_t scanned = 0;
-    for (const ConsumeQueueEntry& entry : *entries) {
+    for (const ConsumeQueueEntry& entry : entries) {
       if (static_cast<int32_t>(result.messages.size()) >= wanted) break;
       if (!result.messages.empty() && result.total_bytes + entry.size > kMaxTransferBytes) break;
       ++scanned;

@@ -273,6 +273,9 @@ class MessageStore {
   std::unique_ptr<IndexService> index_;
   StoreCheckpoint checkpoint_;
   std::map<std::string, std::map<int32_t, std::unique_ptr<ConsumeQueue>>, NameLess> consume_queues_;
+  // get_message's entries read from a consume queue, kept for their room
+  // (at most the 800 entries one pull scans).
+  std::vector<ConsumeQueueEntry> read_entries_;
   std::unique_ptr<GroupCommitService> group_commit_;
   std::unique_ptr<CommitRealTimeService> commit_real_time_;
   PhyOffset notified_committed_;  // the committed offset on_commit_log_committed last announced
