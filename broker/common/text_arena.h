@@ -7,11 +7,21 @@
 // decoder copy a header once and keep every field as a view into the copy,
 // instead of building a string per field.
 //
+// Freed blocks of up to kReusedBlockBytes are kept, a few per thread, for
+// the next arena that needs one (BlockCache): every frame that arrives is
+// decoded into an arena of about a kilobyte (its header's copy and its
+// fields), which lives until the frame is handled, four a simulated message;
+// a block handed from one to the next skips the allocator's bookkeeping
+// both ways. Blocks are interchangeable memory from operator new, so which
+// thread frees one does not matter.
+//
 // Invariants: blocks form a chain from the newest (top_) to the oldest; in
-// each, used <= capacity.
+// each, used <= capacity. The cache holds at most kReusedBlocks blocks, each
+// of at most kReusedBlockBytes.
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -78,12 +88,20 @@ class TextArena {
   void clear() {
     while (top_ != nullptr) {
       Block* const previous = top_->previous;
-      ::operator delete(top_);
+      release(top_);
       top_ = previous;
     }
   }
 
   bool empty() const { return top_ == nullptr; }
+
+#if defined(__SANITIZE_ADDRESS__)
+  // Under AddressSanitizer every block goes back to the allocator, which
+  // then catches a view read after its arena was cleared.
+  static constexpr size_t kReusedBlocks = 0;
+#else
+  static constexpr size_t kReusedBlocks = 8;
+#endif
 
  private:
   struct Block {
@@ -105,8 +123,54 @@ class TextArena {
   void push_block(size_t size) {
     const size_t grown = top_ == nullptr ? kMinimumBlockBytes : 2 * top_->capacity;
     const size_t capacity = std::max(size, grown);
+    if (Block* const reused = block_cache().take(capacity)) {
+      MQ_ASSERT(reused->capacity >= capacity);
+      top_ = new (reused) Block{top_, reused->capacity, 0};
+      return;
+    }
     void* const memory = ::operator new(sizeof(Block) + capacity);
     top_ = new (memory) Block{top_, capacity, 0};
+  }
+
+  static constexpr size_t kReusedBlockBytes = 4096;
+
+  // The blocks kept for reuse on this thread, newest last (the one most
+  // likely still in the cache lines).
+  class BlockCache {
+   public:
+    BlockCache() = default;
+    BlockCache(const BlockCache&) = delete;
+    BlockCache& operator=(const BlockCache&) = delete;
+    ~BlockCache() {
+      for (size_t i = 0; i < count_; ++i) ::operator delete(blocks_[i]);
+    }
+    // A kept block of at least capacity bytes, or null.
+    Block* take(size_t capacity) {
+      for (size_t i = count_; i-- > 0;) {
+        if (blocks_[i]->capacity < capacity) continue;
+        Block* const block = blocks_[i];
+        blocks_[i] = blocks_[--count_];
+        return block;
+      }
+      return nullptr;
+    }
+    // Keeps block when it is small and there is room; false: the caller frees it.
+    bool keep(Block* block) {
+      if (block->capacity > kReusedBlockBytes || count_ == kReusedBlocks) return false;
+      blocks_[count_++] = block;
+      return true;
+    }
+
+   private:
+    std::array<Block*, kReusedBlocks> blocks_{};
+    size_t count_ = 0;
+  };
+  static BlockCache& block_cache() {
+    thread_local BlockCache cache;
+    return cache;
+  }
+  static void release(Block* block) {
+    if (!block_cache().keep(block)) ::operator delete(block);
   }
 
   Block* top_ = nullptr;
