@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "broker/common/assert.h"
+#include "broker/common/byte_buffer_pool.h"
 
 namespace mqlab::sim {
 namespace {
@@ -599,6 +600,7 @@ void SimConnection::deliver(Arrival&& arrival) {
   if (arrival.kind == Kind::kBytes) {
     MQ_ASSERT(!arrival.bytes.empty());
     handlers->on_bytes(arrival.bytes);
+    give_back_byte_buffer(std::move(arrival.bytes));  // read: the next frame written may take its room
     return;
   }
   MQ_ASSERT(!is_open());  // the world closed our output when the end arrived

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "broker/common/big_endian.h"
+#include "broker/common/byte_buffer_pool.h"
 #include "broker/remoting/json_header.h"
 #include "broker/remoting/rocketmq_header.h"
 
@@ -121,8 +122,7 @@ std::vector<uint8_t> encode_frame_parts(const RemotingCommand& command, std::spa
   MQ_ASSERT(command.serialize_type == SerializeType::JSON || command.serialize_type == SerializeType::ROCKETMQ);
   // Reserved before anything goes in, so the frame is allocated once (a
   // vector made with its 8 bytes first would allocate them, then again).
-  std::vector<uint8_t> frame;
-  frame.reserve(kFramePrefixBytes + estimated_header_bytes(command) + body.size());
+  std::vector<uint8_t> frame = take_byte_buffer(kFramePrefixBytes + estimated_header_bytes(command) + body.size());
   frame.resize(kFramePrefixBytes, 0);  // the two lengths, patched below
   if (command.serialize_type == SerializeType::ROCKETMQ) {
     append_rocketmq_header(command, frame);

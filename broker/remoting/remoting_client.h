@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "broker/common/assert.h"
+#include "broker/common/byte_buffer_pool.h"
 #include "broker/common/inline_function.h"
 #include "broker/common/lifetime.h"
 #include "broker/common/name_order.h"
@@ -76,8 +77,7 @@ class RemotingClient {
                       std::span<const uint8_t> body, Nanos timeout, ResponseCallback done) {
     MQ_ASSERT(sends_json_headers());
     const int32_t opaque = take_request_opaque();
-    std::vector<uint8_t> frame;
-    frame.reserve(kFramePrefixBytes + kWrittenHeaderBytesGuess + body.size());
+    std::vector<uint8_t> frame = take_byte_buffer(kFramePrefixBytes + kWrittenHeaderBytesGuess + body.size());
     frame.resize(kFramePrefixBytes, 0);  // the two lengths, filled in by finish_json_frame
     write_header(opaque, frame);
     finish_json_frame(frame, body);

@@ -42,6 +42,7 @@
 #include <utility>
 #include <vector>
 
+#include "broker/common/byte_buffer_pool.h"
 #include "broker/common/lifetime.h"
 #include "broker/common/status.h"
 #include "broker/env/env.h"
@@ -106,8 +107,7 @@ class ResponseChannel {
     MQ_ASSERT(answers_json());
     if (!take_answer()) return;
     const uint64_t region_bytes = body_file_region_bytes(regions);
-    std::vector<uint8_t> frame;
-    frame.reserve(kFramePrefixBytes + kWrittenHeaderBytesGuess + body.size());
+    std::vector<uint8_t> frame = take_byte_buffer(kFramePrefixBytes + kWrittenHeaderBytesGuess + body.size());
     frame.resize(kFramePrefixBytes, 0);  // the two lengths, filled in by finish_json_frame
     write_header(opaque_, frame);
     finish_json_frame(frame, body, region_bytes);

@@ -1,0 +1,37 @@
+// Byte vectors kept for their room, a few per thread, for the frames a
+// message's path writes: a send, its answer, a pull and its answer, four
+// a simulated message, each a vector allocated by its writer and freed once
+// the receiving end had read it. The network that delivers a frame gives
+// its vector back (give_back_byte_buffer); the next writer takes it
+// (take_byte_buffer) instead of allocating.
+//
+// Vectors are interchangeable memory, so which thread gives one back does
+// not matter; a thread keeps at most kKeptByteBuffers, each of at most
+// kKeptByteBufferBytes of room (a pulled batch's frame may be megabytes:
+// that one goes back to the allocator). None are kept under
+// AddressSanitizer, which then still catches a read of a frame after its
+// delivery.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace mqlab {
+
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr size_t kKeptByteBuffers = 0;
+#else
+inline constexpr size_t kKeptByteBuffers = 8;
+#endif
+inline constexpr size_t kKeptByteBufferBytes = 64 * 1024;
+
+// An empty vector with room for at least capacity bytes: a kept one when
+// one is big enough (the one given back last, first), else a new one.
+std::vector<uint8_t> take_byte_buffer(size_t capacity);
+
+// Keeps buffer's room for the next take_byte_buffer when it is small
+// enough and there is space; frees it otherwise. buffer is left empty.
+void give_back_byte_buffer(std::vector<uint8_t>&& buffer);
+
+}  // namespace mqlab
