@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "broker/common/byte_buffer_pool.h"
 #include "broker/common/log.h"
 #include "broker/env/epoll_socket_set.h"
 #include "broker/env/posix_file_system.h"
@@ -491,6 +492,7 @@ Stream::Progress Stream::write_chunks() {
         left = 0;
       } else {
         left -= rest;
+        give_back_byte_buffer(std::move(front.bytes));  // written: the next frame may take its room
         output_.pop_front();
       }
     }
