@@ -27,7 +27,7 @@ inline constexpr size_t kKeptByteBuffers = 8;
 inline constexpr size_t kKeptByteBufferBytes = 64 * 1024;
 
 // An empty vector with room for at least capacity bytes: a kept one when
-// one is big enough (the one given back last, first), else a new one.
+// one is big enough (searched from the one given back last), else a new one.
 std::vector<uint8_t> take_byte_buffer(size_t capacity);
 
 // Keeps buffer's room for the next take_byte_buffer when it is small

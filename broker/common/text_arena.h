@@ -134,8 +134,9 @@ class TextArena {
 
   static constexpr size_t kReusedBlockBytes = 4096;
 
-  // The blocks kept for reuse on this thread, newest last (the one most
-  // likely still in the cache lines).
+  // The blocks kept for reuse on this thread, searched from the one kept
+  // last (the most likely still in the cache lines; a take moves the last
+  // into the hole it leaves).
   class BlockCache {
    public:
     BlockCache() = default;
