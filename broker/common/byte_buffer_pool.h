@@ -17,13 +17,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "broker/common/reuse_shelf.h"
+
 namespace mqlab {
 
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr size_t kKeptByteBuffers = 0;
-#else
-inline constexpr size_t kKeptByteBuffers = 8;
-#endif
+// None under AddressSanitizer (reuse_shelf.h).
+inline constexpr size_t kKeptByteBuffers = kReuseFreedMemory ? 8 : 0;
 inline constexpr size_t kKeptByteBufferBytes = 64 * 1024;
 
 // An empty vector with room for at least capacity bytes: a kept one when

@@ -8,7 +8,7 @@
 // instead of building a string per field.
 //
 // Freed blocks of up to kReusedBlockBytes are kept, a few per thread, for
-// the next arena that needs one (BlockCache): every frame that arrives is
+// the next arena that needs one (a ReuseShelf): every frame that arrives is
 // decoded into an arena of about a kilobyte (its header's copy and its
 // fields), which lives until the frame is handled, four a simulated message;
 // a block handed from one to the next skips the allocator's bookkeeping
@@ -16,20 +16,21 @@
 // thread frees one does not matter.
 //
 // Invariants: blocks form a chain from the newest (top_) to the oldest; in
-// each, used <= capacity. The cache holds at most kReusedBlocks blocks, each
+// each, used <= capacity. The shelf holds at most kReusedBlocks blocks, each
 // of at most kReusedBlockBytes.
 #pragma once
 
 #include <algorithm>
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <string_view>
 #include <utility>
 
 #include "broker/common/assert.h"
+#include "broker/common/reuse_shelf.h"
 
 namespace mqlab {
 
@@ -95,13 +96,8 @@ class TextArena {
 
   bool empty() const { return top_ == nullptr; }
 
-#if defined(__SANITIZE_ADDRESS__)
-  // Under AddressSanitizer every block goes back to the allocator, which
-  // then catches a view read after its arena was cleared.
-  static constexpr size_t kReusedBlocks = 0;
-#else
-  static constexpr size_t kReusedBlocks = 8;
-#endif
+  // None under AddressSanitizer (reuse_shelf.h).
+  static constexpr size_t kReusedBlocks = kReuseFreedMemory ? 8 : 0;
 
  private:
   struct Block {
@@ -123,9 +119,10 @@ class TextArena {
   void push_block(size_t size) {
     const size_t grown = top_ == nullptr ? kMinimumBlockBytes : 2 * top_->capacity;
     const size_t capacity = std::max(size, grown);
-    if (Block* const reused = block_cache().take(capacity)) {
-      MQ_ASSERT(reused->capacity >= capacity);
-      top_ = new (reused) Block{top_, reused->capacity, 0};
+    OwnedBlock reused;
+    if (block_shelf().take([capacity](const OwnedBlock& kept) { return kept->capacity >= capacity; }, reused)) {
+      Block* const block = reused.release();
+      top_ = new (block) Block{top_, block->capacity, 0};
       return;
     }
     void* const memory = ::operator new(sizeof(Block) + capacity);
@@ -134,44 +131,20 @@ class TextArena {
 
   static constexpr size_t kReusedBlockBytes = 4096;
 
-  // The blocks kept for reuse on this thread, searched from the one kept
-  // last (the most likely still in the cache lines; a take moves the last
-  // into the hole it leaves).
-  class BlockCache {
-   public:
-    BlockCache() = default;
-    BlockCache(const BlockCache&) = delete;
-    BlockCache& operator=(const BlockCache&) = delete;
-    ~BlockCache() {
-      for (size_t i = 0; i < count_; ++i) ::operator delete(blocks_[i]);
-    }
-    // A kept block of at least capacity bytes, or null.
-    Block* take(size_t capacity) {
-      for (size_t i = count_; i-- > 0;) {
-        if (blocks_[i]->capacity < capacity) continue;
-        Block* const block = blocks_[i];
-        blocks_[i] = blocks_[--count_];
-        return block;
-      }
-      return nullptr;
-    }
-    // Keeps block when it is small and there is room; false: the caller frees it.
-    bool keep(Block* block) {
-      if (block->capacity > kReusedBlockBytes || count_ == kReusedBlocks) return false;
-      blocks_[count_++] = block;
-      return true;
-    }
-
-   private:
-    std::array<Block*, kReusedBlocks> blocks_{};
-    size_t count_ = 0;
+  // Blocks kept for reuse on this thread: freed by their owner's deleter
+  // when the thread ends with them on the shelf.
+  struct FreeBlock {
+    void operator()(Block* block) const { ::operator delete(block); }
   };
-  static BlockCache& block_cache() {
-    thread_local BlockCache cache;
-    return cache;
+  using OwnedBlock = std::unique_ptr<Block, FreeBlock>;
+  static ReuseShelf<OwnedBlock, kReusedBlocks>& block_shelf() {
+    thread_local ReuseShelf<OwnedBlock, kReusedBlocks> shelf;
+    return shelf;
   }
+  // Kept when small and the shelf has room; freed otherwise.
   static void release(Block* block) {
-    if (!block_cache().keep(block)) ::operator delete(block);
+    OwnedBlock owned(block);
+    if (owned->capacity <= kReusedBlockBytes) block_shelf().put(owned);
   }
 
   Block* top_ = nullptr;
