@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "broker/client/compression.h"
+#include "broker/client/message_ext_shelf.h"
 #include "broker/common/assert.h"
 #include "broker/common/name_order.h"
 
@@ -153,7 +154,9 @@ namespace {
 Status fill_message_ext(const store::DecodedMessage& decoded, HostTextCache& hosts,
                         std::string_view appended_properties, MessageExt& message) {
   MQ_ASSERT(message.body.empty() && message.properties_text.empty());
-  message.topic = std::string(decoded.topic);
+  MQ_ASSERT(message.topic.empty() && message.msgId.empty());
+  // Assigned, not replaced: a MessageExt taken from a shelf keeps its room.
+  message.topic.assign(decoded.topic);
   message.queueId = decoded.queue_id;
   message.queueOffset = decoded.queue_offset.value();
   message.commitLogOffset = decoded.physical_offset.value();
@@ -172,7 +175,11 @@ Status fill_message_ext(const store::DecodedMessage& decoded, HostTextCache& hos
   message.properties_text.assign(decoded.properties_text);
   message.append_properties(appended_properties);
   const std::optional<std::string_view> uniq = store::find_property(decoded.properties_text, store::kPropertyUniqKey);
-  message.msgId = uniq ? std::string(*uniq) : message.offsetMsgId();
+  if (uniq) {
+    message.msgId.assign(*uniq);
+  } else {
+    message.msgId = message.offsetMsgId();
+  }
   if ((decoded.sysflag & store::kSysFlagCompressed) != 0) {
     MQ_ASSIGN_OR_RETURN(message.body, inflate_body(decoded.body, kMaxInflatedBodyBytes));
   } else {
@@ -239,11 +246,10 @@ PulledMessages decode_pulled_messages(std::span<const uint8_t> body, HostTextCac
 }
 
 Status decode_pulled_messages(std::span<const uint8_t> body, HostTextCache& hosts, std::string_view appended_properties,
-                              std::vector<std::shared_ptr<MessageExt>>& messages) {
+                              MessageExtShelf& shelf, std::vector<std::shared_ptr<MessageExt>>& messages) {
   MQ_ASSERT(messages.empty());
   return decode_records_into(
-      body, hosts, appended_properties,
-      [&messages]() -> MessageExt& { return *messages.emplace_back(std::make_shared<MessageExt>()); },
+      body, hosts, appended_properties, [&]() -> MessageExt& { return *messages.emplace_back(shelf.take()); },
       [&messages] { messages.pop_back(); });
 }
 

@@ -30,6 +30,8 @@
 
 namespace mqlab::client {
 
+class MessageExtShelf;  // message_ext_shelf.h
+
 struct Message {
   std::string topic;
   std::string tags;  // one tag; empty = none
@@ -164,11 +166,11 @@ PulledMessages decode_pulled_messages(std::span<const uint8_t> body);
 PulledMessages decode_pulled_messages(std::span<const uint8_t> body, HostTextCache& hosts,
                                       std::string_view appended_properties = {});
 // The same, each message decoded straight into its own shared MessageExt
-// (what a ProcessQueue keeps), appended to messages (empty): moving every
-// message out of a vector and into a shared_ptr cost as much as half its
-// decoding. Returns ok, or why decoding stopped early (messages then holds
-// every record before the bad one).
+// (what a ProcessQueue keeps) from shelf, appended to messages (empty):
+// moving every message out of a vector and into a shared_ptr cost as much
+// as half its decoding. Returns ok, or why decoding stopped early (messages
+// then holds every record before the bad one).
 Status decode_pulled_messages(std::span<const uint8_t> body, HostTextCache& hosts, std::string_view appended_properties,
-                              std::vector<std::shared_ptr<MessageExt>>& messages);
+                              MessageExtShelf& shelf, std::vector<std::shared_ptr<MessageExt>>& messages);
 
 }  // namespace mqlab::client

@@ -174,7 +174,7 @@ void QueueConsumer::on_found(std::vector<uint8_t> body, int64_t next_begin_offse
   // list is ours, kept for its room (put_messages empties it).
   std::vector<std::shared_ptr<MessageExt>>& messages = pulled_;
   MQ_ASSERT(messages.empty());
-  if (Status status = decode_pulled_messages(body, host_texts_, offset_properties_, messages); !status.ok()) {
+  if (Status status = decode_pulled_messages(body, host_texts_, offset_properties_, shelf_, messages); !status.ok()) {
     // Java's decoder stops at a bad record too; the offset still moves on.
     MQ_LOG(kError, kQueueConsumerLog, "pull " << queue_.to_string() << ": kept " << messages.size() << " messages; "
                                  << status.to_string());

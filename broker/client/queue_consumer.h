@@ -43,6 +43,7 @@
 #include <string>
 
 #include "broker/client/message.h"
+#include "broker/client/message_ext_shelf.h"
 #include "broker/client/message_queue.h"
 #include "broker/client/mq_client_instance.h"
 #include "broker/client/offset_store.h"
@@ -117,6 +118,7 @@ class QueueConsumer : public std::enable_shared_from_this<QueueConsumer> {
   // their room: most pulls bring one message, and each allocated both anew.
   std::string offset_properties_;
   std::vector<std::shared_ptr<MessageExt>> pulled_;
+  MessageExtShelf shelf_;  // what pulls decode into: messages consumed before, kept for their room
 };
 
 }  // namespace mqlab::client

@@ -19,6 +19,7 @@
 #include "broker/client/compression.h"
 #include "broker/client/message.h"
 #include "broker/client/message_client_id.h"
+#include "broker/client/message_ext_shelf.h"
 #include "broker/client/message_queue.h"
 #include "broker/client/subscription.h"
 
@@ -347,8 +348,9 @@ TEST(PulledMessages, DecodingIntoSharedMessagesEqualsTheVectorDecode) {
   ASSERT_TRUE(expected.error.ok()) << expected.error.to_string();
   ASSERT_EQ(expected.messages.size(), 3u);
   HostTextCache shared_hosts;
+  MessageExtShelf shelf;
   std::vector<std::shared_ptr<MessageExt>> shared;
-  ASSERT_TRUE(decode_pulled_messages(body, shared_hosts, added, shared).ok());
+  ASSERT_TRUE(decode_pulled_messages(body, shared_hosts, added, shelf, shared).ok());
   ASSERT_EQ(shared.size(), 3u);
   for (size_t i = 0; i < 3; ++i) {
     ASSERT_NE(shared[i], nullptr);
@@ -361,11 +363,45 @@ TEST(PulledMessages, DecodingIntoSharedMessagesEqualsTheVectorDecode) {
   const PulledMessages cut = decode_pulled_messages(body);
   std::vector<std::shared_ptr<MessageExt>> cut_shared;
   HostTextCache hosts;
-  const Status status = decode_pulled_messages(body, hosts, {}, cut_shared);
+  const Status status = decode_pulled_messages(body, hosts, {}, shelf, cut_shared);
   EXPECT_EQ(status.code(), StatusCode::kCorruption);
   EXPECT_EQ(status.to_string(), cut.error.to_string());
   ASSERT_EQ(cut_shared.size(), 2u);
   for (size_t i = 0; i < 2; ++i) expect_same_message(*cut_shared[i], cut.messages[i], i);
+}
+
+// A consumer's later pulls decode into the MessageExts of messages it has
+// consumed (MessageExtShelf): each must read as a new one would, nothing
+// of the one before left (a longer topic, body and properties, a UNIQ_KEY
+// msgId where the next has none).
+TEST(PulledMessages, APullDecodedIntoConsumedMessagesReadsAsANewOne) {
+  std::vector<uint8_t> first = record(std::string(30, 'T'), std::string(500, 'x'), 1, 0,
+                                      {{"UNIQ_KEY", std::string(32, 'A')}, {"TAGS", std::string(50, 't')}});
+  const std::vector<uint8_t> first_second = record("T", "two", 2, first.size(), {{"KEYS", "k"}});
+  first.insert(first.end(), first_second.begin(), first_second.end());
+  std::vector<uint8_t> next = record("U", "y", 3, 8192, {{"KEYS", "k"}});
+  const std::vector<uint8_t> next_second = record("V", "", 4, 8192 + next.size());
+  next.insert(next.end(), next_second.begin(), next_second.end());
+  std::string added;
+  encode_offset_properties(0, 7, added);
+  MessageExtShelf shelf;
+  HostTextCache hosts;
+  std::vector<std::shared_ptr<MessageExt>> messages;
+  ASSERT_TRUE(decode_pulled_messages(first, hosts, added, shelf, messages).ok());
+  ASSERT_EQ(messages.size(), 2u);
+  const std::vector<const MessageExt*> consumed = {messages[0].get(), messages[1].get()};
+  messages.clear();  // consumed
+  ASSERT_TRUE(decode_pulled_messages(next, hosts, added, shelf, messages).ok());
+  ASSERT_EQ(messages.size(), 2u);
+  HostTextCache fresh_hosts;
+  const PulledMessages fresh = decode_pulled_messages(next, fresh_hosts, added);
+  ASSERT_EQ(fresh.messages.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(messages[i].get(), consumed[i]) << "message " << i << " was not decoded into a consumed one";
+    expect_same_message(*messages[i], fresh.messages[i], i);
+    EXPECT_EQ(messages[i]->brokerName, "") << "message " << i;
+  }
+  EXPECT_EQ(messages[0]->msgId, messages[0]->offsetMsgId()) << "no UNIQ_KEY: the offset id";
 }
 
 TEST(Compression, RoundTripsAndRefusesTruncationAndBombs) {
