@@ -6,6 +6,7 @@
 #include "broker/client/mq_client_api.h"
 #include "broker/client/producer.h"
 #include "broker/client/subscription.h"
+#include "broker/common/byte_buffer_pool.h"
 #include "broker/common/log.h"
 
 namespace mqlab::client {
@@ -179,6 +180,9 @@ void QueueConsumer::on_found(std::vector<uint8_t> body, int64_t next_begin_offse
     MQ_LOG(kError, kQueueConsumerLog, "pull " << queue_.to_string() << ": kept " << messages.size() << " messages; "
                                  << status.to_string());
   }
+  // Every message copied what it needs: the frame's body room goes back to
+  // the kept buffers it came from (decode_command_into) for the next frame.
+  give_back_byte_buffer(std::move(body));
   const remoting::SubscriptionData& subscription = context_.subscriptions.at(queue_.topic);
   // A subscription to every tag ("*") keeps every message: no message's TAGS
   // is looked up then (a search of its properties per message).

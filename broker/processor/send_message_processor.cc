@@ -5,6 +5,7 @@
 #include <string_view>
 #include <utility>
 
+#include "broker/common/byte_buffer_pool.h"
 #include "broker/common/log.h"
 #include "broker/meta/topic_config.h"
 #include "broker/processor/broker_controller.h"
@@ -216,6 +217,9 @@ void SendMessageProcessor::process(RemotingCommand& request, remoting::ResponseC
         controller_.stats().put_latency.record(controller_.env().clock().now_ns() - put_started_ns);
         reply_put(std::move(channel), result, destination);
       }));
+  // The store has copied the body into its record: its room goes back for
+  // the next frame (it came from the kept buffers, decode_command_into).
+  give_back_byte_buffer(std::move(message.body));
 }
 
 std::optional<SendMessageProcessor::Refusal> SendMessageProcessor::check_message(const SendMessageRequestHeader& header,

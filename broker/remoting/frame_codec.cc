@@ -71,7 +71,9 @@ Status decode_command_into(uint32_t field, Bytes header, Bytes body_head, Bytes 
     MQ_ASSIGN_OR_RETURN(command, decode_rocketmq_header(header));
   }
   MQ_ASSERT(command.body.empty());  // the header codecs leave the body to us
-  command.body.reserve(body_head.size() + body_tail.size());
+  // From the kept buffers: the body of a send or of a pull's answer goes
+  // back there once read (feed_and_drain, the store's put, the consumer).
+  if (!body_head.empty() || !body_tail.empty()) command.body = take_byte_buffer(body_head.size() + body_tail.size());
   command.body.assign(body_head.begin(), body_head.end());
   command.body.insert(command.body.end(), body_tail.begin(), body_tail.end());
   return Status::Ok();

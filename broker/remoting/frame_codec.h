@@ -29,6 +29,7 @@
 #include <span>
 #include <vector>
 
+#include "broker/common/byte_buffer_pool.h"
 #include "broker/common/status.h"
 #include "broker/remoting/json_header_shapes.h"
 #include "broker/remoting/remoting_command.h"
@@ -111,6 +112,7 @@ class FrameDecoder {
       MQ_RETURN_IF_ERROR(next_from(bytes, command));
       if (!command) return Status::Ok();  // next_from buffered what was left
       const bool go_on = on_command(std::move(*command));
+      give_back_byte_buffer(std::move(command->body));  // unless on_command took it
       command.reset();
       if (!go_on) {
         feed(bytes);
