@@ -147,9 +147,14 @@ void PullMessageProcessor::process_parsed(PullMessageRequestHeader&& header, rem
   if (std::optional<Refusal> refusal = resolve_filter(header, *group, filter)) {
     return channel.reply(refusal->code, refusal->remark);
   }
-  const store::GetMessageResult result = controller_.message_store().get_message(
-      header.consumerGroup, header.topic, header.queueId, QueueOffset(header.queueOffset), header.maxMsgNums,
-      filter.store_filter());
+  // Into the kept result (its region list's room), borrowed for this call
+  // and given back emptied on every way out: a region kept past the pull
+  // would hold its CommitLog file open after retention deleted it.
+  KeptGetMessageResult kept(got_);
+  store::GetMessageResult& result = kept.result;
+  controller_.message_store().get_message_into(header.consumerGroup, header.topic, header.queueId,
+                                               QueueOffset(header.queueOffset), header.maxMsgNums,
+                                               filter.store_filter(), result);
   int32_t code = code_for(result.status, header.queueOffset);
   QueueOffset next_begin = result.next_begin_offset;
   const bool slave = controller_.store_config().brokerRole == store::BrokerRole::SLAVE;

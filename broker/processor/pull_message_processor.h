@@ -50,6 +50,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "broker/common/status.h"
@@ -127,7 +128,22 @@ class PullMessageProcessor {
                  std::vector<uint8_t>& body, QueueOffset& next_begin);
   void commit_offset_if_asked(const PullMessageRequestHeader& header, bool broker_allow_suspend);
 
+  // The store's answer to a pull, borrowed from home (left empty meanwhile,
+  // so a nested pull would use a result of its own) and put back emptied.
+  struct KeptGetMessageResult {
+    explicit KeptGetMessageResult(store::GetMessageResult& home) : home(home), result(std::move(home)) {}
+    KeptGetMessageResult(const KeptGetMessageResult&) = delete;
+    KeptGetMessageResult& operator=(const KeptGetMessageResult&) = delete;
+    ~KeptGetMessageResult() {
+      result.messages.clear();  // the files go; the room stays
+      home = std::move(result);
+    }
+    store::GetMessageResult& home;
+    store::GetMessageResult result;
+  };
+
   BrokerController& controller_;
+  store::GetMessageResult got_;  // KeptGetMessageResult's home
   // The copied body of a JSON answer, which goes into the frame from here:
   // kept for its room (a pull's answer allocated a body and then a frame),
   // up to kKeptBodyBytes.

@@ -337,14 +337,26 @@ std::vector<std::pair<std::string, int32_t>> MessageStore::queues() const {
   return all;
 }
 
-GetMessageResult MessageStore::get_message(const std::string& /*group*/, const std::string& topic, int32_t queue_id,
+GetMessageResult MessageStore::get_message(const std::string& group, const std::string& topic, int32_t queue_id,
                                            QueueOffset offset, int32_t max_msgs,
                                            const std::vector<int64_t>& tags_filter) {
   GetMessageResult result;
+  get_message_into(group, topic, queue_id, offset, max_msgs, tags_filter, result);
+  return result;
+}
+
+void MessageStore::get_message_into(const std::string& /*group*/, const std::string& topic, int32_t queue_id,
+                                    QueueOffset offset, int32_t max_msgs, const std::vector<int64_t>& tags_filter,
+                                    GetMessageResult& result) {
+  // A default result, but for its region list's room.
+  std::vector<FileRegion> regions = std::move(result.messages);
+  regions.clear();
+  result = GetMessageResult{};
+  result.messages = std::move(regions);
   ConsumeQueue* queue = find_consume_queue(topic, queue_id);
   if (queue == nullptr) {
     result.status = GetMessageStatus::NO_MATCHED_LOGIC_QUEUE;
-    return result;
+    return;
   }
   result.min_offset = queue->min_offset();
   result.max_offset = queue->max_offset();
@@ -367,7 +379,7 @@ GetMessageResult MessageStore::get_message(const std::string& /*group*/, const s
     if (!read.ok() || entries.empty()) {
       result.status = GetMessageStatus::OFFSET_FOUND_NULL;
       if (!read.ok()) MQ_LOG(kWarn, "store", "consume queue read failed: " << read.to_string());
-      return result;
+      return;
     }
     bool removing = false;
     int64_t scanned = 0;
@@ -400,7 +412,6 @@ GetMessageResult MessageStore::get_message(const std::string& /*group*/, const s
                                              : GetMessageStatus::NO_MATCHED_MESSAGE;
   }
   MQ_ASSERT(result.min_offset <= result.max_offset);
-  return result;
 }
 
 Result<std::vector<uint8_t>> MessageStore::read_region(const FileRegion& region) {

@@ -88,6 +88,10 @@ class MessageStore {
   // empty for all.
   GetMessageResult get_message(const std::string& group, const std::string& topic, int32_t queue_id,
                                QueueOffset offset, int32_t max_msgs, const std::vector<int64_t>& tags_filter = {});
+  // The same into result, whatever it held, keeping the room of its region
+  // list: a pull processor's one allocation per pull that found messages.
+  void get_message_into(const std::string& group, const std::string& topic, int32_t queue_id, QueueOffset offset,
+                        int32_t max_msgs, const std::vector<int64_t>& tags_filter, GetMessageResult& result);
   // Copies the bytes of a region (the simulator and tests; mqbroker sends
   // regions with sendfile).
   static Result<std::vector<uint8_t>> read_region(const FileRegion& region);

@@ -262,6 +262,44 @@ TEST_F(MessageStoreTest, GetMessageReportsEveryEdgeStatus) {
   EXPECT_EQ(odd.next_begin_offset, QueueOffset(4));
 }
 
+// A pull processor reads into one kept result: each answer must be the
+// fresh one, nothing of the one before left (its regions, its total, its
+// offsets), whatever the edge.
+TEST_F(MessageStoreTest, GetMessageIntoAUsedResultGivesTheFreshAnswer) {
+  StoreSimWorld world(small_store_config(FlushDiskType::ASYNC_FLUSH));
+  ASSERT_TRUE(world.start().ok());
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_EQ(world.put(make_message("TopicA", 0, "m" + std::to_string(i))).status, PutMessageStatus::PUT_OK);
+  }
+  run_until_dispatched(world);
+  MessageStore& store = world.store();
+  GetMessageResult kept;
+  const auto expect_fresh = [&](const std::string& topic, int32_t queue_id, int64_t offset, int32_t max_msgs) {
+    store.get_message_into("g", topic, queue_id, QueueOffset(offset), max_msgs, {}, kept);
+    const GetMessageResult fresh = store.get_message("g", topic, queue_id, QueueOffset(offset), max_msgs);
+    const std::string what = topic + ":" + std::to_string(queue_id) + " from " + std::to_string(offset);
+    EXPECT_EQ(kept.status, fresh.status) << what;
+    EXPECT_EQ(kept.next_begin_offset, fresh.next_begin_offset) << what;
+    EXPECT_EQ(kept.min_offset, fresh.min_offset) << what;
+    EXPECT_EQ(kept.max_offset, fresh.max_offset) << what;
+    EXPECT_EQ(kept.total_bytes, fresh.total_bytes) << what;
+    EXPECT_EQ(kept.suggest_pulling_from_slave, fresh.suggest_pulling_from_slave) << what;
+    ASSERT_EQ(kept.messages.size(), fresh.messages.size()) << what;
+    for (size_t i = 0; i < kept.messages.size(); ++i) {
+      EXPECT_EQ(kept.messages[i].phy_offset, fresh.messages[i].phy_offset) << what << ", message " << i;
+      EXPECT_EQ(kept.messages[i].length, fresh.messages[i].length) << what << ", message " << i;
+    }
+  };
+  expect_fresh("TopicA", 0, 0, 32);  // FOUND, four
+  const size_t room = kept.messages.capacity();
+  expect_fresh("TopicA", 0, 3, 32);  // FOUND, one
+  EXPECT_EQ(kept.messages.capacity(), room) << "the region list's room is kept";
+  expect_fresh("TopicA", 0, 4, 32);          // OFFSET_OVERFLOW_ONE
+  expect_fresh("NoSuchTopic", 0, 0, 32);     // NO_MATCHED_LOGIC_QUEUE
+  expect_fresh("TopicA", 0, 9, 32);          // OFFSET_OVERFLOW_BADLY
+  expect_fresh("TopicA", 0, 1, 2);           // FOUND, two
+}
+
 TEST_F(MessageStoreTest, GetMessageHonoursMaxMsgsAndCapsAPullAt32Messages) {
   StoreSimWorld world(small_store_config(FlushDiskType::ASYNC_FLUSH));
   ASSERT_TRUE(world.start().ok());
