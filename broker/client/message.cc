@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "broker/client/compression.h"
-#include "broker/client/message_ext_shelf.h"
 #include "broker/common/assert.h"
 #include "broker/common/name_order.h"
 
@@ -72,6 +71,13 @@ void for_each_wire_property(const Message& message, const WireItem& stamped, std
 
 std::string encode_wire_properties(const Message& message, std::string_view stamped_name,
                                    std::string_view stamped_value) {
+  std::string text;
+  encode_wire_properties_into(message, stamped_name, stamped_value, text);
+  return text;
+}
+
+void encode_wire_properties_into(const Message& message, std::string_view stamped_name, std::string_view stamped_value,
+                                 std::string& text) {
   MQ_ASSERT(!stamped_name.empty());
   const std::string delay_text = message.delayTimeLevel > 0 ? std::to_string(message.delayTimeLevel) : std::string();
   const WireItem stamped{stamped_name, stamped_value};
@@ -80,13 +86,12 @@ std::string encode_wire_properties(const Message& message, std::string_view stam
                          [&size](std::string_view name, std::string_view value) { size += store::property_bytes(name, value); });
   // Sized once, then written through a pointer: four appends a property
   // each checked the capacity again.
-  std::string text(size, '\0');
+  text.resize(size);
   char* p = text.data();
   for_each_wire_property(message, stamped, delay_text, [&p](std::string_view name, std::string_view value) {
     p = store::put_property(p, name, value);
   });
   MQ_ASSERT(p == text.data() + text.size());
-  return text;
 }
 
 std::optional<std::string> MessageExt::property(std::string_view name) const {
@@ -105,6 +110,19 @@ void MessageExt::append_properties(std::string_view encoded) {
   if (!terminated) properties_text += '\x02';
   properties_text.append(encoded);
   MQ_ASSERT(properties_text.back() == '\x02');
+}
+
+void clear_keeping_room(MessageExt& message) {
+  std::vector<uint8_t> body = std::move(message.body);
+  std::string properties_text = std::move(message.properties_text);
+  std::string msg_id = std::move(message.msgId);
+  body.clear();
+  properties_text.clear();
+  msg_id.clear();
+  message = MessageExt{};
+  message.body = std::move(body);
+  message.properties_text = std::move(properties_text);
+  message.msgId = std::move(msg_id);
 }
 
 void encode_offset_properties(int64_t min_offset, int64_t max_offset, std::string& out) {

@@ -25,12 +25,11 @@
 #include <utility>
 #include <vector>
 
+#include "broker/common/shared_shelf.h"
 #include "broker/common/status.h"
 #include "broker/store/message_codec.h"
 
 namespace mqlab::client {
-
-class MessageExtShelf;  // message_ext_shelf.h
 
 struct Message {
   std::string topic;
@@ -55,6 +54,9 @@ store::MessageProperties wire_properties(const Message& message);
 // map (its nodes were most of a send's allocations on the client).
 std::string encode_wire_properties(const Message& message, std::string_view stamped_name,
                                    std::string_view stamped_value);
+// The same into text, replacing what it held (and keeping its room).
+void encode_wire_properties_into(const Message& message, std::string_view stamped_name, std::string_view stamped_value,
+                                 std::string& text);
 
 struct MessageExt {
   // For a message pulled from %RETRY%<group>: the original topic (its
@@ -101,6 +103,15 @@ struct MessageExt {
   void append_properties(std::string_view encoded);
   std::string body_text() const { return std::string(body.begin(), body.end()); }
 };
+
+// Puts message back to a default MessageExt, keeping the room its body,
+// properties and msgId hold (the fields that outgrow a string's own).
+void clear_keeping_room(MessageExt& message);
+
+// The MessageExts a consumer queue decodes its pulls into: those of
+// messages it has consumed, once nobody holds them (shared_shelf.h). 64:
+// a pull of 32 (pullBatchSize's default) and the next.
+using MessageExtShelf = SharedShelf<MessageExt, 64, clear_keeping_room>;
 
 // "MAX_OFFSET\x01<max>\x02MIN_OFFSET\x01<min>\x02": what Java's pull callback
 // adds to every pulled message, as store::encode_properties would encode the

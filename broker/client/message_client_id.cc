@@ -45,6 +45,12 @@ MessageClientIdGenerator::MessageClientIdGenerator(const std::string& client_ip,
 }
 
 std::string MessageClientIdGenerator::next() {
+  std::string id;
+  next_into(id);
+  return id;
+}
+
+void MessageClientIdGenerator::next_into(std::string& out) {
   MQ_ASSERT(sequence_ < (uint64_t{1} << 48));  // 2^48 sends: never, in practice
   // Written into a buffer and copied once: appending 32 characters one by
   // one cost more than the rest of preparing a send.
@@ -55,7 +61,7 @@ std::string MessageClientIdGenerator::next() {
   for (int shift = 40; shift >= 0; shift -= 8) p = put_hex(p, static_cast<uint8_t>(sequence_ >> shift));
   MQ_ASSERT(p == text.data() + kIdChars);
   ++sequence_;
-  return std::string(text.data(), kIdChars);
+  out.assign(text.data(), kIdChars);
 }
 
 }  // namespace mqlab::client

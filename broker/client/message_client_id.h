@@ -25,6 +25,8 @@ class MessageClientIdGenerator {
  public:
   MessageClientIdGenerator(const std::string& client_ip, env::Random& random);
   std::string next();
+  // The same into out, replacing what it held (and keeping its room).
+  void next_into(std::string& out);
 
  private:
   std::array<uint8_t, 10> prefix_{};  // ip (4) + random (6)

@@ -38,6 +38,18 @@ struct Producer::SendContext {
   std::optional<MessageQueue> target;
 };
 
+void Producer::reset_send_context(SendContext& context) {
+  // A default context but for the room of the strings every send fills
+  // past std::string's own (a 32-digit UNIQ_KEY, the properties' text).
+  std::string uniq_key = std::move(context.uniq_key);
+  std::string properties = std::move(context.header.properties);
+  uniq_key.clear();
+  properties.clear();
+  context = SendContext{};
+  context.uniq_key = std::move(uniq_key);
+  context.header.properties = std::move(properties);
+}
+
 Producer::Producer(MQClientInstance& instance, ProducerConfig config)
     : instance_(instance), config_(std::move(config)), ids_(instance.config().clientIP, instance.env().random()) {}
 
@@ -142,11 +154,16 @@ void Producer::send(Message message, MessageQueue queue, SendCallback done) {
 // Builds the request header (sendKernelImpl): UNIQ_KEY, properties, retry
 // topic fields, compression.
 std::shared_ptr<Producer::SendContext> Producer::prepare(Message&& message, SendCallback done) {
-  auto context = std::make_shared<SendContext>();
+  std::shared_ptr<SendContext> context = contexts_.take();
   const std::string uniq_key_name(store::kPropertyUniqKey);
   // A consumer's re-send keeps the UNIQ_KEY it has; a new message gets one.
+  // Both written into the context's string: a kept context has its room.
   const auto stamped = message.properties.find(uniq_key_name);
-  context->uniq_key = stamped != message.properties.end() ? stamped->second : ids_.next();
+  if (stamped != message.properties.end()) {
+    context->uniq_key.assign(stamped->second);
+  } else {
+    ids_.next_into(context->uniq_key);
+  }
   api::SendMessageRequestHeader& header = context->header;
   if (is_retry_topic(message.topic)) {
     // A consumer's re-send: the counts travel in the header, not as properties.
@@ -162,7 +179,7 @@ std::shared_ptr<Producer::SendContext> Producer::prepare(Message&& message, Send
     }
     header.properties = store::encode_properties(properties);
   } else {
-    header.properties = encode_wire_properties(message, uniq_key_name, context->uniq_key);
+    encode_wire_properties_into(message, uniq_key_name, context->uniq_key, header.properties);
   }
   context->topic = std::move(message.topic);
   header.producerGroup = config_.producerGroup;

@@ -40,6 +40,7 @@
 #include "broker/client/topic_publish_info.h"
 #include "broker/common/lifetime.h"
 #include "broker/common/name_order.h"
+#include "broker/common/shared_shelf.h"
 
 namespace mqlab::client {
 
@@ -97,6 +98,11 @@ class Producer {
 
   Status register_with_instance();
   Status validate(const Message& message) const;
+  // Puts a context taken back by contexts_ to a default one, keeping room.
+  static void reset_send_context(SendContext& context);
+  // A send's context, from contexts_: one let go (delivered, its retries
+  // and timers done) is used again (shared_shelf.h). 64: a producer's
+  // sends in flight at once, and more.
   std::shared_ptr<SendContext> prepare(Message&& message, SendCallback done);
   void send_with_route(std::shared_ptr<SendContext> context);
   void attempt(std::shared_ptr<SendContext> context);
@@ -114,6 +120,7 @@ class Producer {
   const ProducerConfig config_;
   bool running_ = false;
   MessageClientIdGenerator ids_;
+  SharedShelf<SendContext, 64, &Producer::reset_send_context> contexts_;
   LatencyFaultTolerance faults_;
   std::map<std::string, PublishEntry, NameLess> publish_;
   LifetimeToken lifetime_;

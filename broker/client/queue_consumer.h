@@ -43,7 +43,6 @@
 #include <string>
 
 #include "broker/client/message.h"
-#include "broker/client/message_ext_shelf.h"
 #include "broker/client/message_queue.h"
 #include "broker/client/mq_client_instance.h"
 #include "broker/client/offset_store.h"

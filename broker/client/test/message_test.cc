@@ -19,7 +19,6 @@
 #include "broker/client/compression.h"
 #include "broker/client/message.h"
 #include "broker/client/message_client_id.h"
-#include "broker/client/message_ext_shelf.h"
 #include "broker/client/message_queue.h"
 #include "broker/client/subscription.h"
 
@@ -368,6 +367,64 @@ TEST(PulledMessages, DecodingIntoSharedMessagesEqualsTheVectorDecode) {
   EXPECT_EQ(status.to_string(), cut.error.to_string());
   ASSERT_EQ(cut_shared.size(), 2u);
   for (size_t i = 0; i < 2; ++i) expect_same_message(*cut_shared[i], cut.messages[i], i);
+}
+
+// A message with every field away from its default and its containers
+// past a string's inline room.
+void fill_every_field(MessageExt& message, char mark) {
+  message.topic = std::string(40, mark);
+  message.brokerName = "broker-" + std::string(1, mark);
+  message.queueId = 3;
+  message.queueOffset = 12;
+  message.commitLogOffset = 4096;
+  message.sysFlag = 1;
+  message.flag = 7;
+  message.bodyCRC = 99;
+  message.reconsumeTimes = 2;
+  message.bornTimestamp = 1'700'000'000'000;
+  message.storeTimestamp = 1'700'000'000'123;
+  message.preparedTransactionOffset = 5;
+  message.bornHost = "10.0.0.10:50000";
+  message.storeHost = "10.0.0.1:10911";
+  message.storeHostAddress = store::HostAddress::ipv4(10, 0, 0, 1, 10911);
+  message.msgId = std::string(32, mark);
+  message.body.assign(300, static_cast<uint8_t>(mark));
+  message.properties_text = "TAGS\x01" + std::string(60, mark) + "\x02";
+}
+
+void expect_default_message(const MessageExt& message) {
+  const MessageExt fresh;
+  EXPECT_EQ(message.topic, fresh.topic);
+  EXPECT_EQ(message.brokerName, fresh.brokerName);
+  EXPECT_EQ(message.queueId, fresh.queueId);
+  EXPECT_EQ(message.queueOffset, fresh.queueOffset);
+  EXPECT_EQ(message.commitLogOffset, fresh.commitLogOffset);
+  EXPECT_EQ(message.sysFlag, fresh.sysFlag);
+  EXPECT_EQ(message.flag, fresh.flag);
+  EXPECT_EQ(message.bodyCRC, fresh.bodyCRC);
+  EXPECT_EQ(message.reconsumeTimes, fresh.reconsumeTimes);
+  EXPECT_EQ(message.bornTimestamp, fresh.bornTimestamp);
+  EXPECT_EQ(message.storeTimestamp, fresh.storeTimestamp);
+  EXPECT_EQ(message.preparedTransactionOffset, fresh.preparedTransactionOffset);
+  EXPECT_EQ(message.bornHost, fresh.bornHost);
+  EXPECT_EQ(message.storeHost, fresh.storeHost);
+  EXPECT_EQ(message.storeHostAddress, fresh.storeHostAddress);
+  EXPECT_EQ(message.msgId, fresh.msgId);
+  EXPECT_EQ(message.body, fresh.body);
+  EXPECT_EQ(message.properties_text, fresh.properties_text);
+}
+
+TEST(ClearKeepingRoom, EveryFieldToItsDefaultButTheRoomStays) {
+  MessageExt message;
+  fill_every_field(message, 'x');
+  const size_t body_room = message.body.capacity();
+  const size_t properties_room = message.properties_text.capacity();
+  const size_t msg_id_room = message.msgId.capacity();
+  clear_keeping_room(message);
+  expect_default_message(message);
+  EXPECT_GE(message.body.capacity(), body_room);
+  EXPECT_GE(message.properties_text.capacity(), properties_room);
+  EXPECT_GE(message.msgId.capacity(), msg_id_room);
 }
 
 // A consumer's later pulls decode into the MessageExts of messages it has

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "broker/client/producer.h"
@@ -218,6 +219,39 @@ TEST(ProducerProtocol, RetryTopicCountsTravelInTheHeader) {
   EXPECT_EQ(request.ext_fields.at("j"), "2");
   EXPECT_EQ(request.ext_fields.at("l"), "16");
   EXPECT_EQ(request.ext_fields.at("i").find("RECONSUME_TIME"), std::string::npos);
+}
+
+// A producer builds each send in the context of one it has finished
+// (SharedShelf): nothing of the send before may show in the next one's
+// request (a retry topic's counts, a compressed body's flag, its UNIQ_KEY,
+// its properties).
+TEST(ProducerProtocol, EachSendStartsFromAFreshContext) {
+  ProducerWorld world(1, ProducerConfig{.producerGroup = "PG", .compressMsgBodyEnable = true});
+  world.cluster.route("%RETRY%G", 1, 1);
+  Message retried("%RETRY%G", "TagR", std::string(8192, 'r'));  // past compressMsgBodyOverHowmuch
+  retried.keys = "retry-key";
+  retried.properties["RECONSUME_TIME"] = "2";
+  retried.properties["MAX_RECONSUME_TIMES"] = "16";
+  const SendResult first = world.send(retried);
+  ASSERT_EQ(first.status, SendStatus::SEND_OK) << first.remark;
+  const SendResult second = world.send(Message("T", "", "plain"));
+  ASSERT_EQ(second.status, SendStatus::SEND_OK) << second.remark;
+  EXPECT_NE(second.msgId, first.msgId);
+  const auto sends = world.cluster.broker(0).received(RequestCode::SEND_MESSAGE_V2);
+  ASSERT_EQ(sends.size(), 2u);
+  const RemotingCommand& request = sends[1];
+  EXPECT_EQ(request.ext_fields.at("b"), "T");
+  EXPECT_EQ(request.ext_fields.at("f"), "0") << "no compressed flag left over";
+  EXPECT_EQ(request.ext_fields.at("j"), "0") << "no reconsume count left over";
+  EXPECT_FALSE(request.ext_fields.contains("l")) << "no max reconsume count left over";
+  EXPECT_EQ(request.body, std::vector<uint8_t>({'p', 'l', 'a', 'i', 'n'}));
+  const auto stored = world.cluster.broker(0).properties_of("T", second.messageQueue.queueId);
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_EQ(stored[0].at("UNIQ_KEY"), second.msgId);
+  EXPECT_FALSE(stored[0].contains("TAGS"));
+  EXPECT_FALSE(stored[0].contains("KEYS"));
+  EXPECT_FALSE(stored[0].contains("RECONSUME_TIME"));
+  EXPECT_EQ(sends[0].ext_fields.at("f"), "1") << "the first send's body was compressed (else this test tests less)";
 }
 
 TEST(ProducerProtocol, HeartbeatsGoToMastersAndShutdownUnregisters) {
