@@ -113,16 +113,33 @@ void MessageExt::append_properties(std::string_view encoded) {
 }
 
 void clear_keeping_room(MessageExt& message) {
-  std::vector<uint8_t> body = std::move(message.body);
-  std::string properties_text = std::move(message.properties_text);
-  std::string msg_id = std::move(message.msgId);
-  body.clear();
-  properties_text.clear();
-  msg_id.clear();
-  message = MessageExt{};
-  message.body = std::move(body);
-  message.properties_text = std::move(properties_text);
-  message.msgId = std::move(msg_id);
+  // Field by field: building a default MessageExt and moving it in cost
+  // more (390 instructions) than the four allocations the shelf saves.
+  // A field added to MessageExt must be cleared here: the size check below
+  // says when to look again, and clear_keeping_room's test compares every
+  // field with a default MessageExt's.
+  static_assert(sizeof(MessageExt) == 6 * sizeof(std::string) + sizeof(std::vector<uint8_t>) +
+                                         sizeof(store::HostAddress) + 5 * sizeof(int32_t) + 5 * sizeof(int64_t) +
+                                         4 /* padding after queueId */,
+                "MessageExt changed: clear every field here");
+  message.topic.clear();
+  message.brokerName.clear();
+  message.queueId = 0;
+  message.queueOffset = 0;
+  message.commitLogOffset = 0;
+  message.sysFlag = 0;
+  message.flag = 0;
+  message.bodyCRC = 0;
+  message.reconsumeTimes = 0;
+  message.bornTimestamp = 0;
+  message.storeTimestamp = 0;
+  message.preparedTransactionOffset = 0;
+  message.bornHost.clear();
+  message.storeHost.clear();
+  message.storeHostAddress = store::HostAddress{};
+  message.msgId.clear();
+  message.body.clear();
+  message.properties_text.clear();
 }
 
 void encode_offset_properties(int64_t min_offset, int64_t max_offset, std::string& out) {

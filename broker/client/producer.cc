@@ -39,15 +39,31 @@ struct Producer::SendContext {
 };
 
 void Producer::reset_send_context(SendContext& context) {
-  // A default context but for the room of the strings every send fills
-  // past std::string's own (a 32-digit UNIQ_KEY, the properties' text).
-  std::string uniq_key = std::move(context.uniq_key);
+  // A default context, field by field and keeping the strings' room (a
+  // 32-digit UNIQ_KEY, the properties' text): moving a default SendContext
+  // in cost more than the allocations the shelf saves. A field added to
+  // SendContext must be reset here; producer_protocol_test's
+  // EachSendStartsFromAFreshContext sends one message after another.
+  context.topic.clear();
+  context.uniq_key.clear();
   std::string properties = std::move(context.header.properties);
-  uniq_key.clear();
   properties.clear();
-  context = SendContext{};
-  context.uniq_key = std::move(uniq_key);
+  context.header = api::SendMessageRequestHeader{};
   context.header.properties = std::move(properties);
+  context.body.clear();
+  context.done = nullptr;
+  context.begin_ns = 0;
+  context.times_total = 1;
+  context.attempts = 0;
+  context.last_queue.topic.clear();
+  context.last_queue.brokerName.clear();
+  context.last_queue.queueId = 0;
+  context.may_be_stored = false;
+  context.stored.reset();
+  context.last_error.clear();
+  context.delivered = false;
+  context.result.reset();
+  context.target.reset();
 }
 
 Producer::Producer(MQClientInstance& instance, ProducerConfig config)
