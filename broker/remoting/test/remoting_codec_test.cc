@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "broker/common/big_endian.h"
+#include "broker/common/byte_buffer_pool.h"
 #include "broker/remoting/frame_codec.h"
 #include "broker/remoting/remoting_command.h"
 #include "broker/remoting/request_code.h"
@@ -463,6 +464,27 @@ TEST(FrameDecoder, AnErrorIsStickyAndPlacedInTheStream) {
   decoder.feed(good);
   EXPECT_TRUE(decoder.failed());
   EXPECT_EQ(decoder.next().status().message(), drained.status.message());
+}
+
+// A body comes from the kept byte buffers (rounded up to a power of two)
+// only when they could keep it: a bigger one gets its own size, not twice.
+TEST(FrameDecoder, ABodyPastTheKeptBuffersGetsItsOwnSize) {
+  for (const size_t size : {size_t{300}, kKeptByteBufferBytes + 1, size_t{3} << 20}) {
+    RemotingCommand request = RemotingCommand::make_request(RequestCode::SEND_MESSAGE_V2);
+    request.body.assign(size, 'b');
+    FrameDecoder decoder;
+    decoder.feed(encode_frame(request));
+    Drained drained = drain(decoder);
+    ASSERT_TRUE(drained.status.ok()) << drained.status.to_string();
+    ASSERT_EQ(drained.commands.size(), 1u);
+    const std::vector<uint8_t>& body = drained.commands[0].body;
+    EXPECT_EQ(body, request.body) << size;
+    if (size <= kKeptByteBufferBytes) {
+      EXPECT_GE(body.capacity(), size) << size;
+    } else {
+      EXPECT_EQ(body.capacity(), size) << size;
+    }
+  }
 }
 
 // ---- RemotingCommand ---------------------------------------------------------------------
