@@ -25,6 +25,13 @@ std::vector<uint8_t> take_byte_buffer(size_t capacity) {
     MQ_ASSERT(buffer.empty());
     return buffer;
   }
+  // One the pool would not keep gets its own size: rounded up, a 4 MiB
+  // message's body or a big pull's frame took twice its bytes, only to be
+  // freed once read.
+  if (capacity > kKeptByteBufferBytes) {
+    buffer.reserve(capacity);
+    return buffer;
+  }
   // New ones get room in powers of two from kSmallestByteBuffer: the
   // frames of a message's path (a few hundred bytes to a kilobyte or two)
   // then come back in a few sizes, each fitting the next of its kind and

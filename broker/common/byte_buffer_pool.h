@@ -26,7 +26,8 @@ inline constexpr size_t kKeptByteBuffers = kReuseFreedMemory ? 8 : 0;
 inline constexpr size_t kKeptByteBufferBytes = 64 * 1024;
 
 // An empty vector with room for at least capacity bytes: a kept one when
-// one is big enough (searched from the one given back last), else a new one.
+// one is big enough (searched from the one given back last), else a new one
+// (of exactly capacity bytes past kKeptByteBufferBytes, which is never kept).
 std::vector<uint8_t> take_byte_buffer(size_t capacity);
 
 // Keeps buffer's room for the next take_byte_buffer when it is small

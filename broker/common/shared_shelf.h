@@ -53,24 +53,28 @@ class SharedShelf {
       std::atomic_thread_fence(std::memory_order_acquire);  // the file comment
       std::shared_ptr<T> again = kept_[oldest_];
       kReset(*again);
-      oldest_ = (oldest_ + 1) % kept_.size();  // it is the newest now
+      advance_oldest();  // it is the newest now
       return again;
     }
     auto made = std::make_shared<T>();
     if (kept_.size() < kMaxKept) {
       // The newest goes just before the oldest, which moves up one.
       kept_.insert(kept_.begin() + static_cast<std::ptrdiff_t>(oldest_), made);
-      oldest_ = (oldest_ + 1) % kept_.size();
     } else {
       kept_[oldest_] = made;  // the oldest, still held, leaves the shelf
-      oldest_ = (oldest_ + 1) % kMaxKept;
     }
+    advance_oldest();
     return made;
   }
 
   size_t kept() const { return kept_.size(); }
 
  private:
+  // One step around the ring, without a division (three a message).
+  void advance_oldest() {
+    if (++oldest_ == kept_.size()) oldest_ = 0;
+  }
+
   std::vector<std::shared_ptr<T>> kept_;
   size_t oldest_ = 0;
 };

@@ -73,14 +73,8 @@ Status decode_command_into(uint32_t field, Bytes header, Bytes body_head, Bytes 
   MQ_ASSERT(command.body.empty());  // the header codecs leave the body to us
   // From the kept buffers: the body of a send or of a pull's answer goes
   // back there once read (feed_and_drain, the store's put, the consumer).
-  // Not a body past what they keep: its room would be rounded up to a
-  // power of two (a 4 MiB message's to 8 MiB), only to be freed.
   const size_t body_bytes = body_head.size() + body_tail.size();
-  if (body_bytes > 0 && body_bytes <= kKeptByteBufferBytes) {
-    command.body = take_byte_buffer(body_bytes);
-  } else {
-    command.body.reserve(body_bytes);
-  }
+  if (body_bytes > 0) command.body = take_byte_buffer(body_bytes);
   command.body.assign(body_head.begin(), body_head.end());
   command.body.insert(command.body.end(), body_tail.begin(), body_tail.end());
   return Status::Ok();
