@@ -14,6 +14,14 @@
 #include "broker/common/assert.h"
 #include "sim/seed_run.h"
 
+// gcc's profiling runtime, linked into make pgo's instrumented build
+// (CMakeLists.txt) and absent (null) from every other: zeroes this
+// process's counts; writes them, merged into the profile. Weak, and called
+// in every build, so that a function's control flow is the same with and
+// without the profile (gcc refuses a profile that does not match it).
+extern "C" void __gcov_reset(void) __attribute__((weak));
+extern "C" void __gcov_dump(void) __attribute__((weak));
+
 namespace mqlab::sim {
 namespace {
 
@@ -36,12 +44,19 @@ std::string task_file(const std::string& dir, size_t task) { return dir + "/run-
 // destructor or atexit handler of the parent's state runs twice.
 [[noreturn]] void run_child(const Scenario& scenario, const std::string& scenario_path, const RunTask& task,
                             const std::string& file) {
+  // A forked child starts with a copy of the parent's counts so far,
+  // which are the parent's to write.
+  if (__gcov_reset != nullptr) __gcov_reset();
   SeedRunOptions options;
   options.schedule = task.schedule;
   const SeedRun run = run_seed(scenario, task.seed, options);
   std::ofstream out(file);
   out << seed_run_to_json(run, scenario, scenario_path).dump() << "\n";
   out.close();
+  // The runtime writes the counts at exit, which _exit skips: the
+  // training's topology comparison (scripts/build-pgo.sh) would otherwise
+  // have trained nothing but the parent.
+  if (__gcov_dump != nullptr) __gcov_dump();
   _exit(out ? 0 : kChildWriteFailed);
 }
 
