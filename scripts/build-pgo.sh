@@ -44,13 +44,15 @@ STANDARD=$ROOT/scenarios/bench/standard.yaml
 # headers, the scenarios the training runs, this script) and the compiler's
 # version. Nothing else: an edit of a benchmark script, a test or the README
 # changes no binary, and retraining for it cost make bench five minutes.
-# Fails outside a git checkout (then it always builds).
+# Fails outside a git checkout (then it always builds). In path order:
+# git lists tracked files before new ones, so committing a new file
+# changed the stamp (and retrained) though no content had.
 BUILD_INPUTS=('CMakeLists.txt' '*.cmake' '*.cc' '*.h' '*.cxx' 'scenarios/*' 'scripts/build-pgo.sh'
               'scripts/*.specs')
 source_stamp() {
   git -C "$ROOT" rev-parse --verify -q HEAD > /dev/null || return 1
   {
-    git -C "$ROOT" ls-files -z --cached --others --exclude-standard -- "${BUILD_INPUTS[@]}" |
+    git -C "$ROOT" ls-files -z --cached --others --exclude-standard -- "${BUILD_INPUTS[@]}" | LC_ALL=C sort -z |
       (cd "$ROOT" && xargs -0 -r sha256sum 2> /dev/null)
     c++ --version | head -1
   } | sha256sum | cut -d' ' -f1
