@@ -41,9 +41,10 @@ STANDARD=$ROOT/scenarios/bench/standard.yaml
 
 # What the build was made from: the content of every file the compiler or
 # the training reads (tracked or new: the CMake files, C++ sources and
-# headers, the scenarios the training runs, this script) and the compiler's
-# version. Nothing else: an edit of a benchmark script, a test or the README
-# changes no binary, and retraining for it cost make bench five minutes.
+# headers, the scenarios the training runs, this script and its specs
+# file) and the compiler's version. Nothing else: an edit of a benchmark
+# script, a test or the README changes no binary, and retraining for it
+# cost make bench five minutes.
 # Fails outside a git checkout (then it always builds). In path order:
 # git lists tracked files before new ones, so committing a new file
 # changed the stamp (and retrained) though no content had.
