@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "broker/common/append_text.h"
 #include "broker/common/assert.h"
 
 namespace mqlab {
@@ -45,7 +46,7 @@ class ByteWriter {
   void i32(int32_t v) { u32(static_cast<uint32_t>(v)); }
   void i64(int64_t v) { u64(static_cast<uint64_t>(v)); }
   void bytes(std::span<const uint8_t> b) { out_.insert(out_.end(), b.begin(), b.end()); }
-  void bytes(std::string_view s) { out_.insert(out_.end(), s.begin(), s.end()); }
+  void bytes(std::string_view s) { append_text(s, out_); }
 
  private:
   template <typename F>

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "broker/common/append_text.h"
 #include "broker/remoting/wire_text.h"
 
 namespace mqlab::remoting {
@@ -242,8 +243,7 @@ void append_json_header_general(const RemotingCommand& command, std::vector<uint
   if (!command.remark.empty()) header["remark"] = command.remark;
   header["serializeTypeCurrentRPC"] = "JSON";
   header["version"] = command.version;
-  const std::string text = dump_json_text(header);
-  out.insert(out.end(), text.begin(), text.end());
+  append_text(dump_json_text(header), out);
 }
 
 Result<RemotingCommand> decode_json_header_general(std::span<const uint8_t> header) {

@@ -26,6 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "broker/common/append_text.h"
 #include "broker/remoting/json_header.h"
 #include "broker/remoting/json_header_shapes.h"
 #include "broker/remoting/json_text_scan.h"
@@ -47,12 +48,6 @@ constexpr std::string_view kTrue = "true";
 constexpr std::string_view kFalse = "false";
 constexpr std::string_view kNull = "null";
 
-void append_bytes(const char* data, size_t size, std::vector<uint8_t>& out) {
-  const auto* bytes = reinterpret_cast<const uint8_t*>(data);  // a byte-to-byte copy: one memmove
-  out.insert(out.end(), bytes, bytes + size);
-}
-
-void append_text(std::string_view text, std::vector<uint8_t>& out) { append_bytes(text.data(), text.size(), out); }
 
 // JSON's escape for an ASCII byte that needs one, as nlohmann's serializer
 // writes it: the short forms, else \u00xx in lowercase hex.
@@ -70,7 +65,7 @@ void append_escape(unsigned char c, std::vector<uint8_t>& out) {
   MQ_ASSERT(c < 0x20);
   constexpr std::string_view kHex = "0123456789abcdef";
   const char escaped[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
-  append_bytes(escaped, sizeof(escaped), out);
+  append_text(std::string_view(escaped, sizeof(escaped)), out);
 }
 
 // A JSON string literal of text, byte for byte what dump_json_text writes.
@@ -81,7 +76,7 @@ void append_json_string(std::string_view text, std::vector<uint8_t>& out) {
   const char* const end = text.data() + text.size();
   while (true) {
     const char* special = skip_plain(run, end);
-    append_bytes(run, static_cast<size_t>(special - run), out);
+    append_text(std::string_view(run, static_cast<size_t>(special - run)), out);
     if (special == end) break;
     if (byte_class(*special) == ByteClass::kNonAscii) {
       // UTF-8 validation and U+FFFD replacement are the serializer's: the
@@ -99,7 +94,7 @@ void append_int(int32_t value, std::vector<uint8_t>& out) {
   char digits[16];
   const auto [end, error] = std::to_chars(std::begin(digits), std::end(digits), value);
   MQ_ASSERT(error == std::errc());
-  append_bytes(digits, static_cast<size_t>(end - digits), out);
+  append_text(std::string_view(digits, static_cast<size_t>(end - digits)), out);
 }
 
 // A recursive-descent reader of the common header shape; nullopt whenever

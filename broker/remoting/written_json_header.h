@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "broker/common/append_text.h"
 #include "broker/common/assert.h"
 #include "broker/common/decimal_text.h"
 #include "broker/common/types.h"
@@ -108,10 +109,10 @@ inline constexpr size_t kJsonHeaderFixedBytes = 128 + 4 * kInt64Bytes;
 // whose strings append_json_string_literal hands to nlohmann's serializer.
 struct VectorSink {
   std::vector<uint8_t>& out;
-  void text(std::string_view literal) { out.insert(out.end(), literal.begin(), literal.end()); }
+  void text(std::string_view literal) { append_text(literal, out); }
   void number(int64_t value) {
     char digits[kMaxDecimalBytes];
-    out.insert(out.end(), digits, put_decimal(digits, value));
+    append_text(std::string_view(digits, put_decimal(digits, value)), out);
   }
   void quoted_number(int64_t value) {
     out.push_back('"');
@@ -179,7 +180,7 @@ void append_written_json_header(std::span<const std::string_view> strings, size_
     return write(general);
   }
   MQ_ASSERT(static_cast<size_t>(sink.p - buffer) <= worst);
-  out.insert(out.end(), buffer, sink.p);
+  append_text(std::string_view(buffer, sink.p), out);
 }
 
 // Sets on command the fields list_fields(fields) lists (a header's field
