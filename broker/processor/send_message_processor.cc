@@ -187,8 +187,8 @@ void SendMessageProcessor::process(RemotingCommand& request, remoting::ResponseC
     set_send_message_response_fields(SendMessageResponseHeader{}, response);
     channel.reply(std::move(response));
   };
-  if (std::optional<Refusal> refusal = check_message(header, remote_address)) return refuse(*refusal);
-  const meta::TopicConfig* topic = controller_.topic_config_manager().find(header.topic);
+  const meta::TopicConfig* topic = nullptr;
+  if (std::optional<Refusal> refusal = check_message(header, remote_address, topic)) return refuse(*refusal);
   MQ_ASSERT(topic != nullptr);  // check_message found or created it
   Destination destination{std::string(header.topic), header.queueId};
   if (destination.queue_id < 0) {
@@ -223,7 +223,8 @@ void SendMessageProcessor::process(RemotingCommand& request, remoting::ResponseC
 }
 
 std::optional<SendMessageProcessor::Refusal> SendMessageProcessor::check_message(const SendMessageRequestHeader& header,
-                                                                                 const std::string& remote_address) {
+                                                                                 const std::string& remote_address,
+                                                                                 const meta::TopicConfig*& topic) {
   meta::TopicConfigManager& topics = controller_.topic_config_manager();
   const BrokerConfig& config = controller_.config();
   const meta::TopicConfig* existing = topics.find(header.topic);
@@ -237,7 +238,7 @@ std::optional<SendMessageProcessor::Refusal> SendMessageProcessor::check_message
     return Refusal{ResponseCode::NO_PERMISSION,
                    "Sending message to topic[" + std::string(header.topic) + "] is forbidden."};
   }
-  const meta::TopicConfig* topic = existing;
+  topic = existing;
   if (topic == nullptr) {
     const bool retry = header.topic.starts_with(meta::kRetryGroupTopicPrefix);
     const int32_t sys_flag = !header.unitMode ? 0 : retry ? kSendTopicSysFlagUnitSub : kTopicSysFlagUnit;

@@ -45,6 +45,7 @@
 
 #include "broker/common/lifetime.h"
 #include "broker/common/status.h"
+#include "broker/meta/topic_config.h"
 #include "broker/remoting/remoting_command.h"
 #include "broker/remoting/remoting_server.h"
 #include "broker/store/message_codec.h"
@@ -106,7 +107,12 @@ class SendMessageProcessor {
     std::string topic;
     int32_t queue_id = 0;
   };
-  std::optional<Refusal> check_message(const SendMessageRequestHeader& header, const std::string& remote_address);
+  // RocketMQ's msgCheck: the topic's permission, name and queue id, the
+  // topic created when the broker may (autoCreateTopicEnable). On no
+  // refusal, topic is the header's topic's config: process needs it next,
+  // and a second lookup by name cost a map search a send.
+  std::optional<Refusal> check_message(const SendMessageRequestHeader& header, const std::string& remote_address,
+                                       const meta::TopicConfig*& topic);
   std::optional<Refusal> route_retry_and_dlq(const remoting::RemotingCommand& request,
                                              const SendMessageRequestHeader& header, Destination& destination);
   // Moves request.body into the message.
