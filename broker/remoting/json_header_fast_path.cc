@@ -48,7 +48,6 @@ constexpr std::string_view kTrue = "true";
 constexpr std::string_view kFalse = "false";
 constexpr std::string_view kNull = "null";
 
-
 // JSON's escape for an ASCII byte that needs one, as nlohmann's serializer
 // writes it: the short forms, else \u00xx in lowercase hex.
 void append_escape(unsigned char c, std::vector<uint8_t>& out) {
