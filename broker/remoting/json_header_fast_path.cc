@@ -75,7 +75,7 @@ void append_json_string(std::string_view text, std::vector<uint8_t>& out) {
   const char* const end = text.data() + text.size();
   while (true) {
     const char* special = skip_plain(run, end);
-    append_text(std::string_view(run, static_cast<size_t>(special - run)), out);
+    append_text(std::string_view(run, special), out);
     if (special == end) break;
     if (byte_class(*special) == ByteClass::kNonAscii) {
       // UTF-8 validation and U+FFFD replacement are the serializer's: the
@@ -93,7 +93,7 @@ void append_int(int32_t value, std::vector<uint8_t>& out) {
   char digits[16];
   const auto [end, error] = std::to_chars(std::begin(digits), std::end(digits), value);
   MQ_ASSERT(error == std::errc());
-  append_text(std::string_view(digits, static_cast<size_t>(end - digits)), out);
+  append_text(std::string_view(digits, end), out);
 }
 
 // A recursive-descent reader of the common header shape; nullopt whenever
