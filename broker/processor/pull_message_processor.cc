@@ -86,6 +86,47 @@ Status read_record(const store::FileRegion& region, std::span<uint8_t> out) {
   return Status::Ok();
 }
 
+// Reads field, whose value is at value (null when absent), into header as
+// the full read does from a default-constructed header.
+Status read_pull_field(PullField field, const std::string_view* value, PullMessageRequestHeader& header) {
+  const std::string_view name = kPullFieldNames[field];
+  switch (field) {
+    case kConsumerGroup: return remoting::assign_read(header.consumerGroup, remoting::read_ext_string(name, value));
+    case kTopic: return remoting::assign_read(header.topic, remoting::read_ext_string(name, value));
+    case kQueueId: return remoting::assign_read(header.queueId, remoting::read_ext_int32(name, value));
+    case kQueueOffset: return remoting::assign_read(header.queueOffset, remoting::read_ext_int(name, value));
+    case kMaxMsgNums: return remoting::assign_read(header.maxMsgNums, remoting::read_ext_int32(name, value));
+    case kSysFlag: return remoting::assign_read(header.sysFlag, remoting::read_ext_int32(name, value));
+    case kCommitOffset: return remoting::assign_read(header.commitOffset, remoting::read_ext_int(name, value));
+    case kSuspendTimeoutMillis:
+      return remoting::assign_read(header.suspendTimeoutMillis, remoting::read_ext_int(name, value));
+    case kSubscription:
+      if (value != nullptr) {
+        header.subscription = *value;
+      } else {
+        header.subscription.reset();
+      }
+      break;
+    case kSubVersion: return remoting::assign_read(header.subVersion, remoting::read_ext_int(name, value));
+    case kExpressionType:
+      if (value != nullptr && !value->empty()) {
+        header.expressionType = *value;
+      } else {
+        header.expressionType = kDefaultExpressionType;
+      }
+      break;
+    case kPullFieldCount: MQ_UNREACHABLE("no field");
+  }
+  return Status::Ok();
+}
+
+// In RocketMQ's order of checks: the first bad field is the one named.
+constexpr std::array<PullField, kPullFieldCount> kPullReadOrder = {
+    kConsumerGroup, kTopic,        kQueueId,          kQueueOffset,
+    kMaxMsgNums,    kSysFlag,      kCommitOffset,     kSuspendTimeoutMillis,
+    kSubscription,  kSubVersion,   kExpressionType};
+
+
 }  // namespace
 
 Result<PullMessageRequestHeader> parse_pull_message_header(const RemotingCommand& request) {
@@ -102,22 +143,34 @@ Status read_pull_message_header(const RemotingCommand& request, PullMessageReque
     const PullField field = pull_field_of(name);
     if (field != kPullFieldCount) values[field] = &value;
   }
-  const auto read_string = [&values](PullField f) { return remoting::read_ext_string(kPullFieldNames[f], values[f]); };
-  const auto read_int = [&values](PullField f) { return remoting::read_ext_int(kPullFieldNames[f], values[f]); };
-  const auto read_int32 = [&values](PullField f) { return remoting::read_ext_int32(kPullFieldNames[f], values[f]); };
-  // In RocketMQ's order of checks: the first bad field is the one named.
-  MQ_ASSIGN_OR_RETURN(header.consumerGroup, read_string(kConsumerGroup));
-  MQ_ASSIGN_OR_RETURN(header.topic, read_string(kTopic));
-  MQ_ASSIGN_OR_RETURN(header.queueId, read_int32(kQueueId));
-  MQ_ASSIGN_OR_RETURN(header.queueOffset, read_int(kQueueOffset));
-  MQ_ASSIGN_OR_RETURN(header.maxMsgNums, read_int32(kMaxMsgNums));
-  MQ_ASSIGN_OR_RETURN(header.sysFlag, read_int32(kSysFlag));
-  MQ_ASSIGN_OR_RETURN(header.commitOffset, read_int(kCommitOffset));
-  MQ_ASSIGN_OR_RETURN(header.suspendTimeoutMillis, read_int(kSuspendTimeoutMillis));
-  if (values[kSubscription] != nullptr) header.subscription = *values[kSubscription];
-  MQ_ASSIGN_OR_RETURN(header.subVersion, read_int(kSubVersion));
-  if (const std::string_view* type = values[kExpressionType]; type != nullptr && !type->empty()) {
-    header.expressionType = *type;
+  for (const PullField field : kPullReadOrder) MQ_RETURN_IF_ERROR(read_pull_field(field, values[field], header));
+  return Status::Ok();
+}
+
+Status PullMessageHeaderReader::read(const RemotingCommand& request, PullMessageRequestHeader& header) {
+  const remoting::ExtFields& fields = request.ext_fields;
+  if (Memo* memo = memo_.follow(fields)) {
+    // The last request's header, with the values that changed read again.
+    bool read = true;
+    remoting::for_each_changed_place(fields.lineage().changed, [&](size_t place) {
+      MQ_ASSERT(place < fields.size());
+      const auto field = static_cast<PullField>(memo->field_at[place]);
+      if (read && field != kPullFieldCount) {
+        read = read_pull_field(field, &fields.begin()[place].second, memo->header).ok();
+      }
+    });
+    if (read) {
+      header = memo->header;
+      return Status::Ok();
+    }
+    memo_.forget(fields);  // the full read below names the bad field
+  }
+  MQ_RETURN_IF_ERROR(read_pull_message_header(request, header));
+  if (Memo* memo = memo_.start(fields)) {
+    MQ_ASSERT(fields.size() <= memo->field_at.size());
+    size_t place = 0;
+    for (const auto& field : fields) memo->field_at[place++] = pull_field_of(field.first);
+    memo->header = header;
   }
   return Status::Ok();
 }
@@ -125,7 +178,7 @@ Status read_pull_message_header(const RemotingCommand& request, PullMessageReque
 void PullMessageProcessor::process_request(const RemotingCommand& request, remoting::ResponseChannel channel,
                                            bool broker_allow_suspend) {
   PullMessageRequestHeader header;
-  if (Status status = read_pull_message_header(request, header); !status.ok()) {
+  if (Status status = header_reader_.read(request, header); !status.ok()) {
     return channel.reply(ResponseCode::SYSTEM_ERROR, status.message());
   }
   process_parsed(std::move(header), std::move(channel), broker_allow_suspend);

@@ -47,6 +47,7 @@
 // commitOffset (when >= 0) is stored for the group.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -58,6 +59,7 @@
 #include "broker/processor/pull_message_request_header.h"
 #include "broker/processor/pull_request_hold_service.h"
 #include "broker/processor/subscription_filter.h"
+#include "broker/remoting/lineage_memo.h"
 #include "broker/remoting/remoting_command.h"
 #include "broker/remoting/remoting_server.h"
 #include "broker/store/store_types.h"
@@ -71,6 +73,25 @@ Result<PullMessageRequestHeader> parse_pull_message_header(const remoting::Remot
 // The same read into header (default-constructed), for the processor: a
 // Result moved the header in and out again, two moves of its four strings.
 Status read_pull_message_header(const remoting::RemotingCommand& request, PullMessageRequestHeader& header);
+
+// read_pull_message_header for the requests of many connections: a request
+// that follows one read before in its lineage (remoting/lineage_memo.h) has
+// only its changed values read. The same header, or the same error, as the
+// full read.
+class PullMessageHeaderReader {
+ public:
+  // As read_pull_message_header.
+  Status read(const remoting::RemotingCommand& request, PullMessageRequestHeader& header);
+
+ private:
+  // What a lineage's last request read as, and which field each place of
+  // its table holds.
+  struct Memo {
+    PullMessageRequestHeader header;
+    std::array<uint8_t, remoting::ExtFieldsLineage::kMaxFields> field_at{};  // a PullField
+  };
+  remoting::LineageMemo<Memo> memo_;
+};
 
 class PullMessageProcessor {
  public:
@@ -143,6 +164,7 @@ class PullMessageProcessor {
   };
 
   BrokerController& controller_;
+  PullMessageHeaderReader header_reader_;
   store::GetMessageResult got_;  // KeptGetMessageResult's home
   // The copied body of a JSON answer, which goes into the frame from here:
   // kept for its room (a pull's answer allocated a body and then a frame),

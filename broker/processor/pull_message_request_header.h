@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "broker/remoting/pull_sys_flag.h"
 
@@ -15,6 +16,9 @@ namespace mqlab::broker {
 using remoting::kPullFlagCommitOffset;
 using remoting::kPullFlagSubscription;
 using remoting::kPullFlagSuspend;
+
+// ExpressionType.TAG: what a pull that names no expression type filters by.
+inline constexpr std::string_view kDefaultExpressionType = "TAG";
 
 struct PullMessageRequestHeader {
   std::string consumerGroup;
@@ -27,7 +31,9 @@ struct PullMessageRequestHeader {
   int64_t suspendTimeoutMillis = 0;
   std::optional<std::string> subscription;
   int64_t subVersion = 0;
-  std::string expressionType = "TAG";
+  std::string expressionType{kDefaultExpressionType};
+
+  bool operator==(const PullMessageRequestHeader&) const = default;
 };
 
 }  // namespace mqlab::broker

@@ -90,10 +90,56 @@ bool is_transaction_prepared(std::string_view properties) {
   return true;
 }
 
+// Reads field, whose value is at value (null when absent), into header as
+// the full read does from a default-constructed header.
+Status read_send_field(SendField field, const std::string_view* value, bool v2, SendMessageRequestHeader& header) {
+  const std::string_view name = send_field_name(field, v2);
+  switch (field) {
+    case kProducerGroup: return remoting::assign_read(header.producerGroup, read_ext_view(name, value));
+    case kSendTopic: return remoting::assign_read(header.topic, read_ext_view(name, value));
+    case kDefaultTopic: return remoting::assign_read(header.defaultTopic, read_ext_view(name, value));
+    case kDefaultTopicQueueNums:
+      return remoting::assign_read(header.defaultTopicQueueNums, remoting::read_ext_int32(name, value));
+    case kSendQueueId: return remoting::assign_read(header.queueId, remoting::read_ext_int32(name, value));
+    case kSendSysFlag: return remoting::assign_read(header.sysFlag, remoting::read_ext_int32(name, value));
+    case kBornTimestamp: return remoting::assign_read(header.bornTimestamp, remoting::read_ext_int(name, value));
+    case kFlag: return remoting::assign_read(header.flag, remoting::read_ext_int32(name, value));
+    case kProperties: header.properties = value != nullptr ? *value : std::string_view(); break;
+    case kReconsumeTimes: {
+      MQ_ASSIGN_OR_RETURN(std::optional<int32_t> reconsume, remoting::read_optional_ext_int32(name, value));
+      header.reconsumeTimes = reconsume.value_or(0);
+      break;
+    }
+    case kUnitMode: {
+      MQ_ASSIGN_OR_RETURN(std::optional<bool> unit_mode, remoting::read_optional_ext_bool(name, value));
+      header.unitMode = unit_mode.value_or(false);
+      break;
+    }
+    case kMaxReconsumeTimes:
+      return remoting::assign_read(header.maxReconsumeTimes, remoting::read_optional_ext_int32(name, value));
+    case kSendFieldCount: MQ_UNREACHABLE("no field");
+  }
+  return Status::Ok();
+}
+
+// The view header holds of field, or null for a field it holds as a value
+// (views into the request: SendMessageRequestHeader).
+std::string_view* view_of(SendField field, SendMessageRequestHeader& header) {
+  switch (field) {
+    case kProducerGroup: return &header.producerGroup;
+    case kSendTopic: return &header.topic;
+    case kDefaultTopic: return &header.defaultTopic;
+    case kProperties: return &header.properties;
+    default: return nullptr;
+  }
+}
+
+bool is_v2(const RemotingCommand& request) { return request.code == remoting::RequestCode::SEND_MESSAGE_V2; }
+
 }  // namespace
 
 Result<SendMessageRequestHeader> parse_send_message_header(const RemotingCommand& request) {
-  const bool v2 = request.code == remoting::RequestCode::SEND_MESSAGE_V2;
+  const bool v2 = is_v2(request);
   // One walk over the fields puts each known one in its slot; the reads
   // below then cost no search (remoting/ext_field_value.h says why).
   std::array<const std::string_view*, kSendFieldCount> values{};
@@ -101,26 +147,46 @@ Result<SendMessageRequestHeader> parse_send_message_header(const RemotingCommand
     const SendField field = send_field_of(name, v2);
     if (field != kSendFieldCount) values[field] = &value;
   }
-  const auto name = [v2](SendField field) { return send_field_name(field, v2); };
   SendMessageRequestHeader header;
-  MQ_ASSIGN_OR_RETURN(header.producerGroup, read_ext_view(name(kProducerGroup), values[kProducerGroup]));
-  MQ_ASSIGN_OR_RETURN(header.topic, read_ext_view(name(kSendTopic), values[kSendTopic]));
-  MQ_ASSIGN_OR_RETURN(header.defaultTopic, read_ext_view(name(kDefaultTopic), values[kDefaultTopic]));
-  MQ_ASSIGN_OR_RETURN(header.defaultTopicQueueNums,
-                      remoting::read_ext_int32(name(kDefaultTopicQueueNums), values[kDefaultTopicQueueNums]));
-  MQ_ASSIGN_OR_RETURN(header.queueId, remoting::read_ext_int32(name(kSendQueueId), values[kSendQueueId]));
-  MQ_ASSIGN_OR_RETURN(header.sysFlag, remoting::read_ext_int32(name(kSendSysFlag), values[kSendSysFlag]));
-  MQ_ASSIGN_OR_RETURN(header.bornTimestamp, remoting::read_ext_int(name(kBornTimestamp), values[kBornTimestamp]));
-  MQ_ASSIGN_OR_RETURN(header.flag, remoting::read_ext_int32(name(kFlag), values[kFlag]));
-  if (values[kProperties] != nullptr) header.properties = std::string_view(*values[kProperties]);
-  MQ_ASSIGN_OR_RETURN(std::optional<int32_t> reconsume,
-                      remoting::read_optional_ext_int32(name(kReconsumeTimes), values[kReconsumeTimes]));
-  header.reconsumeTimes = reconsume.value_or(0);
-  MQ_ASSIGN_OR_RETURN(std::optional<bool> unit_mode,
-                      remoting::read_optional_ext_bool(name(kUnitMode), values[kUnitMode]));
-  header.unitMode = unit_mode.value_or(false);
-  MQ_ASSIGN_OR_RETURN(header.maxReconsumeTimes,
-                      remoting::read_optional_ext_int32(name(kMaxReconsumeTimes), values[kMaxReconsumeTimes]));
+  // SendField's order is the order of checks.
+  for (size_t field = 0; field < kSendFieldCount; ++field) {
+    MQ_RETURN_IF_ERROR(read_send_field(static_cast<SendField>(field), values[field], v2, header));
+  }
+  return header;
+}
+
+Result<SendMessageRequestHeader> SendMessageHeaderReader::read(const RemotingCommand& request) {
+  const remoting::ExtFields& fields = request.ext_fields;
+  const bool v2 = is_v2(request);
+  if (Memo* memo = memo_.follow(fields); memo != nullptr && memo->v2 == v2) {
+    // The last request's header, its views moved onto this request and the
+    // values that changed read again.
+    const uint32_t changed = fields.lineage().changed;
+    bool read = true;
+    for (size_t place = 0; place < fields.size() && read; ++place) {
+      const auto field = static_cast<SendField>(memo->field_at[place]);
+      if (field == kSendFieldCount) continue;
+      const std::string_view* value = &fields.begin()[place].second;
+      if (std::string_view* view = view_of(field, memo->header)) {
+        *view = *value;  // present, as it was in the full read: no error to give
+      } else if ((changed & (uint32_t{1} << place)) != 0) {
+        read = read_send_field(field, value, v2, memo->header).ok();
+      }
+    }
+    if (read) return memo->header;
+    memo_.forget(fields);  // the full read below names the bad field
+  } else if (memo != nullptr) {
+    memo_.forget(fields);  // SEND_MESSAGE after SEND_MESSAGE_V2: other names
+  }
+  Result<SendMessageRequestHeader> header = parse_send_message_header(request);
+  if (!header.ok()) return header;
+  if (Memo* memo = memo_.start(fields)) {
+    MQ_ASSERT(fields.size() <= memo->field_at.size());
+    size_t place = 0;
+    for (const auto& field : fields) memo->field_at[place++] = send_field_of(field.first, v2);
+    memo->v2 = v2;
+    memo->header = *header;
+  }
   return header;
 }
 
@@ -176,7 +242,7 @@ int32_t effective_max_reconsume_times(const RemotingCommand& request, std::optio
 }
 
 void SendMessageProcessor::process(RemotingCommand& request, remoting::ResponseChannel channel) {
-  Result<SendMessageRequestHeader> parsed = parse_send_message_header(request);
+  Result<SendMessageRequestHeader> parsed = header_reader_.read(request);
   if (!parsed.ok()) return channel.reply(ResponseCode::SYSTEM_ERROR, parsed.status().message());
   const SendMessageRequestHeader& header = *parsed;
   // Read only before the channel moves into the put's completion.

@@ -36,6 +36,7 @@
 // yields SUCCESS.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -46,6 +47,7 @@
 #include "broker/common/lifetime.h"
 #include "broker/common/status.h"
 #include "broker/meta/topic_config.h"
+#include "broker/remoting/lineage_memo.h"
 #include "broker/remoting/remoting_command.h"
 #include "broker/remoting/remoting_server.h"
 #include "broker/store/message_codec.h"
@@ -70,6 +72,8 @@ struct SendMessageRequestHeader {
   int32_t reconsumeTimes = 0;
   bool unitMode = false;
   std::optional<int32_t> maxReconsumeTimes;
+
+  bool operator==(const SendMessageRequestHeader&) const = default;  // views by their text
 };
 
 // Reads SEND_MESSAGE's long names or SEND_MESSAGE_V2's short ones.
@@ -90,6 +94,27 @@ PutResponse put_status_response(const store::PutMessageResult& result);
 // sender is at least V3_4_9 (121), else the group's retryMaxTimes.
 int32_t effective_max_reconsume_times(const remoting::RemotingCommand& request, std::optional<int32_t> from_request,
                                       int32_t group_retry_max_times);
+
+// parse_send_message_header for the requests of many connections: a
+// request that follows one read before in its lineage
+// (remoting/lineage_memo.h) has only its changed values read, and its views
+// set. The same header, or the same error, as the full read.
+class SendMessageHeaderReader {
+ public:
+  // As parse_send_message_header; the views are into request.
+  Result<SendMessageRequestHeader> read(const remoting::RemotingCommand& request);
+
+ private:
+  // What a lineage's last request read as (its views into that request,
+  // set anew before use), whether it was SEND_MESSAGE_V2, and which field
+  // each place of its table holds.
+  struct Memo {
+    SendMessageRequestHeader header;
+    bool v2 = false;
+    std::array<uint8_t, remoting::ExtFieldsLineage::kMaxFields> field_at{};  // a SendField
+  };
+  remoting::LineageMemo<Memo> memo_;
+};
 
 class SendMessageProcessor {
  public:
@@ -131,6 +156,7 @@ class SendMessageProcessor {
   static constexpr size_t kMaxBornHosts = 4096;
 
   BrokerController& controller_;
+  SendMessageHeaderReader header_reader_;
   std::map<std::string, store::HostAddress, std::less<>> born_hosts_;
   LifetimeToken lifetime_;  // put completions that outlive us do nothing
 };

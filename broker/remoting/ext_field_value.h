@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "broker/common/decimal_text.h"
 #include "broker/common/same_bytes.h"
@@ -82,6 +83,16 @@ inline Result<std::optional<int32_t>> read_optional_ext_int32(std::string_view n
   if (value == nullptr) return std::optional<int32_t>();
   if (read_plain_int32(*value, plain)) return std::optional<int32_t>(plain);
   return read_optional_ext_int32_in_full(name, value);
+}
+
+// target = the read's value, or the read's error: a typed header reader's
+// one line per field (a case of a switch, where MQ_ASSIGN_OR_RETURN's
+// temporary would need a block of its own).
+template <typename T, typename U>
+Status assign_read(T& target, Result<U> read) {
+  if (!read.ok()) return read.status();
+  target = std::move(read).value();
+  return Status::Ok();
 }
 
 }  // namespace mqlab::remoting

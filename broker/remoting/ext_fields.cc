@@ -27,6 +27,7 @@ void ExtFields::grow_to(size_t capacity) {
 }
 
 bool ExtFields::place(std::string_view name, std::string_view value, bool copy) {
+  lineage_.id = 0;
   if (capacity_ == 0) grow_to(kInitialCapacity);  // one table for most commands
   // Past the last name (the first field, a table to grow): no search.
   value_type* at = size_ == 0 || name_less(table_[size_ - 1].first, name) ? table_ + size_ : mutable_lower_bound(name);

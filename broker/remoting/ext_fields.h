@@ -19,6 +19,11 @@
 // The table of views lives in text_ too: a decoded frame's table and its
 // header's copy take one allocation (a std::vector took a second).
 //
+// A decoded table may also say how it relates to the table decoded before
+// it from the same connection's headers of one shape (ExtFieldsLineage), so
+// a processor that kept what it parsed from that one reads again only the
+// values that changed. Any change to the table after decoding forgets that.
+//
 // Invariants: names strictly increase along the table (hence are unique),
 // in byte order; every view points into text_ (or is empty); the table
 // (size_ <= capacity_ entries at table_, null when capacity_ is 0) is in
@@ -40,6 +45,19 @@
 #include "broker/common/text_arena.h"
 
 namespace mqlab::remoting {
+
+// Where a decoded table came from: the index-th table of a lineage, a run
+// of headers one connection sent in one shape (json_header_shapes.h), each
+// read against the one before it. Tables of one lineage have the same names
+// at the same places; table index + 1's values are index's, except at the
+// places whose bit (place i: bit i) is set in changed. id 0 is no lineage:
+// a table built any other way, or changed since it was decoded.
+struct ExtFieldsLineage {
+  static constexpr size_t kMaxFields = 32;  // the places changed can tell apart
+  uint64_t id = 0;
+  uint64_t index = 0;
+  uint32_t changed = 0;
+};
 
 class ExtFields {
  public:
@@ -66,10 +84,13 @@ class ExtFields {
     return *this;
   }
   // The table moves with the text it lives in.
+  // A copy is no lineage's table (it may be changed on its own); a move
+  // takes the lineage along with the table.
   ExtFields(ExtFields&& other) noexcept
       : table_(std::exchange(other.table_, nullptr)),
         size_(std::exchange(other.size_, 0)),
         capacity_(std::exchange(other.capacity_, 0)),
+        lineage_(std::exchange(other.lineage_, {})),
         text_(std::move(other.text_)) {}
   ExtFields& operator=(ExtFields&& other) noexcept {
     if (this != &other) {
@@ -77,6 +98,7 @@ class ExtFields {
       table_ = std::exchange(other.table_, nullptr);
       size_ = std::exchange(other.size_, 0);
       capacity_ = std::exchange(other.capacity_, 0);
+      lineage_ = std::exchange(other.lineage_, {});
     }
     return *this;
   }
@@ -90,12 +112,16 @@ class ExtFields {
     table_ = nullptr;
     size_ = 0;
     capacity_ = 0;
+    lineage_ = {};
     text_.clear();
   }
   // Removes every field but keeps the text: a decoder's copy of its header,
   // which fields it adds next still view (a JSON header's repeated
   // "extFields" replaces the first).
-  void clear_fields() { size_ = 0; }
+  void clear_fields() {
+    size_ = 0;
+    lineage_ = {};
+  }
   void reserve(size_t count) {
     if (count > capacity_) grow_to(count);
   }
@@ -155,6 +181,7 @@ class ExtFields {
   // comparison. Requires that order; unchecked here, where it would cost a
   // comparison per field of every frame.
   void append_held_in_order(std::string_view name, std::string_view value) {
+    lineage_.id = 0;
     if (size_ < capacity_) {
       new (table_ + size_) value_type(name, value);
       ++size_;
@@ -163,6 +190,7 @@ class ExtFields {
     place(name, value, /*copy=*/false);
   }
   bool insert_or_assign_held(std::string_view name, std::string_view value) {
+    lineage_.id = 0;
     // Appending in name order (how fields are mostly written) costs one
     // comparison, inline: a decoder adds a dozen fields a frame.
     if (size_ != 0 && size_ < capacity_ && name_less(table_[size_ - 1].first, name)) {
@@ -176,6 +204,7 @@ class ExtFields {
   // Removes name; returns how many fields went (0 or 1). Its text stays
   // until clear().
   size_t erase(std::string_view name) {
+    lineage_.id = 0;
     value_type* const it = mutable_lower_bound(name);
     if (it == table_ + size_ || it->first != name) return 0;
     erase(it);
@@ -185,13 +214,23 @@ class ExtFields {
   // returns the iterator after it.
   const_iterator erase(const_iterator it) {
     MQ_ASSERT(it >= table_ && it < table_ + size_);
+    lineage_.id = 0;
     value_type* const at = table_ + (it - table_);
     std::move(at + 1, table_ + size_, at);
     --size_;
     return at;
   }
 
-  // Equal fields, wherever their text is held.
+  // The lineage this table belongs to (id 0 when none).
+  const ExtFieldsLineage& lineage() const { return lineage_; }
+  // For decoders, once the table is complete: what they know of it.
+  // Requires: at most kMaxFields fields when lineage.id is not 0.
+  void set_lineage(const ExtFieldsLineage& lineage) {
+    MQ_ASSERT(lineage.id == 0 || (size_ <= ExtFieldsLineage::kMaxFields && lineage.index > 0));
+    lineage_ = lineage;
+  }
+
+  // Equal fields, wherever their text is held (lineage aside).
   bool operator==(const ExtFields& other) const { return std::equal(begin(), end(), other.begin(), other.end()); }
 
  private:
@@ -219,6 +258,7 @@ class ExtFields {
   value_type* table_ = nullptr;  // sorted by name, names unique; views into text_
   uint32_t size_ = 0;
   uint32_t capacity_ = 0;
+  ExtFieldsLineage lineage_;
   TextArena text_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <optional>
 #include <utility>
@@ -53,6 +54,14 @@ void append_ext_value(bool names_ascending, std::string_view name, std::string_v
   }
 }
 
+// Lineage ids, unique in the process: a processor's memo tells lineages
+// apart by id alone, whichever connection's shapes made them. Never seen
+// on the wire or in a trace, so which id a lineage gets changes nothing.
+uint64_t next_lineage_id() {
+  static std::atomic<uint64_t> last_id{0};
+  return last_id.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 }  // namespace
 
 bool JsonHeaderShapes::read(std::string_view text, RemotingCommand& command) {
@@ -87,6 +96,7 @@ JsonHeaderShapes::Outcome JsonHeaderShapes::read_as(Shape& shape, std::string_vi
   bool decoded = false;
   const auto mismatch = [&] {
     shape.last.clear();
+    shape.lineage_id = 0;
     reset(command);
     return decoded ? Outcome::kMismatchTextDecoded : Outcome::kMismatch;
   };
@@ -138,6 +148,14 @@ JsonHeaderShapes::Outcome JsonHeaderShapes::read_as(Shape& shape, std::string_vi
   if (static_cast<size_t>(end - at) != tail_size || !same_bytes(at, literals + shape.tail_begin, tail_size)) {
     return mismatch();
   }
+  // A new lineage: every value read, as if all changed.
+  if (shape.makes_lineages) {
+    MQ_ASSERT(command.ext_fields.size() == shape.ext_count);
+    shape.lineage_id = next_lineage_id();
+    shape.lineage_index = 1;
+    const uint32_t all = shape.ext_count == 32 ? ~uint32_t{0} : (uint32_t{1} << shape.ext_count) - 1;
+    command.ext_fields.set_lineage({shape.lineage_id, shape.lineage_index, all});
+  }
   return Outcome::kRead;
 }
 
@@ -157,7 +175,14 @@ JsonHeaderShapes::Outcome JsonHeaderShapes::read_against_last(Shape& shape, std:
   LastValue* seen = shape.last_values.data();
   const bool ascending = shape.ext_names_ascending;
   bool decoded = false;
+  // The extFields values read again, by their place in the table.
+  uint32_t changed = 0;
+  uint32_t ext_place = 0;
   const auto mismatch = [&] {
+    // The last header may now hold some of this one's values: the lineage
+    // ends here (it would tell a later header's changes from a header no
+    // processor saw).
+    shape.lineage_id = 0;
     reset(command);
     return decoded ? Outcome::kMismatchTextDecoded : Outcome::kMismatch;
   };
@@ -185,6 +210,9 @@ JsonHeaderShapes::Outcome JsonHeaderShapes::read_against_last(Shape& shape, std:
       }
       std::memcpy(last_text + seen->begin, begin + seen->begin, seen->end - seen->begin);
       difference = first_difference(begin, last_text, seen->end, size);
+      if (value->slot == JsonHeaderSlot::kExtValue && ext_place < ExtFieldsLineage::kMaxFields) {
+        changed |= uint32_t{1} << ext_place;
+      }
     }
     std::string_view content(begin + seen->begin, seen->end - seen->begin);
     if (is_string_slot(value->slot) && seen->escaped) {
@@ -202,6 +230,7 @@ JsonHeaderShapes::Outcome JsonHeaderShapes::read_against_last(Shape& shape, std:
     }
     if (value->slot == JsonHeaderSlot::kExtValue) {
       append_ext_value(ascending, std::string_view(begin + seen->name_begin, value->name_size), content, command);
+      ++ext_place;
     } else if (is_string_slot(value->slot)) {
       store_string(value->slot, content, command);
     } else {
@@ -209,6 +238,11 @@ JsonHeaderShapes::Outcome JsonHeaderShapes::read_against_last(Shape& shape, std:
     }
   }
   if (difference < size) return mismatch();  // the literal after the last value differs
+  if (shape.lineage_id != 0) {
+    MQ_ASSERT(shape.makes_lineages && ext_place == shape.ext_count && command.ext_fields.size() == ext_place);
+    ++shape.lineage_index;
+    command.ext_fields.set_lineage({shape.lineage_id, shape.lineage_index, changed});
+  }
   return Outcome::kRead;
 }
 
@@ -246,6 +280,10 @@ void JsonHeaderShapes::learn(std::span<const uint8_t> header, const JsonHeaderSh
   }
   shape.tail_begin = static_cast<uint32_t>(shape.text.size());
   shape.text.append(text.substr(previous_end));
+  shape.ext_count = static_cast<uint32_t>(std::count_if(shape.values.begin(), shape.values.end(), [](const Value& v) {
+    return v.slot == JsonHeaderSlot::kExtValue;
+  }));
+  shape.makes_lineages = shape.ext_names_ascending && shape.ext_count <= ExtFieldsLineage::kMaxFields;
   shape.last_values.resize(shape.values.size());  // no last header yet: the next match makes one
   // Known already: a shape before it failed after decoding in place, and
   // read() handed the header on. Tried first from now on.

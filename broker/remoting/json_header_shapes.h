@@ -35,6 +35,16 @@
 // where it did, is not this path's: the header is read against the shape's
 // literals as before (read_as).
 //
+// Each run of headers read against the last one makes a lineage
+// (ExtFieldsLineage in ext_fields.h): a header read against its shape's
+// literals starts one, each header read against the last one continues it
+// and tells which extFields values changed (those read again), and any
+// mismatch ends it. A processor can then keep what it parsed from a
+// connection's last SEND_MESSAGE_V2 or PULL_MESSAGE and parse only the
+// values that changed (remoting/lineage_memo.h). Only shapes whose names
+// ascend (so the table's places are the values' order) and that have at
+// most ExtFieldsLineage::kMaxFields extFields values make lineages.
+//
 // Escaped strings are decoded in place, over the header's text: a shape
 // that fails after doing so hands the header on to the caller, which copies
 // it again, instead of letting another shape read the changed text.
@@ -135,6 +145,13 @@ class JsonHeaderShapes {
     // empty when there is none to compare with.
     std::string last;
     std::vector<LastValue> last_values;  // one per value
+    // How many of values are extFields values; whether this shape makes
+    // lineages (the file comment), and the one last continues (id 0:
+    // none, until the next read_as match starts one).
+    uint32_t ext_count = 0;
+    bool makes_lineages = false;
+    uint64_t lineage_id = 0;
+    uint64_t lineage_index = 0;
   };
   enum class Outcome : uint8_t {
     kRead,                   // command filled

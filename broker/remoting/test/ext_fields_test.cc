@@ -1,8 +1,9 @@
 // ExtFields behaves as the std::map<std::string, std::string> it replaced
 // while holding views into text it owns: map semantics by example, views
 // that outlive inserts, erases and moves, copies that own their text, a
-// decoder's held copy, and a RapidCheck model test of random edits (with
-// copies and moves between them) against a std::map. TextArena's own
+// decoder's held copy and the lineage it may set, and a RapidCheck model
+// test of random edits (with copies and moves between them) against a
+// std::map. TextArena's own
 // contract (text stays put across allocations and moves) is checked here
 // too: ExtFields is what relies on it.
 #include <gtest/gtest.h>
@@ -189,6 +190,46 @@ TEST(ExtFields, HeldTextIsViewedInPlaceAndSurvivesClearFields) {
   EXPECT_EQ(contents(fields), (Contents{{"queueId", "1"}}));
   fields.clear();
   EXPECT_TRUE(fields.empty());
+}
+
+// A decoder's lineage (ExtFieldsLineage) holds only for the table as it
+// was decoded: any edit forgets it, a copy has none, a move takes it along.
+TEST(ExtFields, ALineageHoldsOnlyForTheTableAsDecoded) {
+  const auto decoded = [] {
+    ExtFields fields;
+    char* const text = fields.hold_text(2);
+    std::memcpy(text, "ab", 2);
+    fields.append_held_in_order(std::string_view(text, 1), std::string_view(text + 1, 1));
+    fields.set_lineage({7, 3, 0b1});
+    return fields;
+  };
+  EXPECT_EQ(decoded().lineage().id, 7u);
+  EXPECT_EQ(decoded().lineage().index, 3u);
+  EXPECT_EQ(ExtFields(decoded()).lineage().id, 7u);  // moved
+  const ExtFields original = decoded();
+  EXPECT_EQ(ExtFields(original).lineage().id, 0u);  // copied
+  ExtFields assigned;
+  assigned = original;
+  EXPECT_EQ(assigned.lineage().id, 0u);
+  const std::vector<void (*)(ExtFields&)> edits = {
+      [](ExtFields& f) { f.insert_or_assign("a", "c"); },
+      [](ExtFields& f) { f.insert_or_assign("z", "c"); },
+      [](ExtFields& f) { f.insert_or_assign_held("z", "c"); },
+      [](ExtFields& f) { f.append_held_in_order("z", "c"); },
+      [](ExtFields& f) { f.erase("a"); },
+      [](ExtFields& f) { f.erase(f.begin()); },
+      [](ExtFields& f) { f.clear_fields(); },
+      [](ExtFields& f) { f.clear(); },
+  };
+  for (size_t i = 0; i < edits.size(); ++i) {
+    ExtFields fields = decoded();
+    edits[i](fields);
+    EXPECT_EQ(fields.lineage().id, 0u) << "edit " << i;
+  }
+  // Lookups change nothing.
+  ExtFields looked = decoded();
+  EXPECT_TRUE(looked.contains("a"));
+  EXPECT_EQ(looked.lineage().id, 7u);
 }
 
 RC_GTEST_PROP(ExtFields, RandomEditsCopiesAndMovesMatchAStdMap, ()) {

@@ -10,8 +10,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "broker/remoting/json_header.h"
@@ -47,6 +49,50 @@ void assert_same(const Result<RemotingCommand>& with_shapes, const Result<Remoti
     RC_ASSERT(with_shapes.status().to_string() == without.status().to_string());
   }
 }
+
+// The lineage contract (ExtFieldsLineage): a table that says it is index
+// + 1 of the lineage whose table index the checker saw last has the same
+// names at the same places, and the same values at every place whose bit is
+// not set in changed. The checker keeps the last table of each lineage.
+class LineageChecker {
+ public:
+  void check(const Result<RemotingCommand>& decoded) {
+    if (!decoded.ok()) return;
+    const ExtFieldsLineage& lineage = decoded->ext_fields.lineage();
+    if (lineage.id == 0) return;
+    ++with_lineage_;
+    RC_ASSERT(lineage.index > 0);
+    RC_ASSERT(decoded->ext_fields.size() <= ExtFieldsLineage::kMaxFields);
+    const auto last = last_.find(lineage.id);
+    if (lineage.index == 1) {
+      RC_ASSERT(last == last_.end());  // a new lineage has a new id
+    } else {
+      RC_ASSERT(last != last_.end());
+      RC_ASSERT(last->second.index + 1 == lineage.index);  // no table of it went by unseen here
+      const std::vector<std::pair<std::string, std::string>>& before = last->second.fields;
+      RC_ASSERT(before.size() == decoded->ext_fields.size());
+      size_t place = 0;
+      for (const auto& [name, value] : decoded->ext_fields) {
+        RC_ASSERT(before[place].first == name);
+        if ((lineage.changed & (uint32_t{1} << place)) == 0) RC_ASSERT(before[place].second == value);
+        ++place;
+      }
+    }
+    Seen& seen = last_[lineage.id];
+    seen.index = lineage.index;
+    seen.fields.clear();
+    for (const auto& [name, value] : decoded->ext_fields) seen.fields.emplace_back(name, value);
+  }
+  size_t with_lineage() const { return with_lineage_; }
+
+ private:
+  struct Seen {
+    uint64_t index = 0;
+    std::vector<std::pair<std::string, std::string>> fields;
+  };
+  std::map<uint64_t, Seen> last_;
+  size_t with_lineage_ = 0;
+};
 
 // Values rich in what a shape's reader must treat as the fast reader does:
 // escapes (a send's properties hold \u0001 and \u0002), quotes, control and
@@ -122,10 +168,13 @@ RC_GTEST_PROP(JsonHeaderShapes, HeadersChangedInPlaceDecodeAsWithoutShapes, ()) 
   Bytes header;
   append_json_header(command, header);
   std::vector<Bytes> valid{header};  // each header is one of these changed, or one of them again
+  LineageChecker lineages;
   const auto count = *rc::gen::inRange(2, 24);
   for (int i = 0; i < count; ++i) {
     const Result<RemotingCommand> without = decode_json_header(header);
-    assert_same(decode_with(shapes, header), without);
+    const Result<RemotingCommand> with_shapes = decode_with(shapes, header);
+    assert_same(with_shapes, without);
+    lineages.check(with_shapes);
     RC_ASSERT(shapes.size() <= JsonHeaderShapes::kMaxShapes);
     if (without.ok()) valid.push_back(header);
     if (*rc::gen::inRange(0, 5) == 0) {
@@ -313,6 +362,74 @@ TEST(JsonHeaderShapes, AShapeThatFailsAfterDecodingInPlaceHandsTheHeaderOn) {
   ASSERT_TRUE(read.ok());
   EXPECT_EQ(read->ext_fields.at("a"), "ABC");
   EXPECT_EQ(shapes.size(), 2u);  // the second shape, not learned again
+}
+
+// A run of same-length headers of one shape makes a lineage: the first read
+// against the shape's literals starts it (every place changed), each read
+// against the last header continues it with the places whose values were
+// read again; a header of another length starts a new one, and one that no
+// shape reads (or another shape's) makes none.
+TEST(JsonHeaderShapes, ARunOfHeadersOfOneShapeMakesALineage) {
+  JsonHeaderShapes shapes;
+  const auto pull = [](std::string_view queue_id, std::string_view offset) {
+    return bytes_of(std::string(R"({"code":11,"extFields":{"consumerGroup":"cg","queueId":")") +
+                    std::string(queue_id) + R"(","queueOffset":")" + std::string(offset) +
+                    R"(","topic":"T"},"flag":0,"opaque":7})");
+  };
+  const auto lineage_of = [&](const Bytes& header) {
+    const Result<RemotingCommand> read = decode_with(shapes, header);
+    expect_same(read, decode_json_header(header));
+    return read.ok() ? read->ext_fields.lineage() : ExtFieldsLineage{};
+  };
+  EXPECT_EQ(lineage_of(pull("1", "100")).id, 0u);  // learned by the fast reader: no lineage yet
+  const ExtFieldsLineage first = lineage_of(pull("1", "100"));  // read against the shape's literals
+  ASSERT_NE(first.id, 0u);
+  EXPECT_EQ(first.index, 1u);
+  EXPECT_EQ(first.changed, 0b1111u);  // four fields, all read
+  const ExtFieldsLineage second = lineage_of(pull("2", "101"));
+  EXPECT_EQ(second.id, first.id);
+  EXPECT_EQ(second.index, 2u);
+  EXPECT_EQ(second.changed, 0b0110u);  // queueId and queueOffset (places 1 and 2)
+  const ExtFieldsLineage same = lineage_of(pull("2", "101"));
+  EXPECT_EQ(same.index, 3u);
+  EXPECT_EQ(same.changed, 0u);
+  const ExtFieldsLineage longer = lineage_of(pull("2", "1000"));  // another length: read as the shape
+  EXPECT_NE(longer.id, first.id);
+  EXPECT_EQ(longer.index, 1u);
+  EXPECT_EQ(longer.changed, 0b1111u);
+  // A table changed after decoding is no lineage's.
+  Result<RemotingCommand> changed = decode_with(shapes, pull("3", "1001"));
+  ASSERT_TRUE(changed.ok());
+  EXPECT_EQ(changed->ext_fields.lineage().index, 2u);
+  changed->ext_fields.insert_or_assign("queueId", "4");
+  EXPECT_EQ(changed->ext_fields.lineage().id, 0u);
+}
+
+// A header read against the last one that changes a value and then fails
+// after decoding an escape in place goes to the fast reader (no lineage),
+// but the last header already holds its changed value: the lineage must
+// end there, or the next header, the same as that one in that value, would
+// say the value had not changed since the lineage's last table (which
+// held the value before).
+TEST(JsonHeaderShapes, AFailedReadAgainstTheLastHeaderEndsTheLineage) {
+  JsonHeaderShapes shapes;
+  const auto send = [](std::string_view b, std::string_view key) {
+    return bytes_of(std::string(R"({"code":310,"extFields":{"a":"X\u0001Y","b":")") + std::string(b) +
+                    R"(","c":"T"},")" + std::string(key) + R"(":1})");
+  };
+  const auto read = [&](const Bytes& header) {
+    const Result<RemotingCommand> command = decode_with(shapes, header);
+    expect_same(command, decode_json_header(header));
+    return command.ok() ? command->ext_fields.lineage() : ExtFieldsLineage{};
+  };
+  read(send("1", "opaque"));                               // learned
+  const ExtFieldsLineage started = read(send("1", "opaque"));  // b is 1 in the lineage's table 1
+  ASSERT_NE(started.id, 0u);
+  EXPECT_EQ(read(send("2", "opaquX")).id, 0u);  // b read again, then the last key differs
+  const ExtFieldsLineage after = read(send("2", "opaque"));
+  const uint32_t b_place = 1;
+  EXPECT_TRUE(after.id != started.id || (after.changed & (uint32_t{1} << b_place)) != 0)
+      << "the lineage went on as if b were still 1";
 }
 
 TEST(JsonHeaderShapes, KeepsTheMostRecentlyUsedFew) {
