@@ -34,6 +34,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <new>
 #include <span>
 #include <string>
@@ -188,6 +189,19 @@ class ExtFields {
       return;
     }
     place(name, value, /*copy=*/false);
+  }
+  // For a decoder that knows how many such fields come: count entries at
+  // the end of the table, empty, for it to set in place, so no field costs
+  // a call. Requires that each is then set (through the pointer returned,
+  // valid until the next insert) to a name after every name before it, as
+  // for append_held_in_order; or that the decoder clears the fields.
+  value_type* append_held_slots(size_t count) {
+    lineage_.id = 0;
+    if (size_ + count > capacity_) grow_to(std::max<size_t>(size_ + count, kInitialCapacity));
+    value_type* const slots = table_ + size_;
+    std::uninitialized_value_construct_n(slots, count);
+    size_ += static_cast<uint32_t>(count);
+    return slots;
   }
   bool insert_or_assign_held(std::string_view name, std::string_view value) {
     lineage_.id = 0;
