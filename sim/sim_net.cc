@@ -1,7 +1,6 @@
 #include "sim/sim_net.h"
 
 #include <algorithm>
-#include <cmath>
 #include <deque>
 #include <limits>
 #include <utility>
@@ -9,6 +8,7 @@
 
 #include "broker/common/assert.h"
 #include "broker/common/byte_buffer_pool.h"
+#include "sim/exponential_draw.h"
 
 namespace mqlab::sim {
 namespace {
@@ -843,8 +843,7 @@ const NetworkProfile& SimNet::Core::profile(const std::string& from, const std::
 Nanos SimNet::Core::draw_jitter(const NetworkProfile& link) {
   if (link.latency_jitter_ns == 0) return 0;
   const double mean = static_cast<double>(link.latency_jitter_ns);
-  // Inverse CDF of the exponential; unit() is in [0, 1), so log1p is finite.
-  const double draw = -std::log1p(-random.unit()) * mean;
+  const double draw = draw_exponential(random) * mean;
   return static_cast<Nanos>(std::min(draw, kJitterCapInMeans * mean));
 }
 
