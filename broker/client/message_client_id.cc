@@ -4,6 +4,8 @@
 #include <charconv>
 #include <string_view>
 
+#include "broker/common/assert.h"
+
 namespace mqlab::client {
 namespace {
 
@@ -39,9 +41,13 @@ MessageClientIdGenerator::MessageClientIdGenerator(const std::string& client_ip,
     const uint64_t bits = random.next_u64();
     for (size_t i = 0; i < 4; ++i) ip[i] = static_cast<uint8_t>(bits >> (8 * i));
   }
-  for (size_t i = 0; i < 4; ++i) prefix_[i] = ip[i];
+  std::array<uint8_t, kPrefixBytes> prefix{};
+  for (size_t i = 0; i < 4; ++i) prefix[i] = ip[i];
   const uint64_t bits = random.next_u64();
-  for (size_t i = 0; i < 6; ++i) prefix_[4 + i] = static_cast<uint8_t>(bits >> (8 * i));
+  for (size_t i = 0; i < 6; ++i) prefix[4 + i] = static_cast<uint8_t>(bits >> (8 * i));
+  char* p = text_.data();
+  for (uint8_t byte : prefix) p = put_hex(p, byte);
+  MQ_ASSERT(p == text_.data() + 2 * kPrefixBytes);
 }
 
 std::string MessageClientIdGenerator::next() {
@@ -52,16 +58,14 @@ std::string MessageClientIdGenerator::next() {
 
 void MessageClientIdGenerator::next_into(std::string& out) {
   MQ_ASSERT(sequence_ < (uint64_t{1} << 48));  // 2^48 sends: never, in practice
-  // Written into a buffer and copied once: appending 32 characters one by
-  // one cost more than the rest of preparing a send.
-  constexpr size_t kIdChars = 32;
-  std::array<char, kIdChars> text{};
-  char* p = text.data();
-  for (uint8_t byte : prefix_) p = put_hex(p, byte);
+  // Written into the kept text and copied once: appending 32 characters
+  // one by one cost more than the rest of preparing a send, and the
+  // prefix's digits never change.
+  char* p = text_.data() + 2 * kPrefixBytes;
   for (int shift = 40; shift >= 0; shift -= 8) p = put_hex(p, static_cast<uint8_t>(sequence_ >> shift));
-  MQ_ASSERT(p == text.data() + kIdChars);
+  MQ_ASSERT(p == text_.data() + kIdChars);
   ++sequence_;
-  out.assign(text.data(), kIdChars);
+  out.assign(text_.data(), kIdChars);
 }
 
 }  // namespace mqlab::client

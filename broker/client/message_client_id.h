@@ -14,6 +14,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -23,13 +24,18 @@ namespace mqlab::client {
 
 class MessageClientIdGenerator {
  public:
+  static constexpr size_t kIdChars = 32;
+
   MessageClientIdGenerator(const std::string& client_ip, env::Random& random);
   std::string next();
   // The same into out, replacing what it held (and keeping its room).
   void next_into(std::string& out);
 
  private:
-  std::array<uint8_t, 10> prefix_{};  // ip (4) + random (6)
+  static constexpr size_t kPrefixBytes = 10;  // ip (4) + random (6)
+  // The next id's text: the prefix's 20 digits, written once, then the
+  // sequence's 12, written for each id.
+  std::array<char, kIdChars> text_{};
   uint64_t sequence_ = 0;
 };
 

@@ -7,9 +7,11 @@
 #include <rapidcheck/gtest.h>
 
 #include <algorithm>
+#include <iomanip>
 #include <memory>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <span>
 #include <string>
 #include <string_view>
@@ -493,6 +495,11 @@ TEST(MessageClientId, IdsAreUniqueHexWithTheClientIpAndReplayFromTheSeed) {
     EXPECT_EQ(id.size(), 32u);
     EXPECT_EQ(id.substr(0, 8), "0A000005");
     EXPECT_EQ(id.find_first_not_of("0123456789ABCDEF"), std::string::npos);
+    EXPECT_EQ(id.substr(20), (std::ostringstream() << std::uppercase << std::hex << std::setw(12)
+                                                   << std::setfill('0') << i).str());  // the sequence
+    if (!seen.empty()) {
+      EXPECT_EQ(id.substr(0, 20), seen.begin()->substr(0, 20));  // one prefix
+    }
     EXPECT_TRUE(seen.insert(id).second);
   }
   env::Random same(42);
