@@ -84,9 +84,8 @@ class ExtFields {
     }
     return *this;
   }
-  // The table moves with the text it lives in.
-  // A copy is no lineage's table (it may be changed on its own); a move
-  // takes the lineage along with the table.
+  // The table moves with the text it lives in, and its lineage with it (a
+  // copy, above, has none: it may be changed on its own).
   ExtFields(ExtFields&& other) noexcept
       : table_(std::exchange(other.table_, nullptr)),
         size_(std::exchange(other.size_, 0)),
