@@ -340,7 +340,7 @@ std::optional<PullMessageProcessor::Refusal> PullMessageProcessor::resolve_filte
     Result<SubscriptionFilter> built = subscription_filter_of(*subscription);
     if (!built.ok()) return Refusal{ResponseCode::SUBSCRIPTION_PARSE_FAILED, built.status().message()};
     filter = std::move(built).value();
-    expression_type = subscription->expressionType.empty() ? std::string_view("TAG")
+    expression_type = subscription->expressionType.empty() ? kDefaultExpressionType
                                                            : std::string_view(subscription->expressionType);
   }
   return check_expression_type(expression_type);
@@ -348,7 +348,7 @@ std::optional<PullMessageProcessor::Refusal> PullMessageProcessor::resolve_filte
 
 std::optional<PullMessageProcessor::Refusal> PullMessageProcessor::check_expression_type(
     std::string_view expression_type) {
-  if (expression_type != "TAG") {
+  if (expression_type != kDefaultExpressionType) {
     return Refusal{ResponseCode::SYSTEM_ERROR,
                    "The broker does not support consumer to filter message by " + std::string(expression_type)};
   }

@@ -158,11 +158,12 @@ Result<SendMessageRequestHeader> parse_send_message_header(const RemotingCommand
 Result<SendMessageRequestHeader> SendMessageHeaderReader::read(const RemotingCommand& request) {
   const remoting::ExtFields& fields = request.ext_fields;
   const bool v2 = is_v2(request);
-  if (Memo* memo = memo_.follow(fields); memo != nullptr && memo->v2 == v2) {
+  if (Memo* memo = memo_.follow(fields)) {
     // The last request's header, its views moved onto this request and the
-    // values that changed read again.
+    // values that changed read again; SEND_MESSAGE after SEND_MESSAGE_V2
+    // (or back) has the other names, read in full.
     const uint32_t changed = fields.lineage().changed;
-    bool read = true;
+    bool read = memo->v2 == v2;
     for (size_t place = 0; place < fields.size() && read; ++place) {
       const auto field = static_cast<SendField>(memo->field_at[place]);
       if (field == kSendFieldCount) continue;
@@ -175,8 +176,6 @@ Result<SendMessageRequestHeader> SendMessageHeaderReader::read(const RemotingCom
     }
     if (read) return memo->header;
     memo_.forget(fields);  // the full read below names the bad field
-  } else if (memo != nullptr) {
-    memo_.forget(fields);  // SEND_MESSAGE after SEND_MESSAGE_V2: other names
   }
   Result<SendMessageRequestHeader> header = parse_send_message_header(request);
   if (!header.ok()) return header;
