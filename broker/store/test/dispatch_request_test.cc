@@ -108,6 +108,21 @@ RC_GTEST_PROP(DispatchRequest, PropertiesRoundTripSaysWhetherDecodeGivesThemBack
   RC_ASSERT(properties_round_trip(properties) == (decode_properties(encode_properties(properties)) == properties));
 }
 
+// The rule itself, on names and values of every short length with the
+// separators (and the bytes beside them) anywhere: properties_round_trip
+// scans words, overlapping at the end, and bytes below 8.
+RC_GTEST_PROP(DispatchRequest, PropertiesRoundTripIsTheSeparatorRule, ()) {
+  const auto gen_bytes = [] {
+    return *rc::gen::resize(40, rc::gen::container<std::string>(rc::gen::element('\0', '\x01', '\x02', '\x03', 'a',
+                                                                                    '\xff')));
+  };
+  const std::string name = gen_bytes();
+  const std::string value = gen_bytes();
+  const bool expected = !name.empty() && name.find_first_of("\x01\x02") == std::string::npos &&
+                        value.find('\x02') == std::string::npos;
+  RC_ASSERT(properties_round_trip({{name, value}}) == expected);
+}
+
 // A reused request: the second fill leaves nothing of the first.
 TEST(DispatchRequest, RefillingARequestReplacesEveryField) {
   MessageToStore first;
@@ -142,6 +157,13 @@ TEST(DispatchRequest, PropertiesThatDoNotRoundTrip) {
   EXPECT_FALSE(properties_round_trip({{"x\x02KEYS", "v"}}));
   EXPECT_FALSE(properties_round_trip({{"KEYS\x01x", "v"}}));
   EXPECT_FALSE(properties_round_trip({{"", "v"}}));
+  // A NUL is only a byte: the fast scan's bound (0x00-0x02) is not the rule.
+  using namespace std::string_literals;
+  EXPECT_TRUE(properties_round_trip({{"K\0"s, "a\0b"s}}));
+  EXPECT_TRUE(properties_round_trip({{"K\x03", "\x03"}, {"a", "0123456789\x03\x7f\xff"}}));
+  // Past a 16-byte block, and after a name that passes.
+  EXPECT_FALSE(properties_round_trip({{"A", "v"}, {"KEYS", "0123456789abcdef0123\x02"}}));
+  EXPECT_FALSE(properties_round_trip({{"A", "v"}, {"0123456789abcdef0123\x01", "v"}}));
 }
 
 // ---- HandedOverDispatchRequests ----------------------------------------------
