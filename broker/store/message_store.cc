@@ -313,10 +313,15 @@ void MessageStore::complete_put(const AppendMessageResult& appended, PutCallback
 }
 
 ConsumeQueue* MessageStore::find_consume_queue(const std::string& topic, int32_t queue_id) {
-  auto topic_it = consume_queues_.find(topic);
-  if (topic_it == consume_queues_.end()) return nullptr;
-  auto it = topic_it->second.find(queue_id);
-  return it == topic_it->second.end() ? nullptr : it->second.get();
+  if (last_topic_ == nullptr || *last_topic_ != topic) {
+    auto topic_it = consume_queues_.find(topic);
+    if (topic_it == consume_queues_.end()) return nullptr;
+    last_topic_ = &topic_it->first;
+    last_topic_queues_ = &topic_it->second;
+  }
+  MQ_ASSERT(last_topic_queues_ != nullptr);
+  auto it = last_topic_queues_->find(queue_id);
+  return it == last_topic_queues_->end() ? nullptr : it->second.get();
 }
 
 ConsumeQueue& MessageStore::consume_queue(const std::string& topic, int32_t queue_id) {

@@ -200,6 +200,11 @@ class MessageStore {
   void start_services();
 
   ConsumeQueue& consume_queue(const std::string& topic, int32_t queue_id);
+  // Empties find_consume_queue's memo: before any topic's entry leaves consume_queues_.
+  void forget_consume_queue_topic() {
+    last_topic_ = nullptr;
+    last_topic_queues_ = nullptr;
+  }
   void reput_soon();
   void retry_reput_later();
   // Dispatches from reput_from_ on; an error means it stopped at a record it
@@ -276,7 +281,15 @@ class MessageStore {
   CommitLog commit_log_;
   std::unique_ptr<IndexService> index_;
   StoreCheckpoint checkpoint_;
-  std::map<std::string, std::map<int32_t, std::unique_ptr<ConsumeQueue>>, NameLess> consume_queues_;
+  using ConsumeQueuesById = std::map<int32_t, std::unique_ptr<ConsumeQueue>>;
+  std::map<std::string, ConsumeQueuesById, NameLess> consume_queues_;
+  // The topic find_consume_queue found last and its queues: a put's
+  // dispatch and a pull look up the same topic over and over, and the
+  // topic map's name comparisons cost most of a lookup. Both point into
+  // consume_queues_'s node for it (std::map nodes stay put); reset by
+  // forget_consume_queue_topic() before a topic's node is erased.
+  const std::string* last_topic_ = nullptr;
+  ConsumeQueuesById* last_topic_queues_ = nullptr;
   // get_message's entries read from a consume queue, kept for their room
   // (at most the 800 entries one pull scans).
   std::vector<ConsumeQueueEntry> read_entries_;

@@ -152,7 +152,10 @@ Status MessageStore::rebuild_lost_consume_queues(const std::vector<std::pair<std
     if (queue == nullptr) continue;
     MQ_RETURN_IF_ERROR(queue->destroy());
     consume_queues_[topic].erase(queue_id);
-    if (consume_queues_[topic].empty()) consume_queues_.erase(topic);
+    if (consume_queues_[topic].empty()) {
+      forget_consume_queue_topic();
+      consume_queues_.erase(topic);
+    }
   }
   // Every other queue already holds the records before the safe point, so
   // their re-dispatch is skipped as duplicates; so is the index's.
@@ -260,6 +263,7 @@ Status MessageStore::recover_commit_log(bool last_exit_ok) {
     for (auto& [topic, by_id] : consume_queues_) {
       for (auto& [queue_id, queue] : by_id) MQ_RETURN_IF_ERROR(queue->destroy());
     }
+    forget_consume_queue_topic();
     consume_queues_.clear();
     if (config_.messageIndexEnable) MQ_RETURN_IF_ERROR(index_->truncate(PhyOffset(0)).status());
     reput_from_ = PhyOffset(0);
