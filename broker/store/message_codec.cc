@@ -476,9 +476,10 @@ std::optional<std::string_view> find_property(std::string_view text, std::string
   // item starts the text or follows a 0x02 (a value holds none), so the
   // candidates are the item starts that hold name's first byte: 16 bytes
   // at a time, the starts (each 0x02's next byte) and the first-byte
-  // matches are two compares and a shift. A memchr per occurrence of the
-  // first byte (every 'S' of a send's text for "SEQ", and of OFFSET in the
-  // two a pull adds) cost about 600 instructions a lookup, this about 100.
+  // matches are two compares and a shift. A memchr call per occurrence of
+  // the first byte (every 'S' of a send's text for "SEQ", and of OFFSET in
+  // the two a pull adds) cost as many instructions, about 185 a lookup,
+  // and more time: 22.7 against 16.5 ns, a consumer's text measured.
   // It goes on past a match: the last item of a repeated name wins.
   std::optional<std::string_view> found;
   const char* const begin = text.data();
