@@ -107,10 +107,11 @@ bool Scheduler::owner_alive(OwnerId owner) const {
 
 bool Scheduler::run_one() {
   const bool now_ready = now_queue_front_live();
+  const std::vector<HeapEntry>* const heap = first_heap();
   if (now_ready) {
     const NowEntry front = now_queue_[now_head_];
-    // The heap's top runs first only when it too is due now and older.
-    if (heap_.empty() || heap_.front().due > now_ || heap_.front().id > front.id) {
+    // The heaps' first runs first only when it too is due now and older.
+    if (heap == nullptr || heap->front().due > now_ || heap->front().id > front.id) {
       MQ_ASSERT(owners_[slots_[front.slot()].owner].alive);
       ++now_head_;
       const env::Task task = release(front.slot());
@@ -119,8 +120,8 @@ bool Scheduler::run_one() {
       return true;
     }
   }
-  if (heap_.empty()) return false;
-  const HeapEntry top = heap_.front();
+  if (heap == nullptr) return false;
+  const HeapEntry top = heap->front();
   MQ_ASSERT(top.due >= now_);
   MQ_ASSERT(slots_[top.slot()].sequence == top.sequence());
   MQ_ASSERT(owners_[slots_[top.slot()].owner].alive);
@@ -151,7 +152,7 @@ bool Scheduler::run_until_true(const std::function<bool()>& done, Nanos limit) {
 
 void Scheduler::run_until(Nanos t) {
   MQ_ASSERT_MSG(t >= now_, "run_until " + std::to_string(t) + " is before now " + std::to_string(now_));
-  while (now_live_ > 0 || (!heap_.empty() && heap_.front().due <= t)) run_one();
+  while (now_live_ > 0 || (first_heap() != nullptr && first_heap()->front().due <= t)) run_one();
   now_queue_.clear();  // only stale entries are left
   now_head_ = 0;
   MQ_ASSERT(now_ <= t);
@@ -167,7 +168,7 @@ size_t Scheduler::run_until_idle(size_t max_events) {
 Nanos Scheduler::next_due() const {
   MQ_ASSERT(pending_count() > 0);
   if (now_live_ > 0) return now_;
-  return heap_.front().due;
+  return first_heap()->front().due;
 }
 
 // --- slots --------------------------------------------------------------------
@@ -252,55 +253,64 @@ bool Scheduler::now_queue_front_live() {
 void Scheduler::heap_push(SlotIndex index) {
   const Slot& slot = slots_[index];
   MQ_ASSERT(slot.heap_position == kHeld);
-  heap_.push_back(HeapEntry{slot.due, event_id(slot.sequence, index)});
-  const auto position = static_cast<uint32_t>(heap_.size() - 1);
-  slots_[index].heap_position = position;
-  sift_up(position);
+  MQ_ASSERT(slot.due >= now_);
+  std::vector<HeapEntry>& heap = slot.due - now_ > far_after_ ? far_heap_ : near_heap_;
+  MQ_ASSERT(heap.size() < (uint32_t{1} << kSlotBits));  // positions stay clear of kFarHeapBit and the sentinels
+  heap.push_back(HeapEntry{slot.due, event_id(slot.sequence, index)});
+  sift_up(heap, static_cast<uint32_t>(heap.size() - 1));
 }
 
-void Scheduler::heap_remove(uint32_t position) {
-  MQ_ASSERT(position < heap_.size());
-  slots_[heap_[position].slot()].heap_position = kHeld;
-  const HeapEntry last = heap_.back();
-  heap_.pop_back();
-  if (position == heap_.size()) return;  // it was the last entry
-  place(position, last);
+const std::vector<Scheduler::HeapEntry>* Scheduler::first_heap() const {
+  if (near_heap_.empty()) return far_heap_.empty() ? nullptr : &far_heap_;
+  if (far_heap_.empty()) return &near_heap_;
+  return far_heap_.front() < near_heap_.front() ? &far_heap_ : &near_heap_;
+}
+
+void Scheduler::heap_remove(uint32_t encoded) {
+  std::vector<HeapEntry>& heap = (encoded & kFarHeapBit) != 0 ? far_heap_ : near_heap_;
+  const uint32_t position = encoded & ~kFarHeapBit;
+  MQ_ASSERT(position < heap.size());
+  slots_[heap[position].slot()].heap_position = kHeld;
+  const HeapEntry last = heap.back();
+  heap.pop_back();
+  if (position == heap.size()) return;  // it was the last entry
+  place(heap, position, last);
   // The moved entry may belong above or below its new position.
-  if (position > 0 && last < heap_[(position - 1) / 2]) {
-    sift_up(position);
+  if (position > 0 && last < heap[(position - 1) / 2]) {
+    sift_up(heap, position);
   } else {
-    sift_down(position);
+    sift_down(heap, position);
   }
 }
 
-void Scheduler::sift_up(uint32_t position) {
-  const HeapEntry entry = heap_[position];
+void Scheduler::sift_up(std::vector<HeapEntry>& heap, uint32_t position) {
+  const HeapEntry entry = heap[position];
   while (position > 0) {
     const uint32_t parent = (position - 1) / 2;
-    if (!(entry < heap_[parent])) break;
-    place(position, heap_[parent]);
+    if (!(entry < heap[parent])) break;
+    place(heap, position, heap[parent]);
     position = parent;
   }
-  place(position, entry);
+  place(heap, position, entry);
 }
 
-void Scheduler::sift_down(uint32_t position) {
-  const HeapEntry entry = heap_[position];
-  const auto size = static_cast<uint32_t>(heap_.size());
+void Scheduler::sift_down(std::vector<HeapEntry>& heap, uint32_t position) {
+  const HeapEntry entry = heap[position];
+  const auto size = static_cast<uint32_t>(heap.size());
   while (true) {
     uint32_t child = 2 * position + 1;
     if (child >= size) break;
-    if (child + 1 < size && heap_[child + 1] < heap_[child]) ++child;
-    if (!(heap_[child] < entry)) break;
-    place(position, heap_[child]);
+    if (child + 1 < size && heap[child + 1] < heap[child]) ++child;
+    if (!(heap[child] < entry)) break;
+    place(heap, position, heap[child]);
     position = child;
   }
-  place(position, entry);
+  place(heap, position, entry);
 }
 
-void Scheduler::place(uint32_t position, const HeapEntry& entry) {
-  heap_[position] = entry;
-  slots_[entry.slot()].heap_position = position;
+void Scheduler::place(std::vector<HeapEntry>& heap, uint32_t position, const HeapEntry& entry) {
+  heap[position] = entry;
+  slots_[entry.slot()].heap_position = &heap == &far_heap_ ? position | kFarHeapBit : position;
 }
 
 Scheduler::Owner& Scheduler::owner_state(OwnerId owner) {

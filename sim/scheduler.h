@@ -17,14 +17,21 @@
 // it gets a last word. A restart is a new owner, never a revived one.
 //
 // Layout, for speed (a run dispatches millions of events): pending events
-// live in a slab of slots reused through a free list, and the queue is a
-// binary min-heap of (due, event id) entries, 16 bytes (an id orders as
-// its sequence and holds its slot); each slot knows its
-// heap position, so cancel() removes its entry at once. Events due at the
+// live in a slab of slots reused through a free list, and the queue is two
+// binary min-heaps of (due, event id) entries, 16 bytes (an id orders as
+// its sequence and holds its slot): the near heap for events due within
+// far_after of when they were scheduled (a chunk's delivery, a disk's
+// completion), the far heap for the rest (timers, periodic tasks, a
+// producer's next arrival). The next event is the smaller of the two tops,
+// so the order is exactly one heap's; the split only keeps the few near
+// events, which come and go several times a message, from climbing past
+// and sinking under the many far ones (the standard scenario: 61 entries
+// on average, 70% of the pushes near). Each slot knows its heap and
+// position, so cancel() removes its entry at once. Events due at the
 // current instant (post(), completions) are most of a run's events: they
-// skip the heap and go to the now-queue, a FIFO whose entries are all due
-// now() in sequence order; run_one() takes the smaller (due, sequence) of
-// the heap's top and the now-queue's front, so the order is exactly the
+// skip the heaps and go to the now-queue, a FIFO whose entries are all due
+// now() in sequence order; run_one() takes the smallest (due, sequence) of
+// the heaps' tops and the now-queue's front, so the order is exactly one
 // heap's alone. A now-queue entry whose slot was released or paused is
 // stale (skipped when reached). A paused owner's events are out of both
 // (held). Killing and pausing walk the slab: they are rare, and the slab is
@@ -33,7 +40,7 @@
 // Invariants:
 //   - now() never decreases; no event is ever due before now().
 //   - every queued event belongs to kWorldOwner or to a live owner.
-//   - a slot is in the heap or the now-queue iff it holds an event whose
+//   - a slot is in one heap or the now-queue iff it holds an event whose
 //     owner is not paused; every live now-queue entry is due now().
 //   - behaviour depends on nothing but the calls made: no wall clock, no
 //     threads, no iteration over unordered containers.
@@ -46,6 +53,7 @@
 #include <utility>
 #include <vector>
 
+#include "broker/common/assert.h"
 #include "broker/common/types.h"
 #include "broker/env/env.h"
 
@@ -59,7 +67,15 @@ constexpr OwnerId kWorldOwner = 0;
 
 class Scheduler {
  public:
+  // Events due more than this after they are scheduled go to the far heap
+  // (the file comment): a millisecond, past a simulated network's latency
+  // and short of the producers' gaps and every timer.
+  static constexpr Nanos kDefaultFarAfter = 1'000'000;
+
   Scheduler() = default;
+  // far_after: as kDefaultFarAfter; any value gives the same order (tests
+  // pick one that splits their events).
+  explicit Scheduler(Nanos far_after) : far_after_(far_after) { MQ_ASSERT(far_after >= 0); }
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
@@ -107,7 +123,7 @@ class Scheduler {
   // ran. A caller that must reach idle checks pending_count() == 0 after.
   size_t run_until_idle(size_t max_events = std::numeric_limits<size_t>::max());
 
-  size_t pending_count() const { return heap_.size() + now_live_; }  // runnable (not held)
+  size_t pending_count() const { return near_heap_.size() + far_heap_.size() + now_live_; }  // runnable (not held)
   // Due time of the earliest pending event. Requires: pending_count() > 0.
   Nanos next_due() const;
   uint64_t events_run() const { return events_run_; }
@@ -118,13 +134,15 @@ class Scheduler {
   static constexpr SlotIndex kNoSlot = (SlotIndex{1} << kSlotBits) - 1;  // ids of refused events
   static constexpr uint32_t kHeld = std::numeric_limits<uint32_t>::max();  // heap position of a held event
   static constexpr uint32_t kInNowQueue = kHeld - 1;                       // heap position of a now-queue event
+  // A heap position's top bit: the far heap's (below it, the index in it).
+  static constexpr uint32_t kFarHeapBit = uint32_t{1} << 31;
 
   struct Slot {
     env::Task task;
     Nanos due = 0;
     uint64_t sequence = 0;  // 0: the slot is free
     OwnerId owner = kWorldOwner;
-    uint32_t heap_position = kHeld;
+    uint32_t heap_position = kHeld;  // kHeld, kInNowQueue, or an index in a heap (kFarHeapBit: the far one)
     SlotIndex next_free = kNoSlot;
   };
   // 16 bytes: the event's id orders as its sequence (the sequence is its
@@ -155,21 +173,28 @@ class Scheduler {
   SlotIndex allocate_slot();
   // Frees a pending event's slot (out of the heap) and returns its task.
   env::Task release(SlotIndex slot);
+  // Into the near or the far heap, by how far off the event is due.
   void heap_push(SlotIndex slot);
-  // Queues a runnable event: the now-queue when it is due now, else the heap.
+  // Queues a runnable event: the now-queue when it is due now, else a heap.
   void enqueue(SlotIndex slot);
   // Drops stale entries from the now-queue's front; whether a live one is there.
   bool now_queue_front_live();
+  // The heap holding the runnable event due first, or nullptr when both are empty.
+  const std::vector<HeapEntry>* first_heap() const;
+  // Removes the entry at an encoded heap position (kFarHeapBit and index).
   void heap_remove(uint32_t position);
-  void sift_up(uint32_t position);
-  void sift_down(uint32_t position);
-  void place(uint32_t position, const HeapEntry& entry);
+  void sift_up(std::vector<HeapEntry>& heap, uint32_t position);
+  void sift_down(std::vector<HeapEntry>& heap, uint32_t position);
+  void place(std::vector<HeapEntry>& heap, uint32_t position, const HeapEntry& entry);
   Owner& owner_state(OwnerId owner);
 
+  Nanos far_after_ = kDefaultFarAfter;
   Nanos now_ = 0;
   uint64_t next_sequence_ = 1;
   uint64_t events_run_ = 0;
-  std::vector<HeapEntry> heap_;        // the queue: runnable events by (due, sequence)
+  // The queue: runnable events by (due, sequence), in two heaps (the file comment).
+  std::vector<HeapEntry> near_heap_;
+  std::vector<HeapEntry> far_heap_;
   std::vector<NowEntry> now_queue_;    // runnable events due now(), by sequence, from now_head_
   size_t now_head_ = 0;
   size_t now_live_ = 0;                // entries of now_queue_ still pending
