@@ -114,3 +114,28 @@ def test_store_bench_names_its_store_figures_after_the_label(bin_dir):
     bad = subprocess.run([str(bin_dir / "store_bench"), "--label", "a b"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2
     assert "--label must be one word" in bad.stderr
+
+
+def run_sim_ab(args, bin_dir, tmp_path):
+    root = Path(__file__).resolve().parent.parent
+    env = {"PATH": "/usr/bin:/bin", "WORK": str(tmp_path / "ab"), "PLAIN_BUILD_DIR": str(bin_dir.parent)}
+    return subprocess.run([str(root / "bench" / "sim_ab.sh"), *args], capture_output=True, text=True, timeout=60,
+                          env=env, cwd=root)
+
+
+def test_sim_ab_says_how_to_call_it(bin_dir, tmp_path):
+    # bench/sim_ab.sh builds two profile-guided trees (minutes each): its
+    # mistakes of use must stop it before any build.
+    run = run_sim_ab([], bin_dir, tmp_path)
+    assert run.returncode != 0
+    assert "usage: bench/sim_ab.sh BASE [CANDIDATE [PAIRS]]" in run.stderr
+    run = run_sim_ab(["HEAD", "HEAD", "eight"], bin_dir, tmp_path)
+    assert run.returncode == 2
+    assert "PAIRS must be a number, not 'eight'" in run.stderr
+
+
+def test_sim_ab_refuses_an_unknown_commit_before_building(bin_dir, tmp_path):
+    run = run_sim_ab(["no-such-commit-anywhere", "HEAD", "2"], bin_dir, tmp_path)
+    assert run.returncode == 2
+    assert "sim_ab: no commit 'no-such-commit-anywhere'" in run.stderr
+    assert not list((tmp_path / "ab").glob("*/tree")), "no worktree for a commit that does not exist"
