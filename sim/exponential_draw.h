@@ -57,15 +57,24 @@ inline const Tables& tables() {
   return kTables;
 }
 
+// A layer and a point in its rectangle, from one word's disjoint bits.
+struct Candidate {
+  int layer;
+  double z;
+  bool inside(const Tables& t) const { return z < t.x[layer + 1]; }  // under the curve for sure
+};
+inline Candidate candidate(const Tables& t, uint64_t bits) {
+  const int layer = static_cast<int>(bits & 0xFF);
+  return {layer, static_cast<double>(bits >> 11) * 0x1.0p-53 * t.x[layer]};
+}
+
 // The draws that miss the layer's rectangle: the tail, or the wedge.
-inline double draw_slowly(env::Random& random, const Tables& t, int layer, double z) {
+inline double draw_slowly(env::Random& random, const Tables& t, Candidate c) {
   while (true) {
-    if (layer == 0) return kR - std::log1p(-random.unit());
-    if (t.f[layer] + random.unit() * (t.f[layer + 1] - t.f[layer]) < std::exp(-z)) return z;
-    const uint64_t bits = random.next_u64();
-    layer = static_cast<int>(bits & 0xFF);
-    z = static_cast<double>(bits >> 11) * 0x1.0p-53 * t.x[layer];
-    if (z < t.x[layer + 1]) return z;
+    if (c.layer == 0) return kR - std::log1p(-random.unit());
+    if (t.f[c.layer] + random.unit() * (t.f[c.layer + 1] - t.f[c.layer]) < std::exp(-c.z)) return c.z;
+    c = candidate(t, random.next_u64());
+    if (c.inside(t)) return c.z;
   }
 }
 
@@ -74,11 +83,9 @@ inline double draw_slowly(env::Random& random, const Tables& t, int layer, doubl
 // Exp(1): mean 1; scale by the mean wanted.
 inline double draw_exponential(env::Random& random) {
   const exponential_ziggurat::Tables& t = exponential_ziggurat::tables();
-  const uint64_t bits = random.next_u64();
-  const int layer = static_cast<int>(bits & 0xFF);
-  const double z = static_cast<double>(bits >> 11) * 0x1.0p-53 * t.x[layer];
-  if (z < t.x[layer + 1]) [[likely]] return z;
-  return exponential_ziggurat::draw_slowly(random, t, layer, z);
+  const exponential_ziggurat::Candidate c = exponential_ziggurat::candidate(t, random.next_u64());
+  if (c.inside(t)) [[likely]] return c.z;
+  return exponential_ziggurat::draw_slowly(random, t, c);
 }
 
 }  // namespace mqlab::sim

@@ -152,7 +152,11 @@ bool Scheduler::run_until_true(const std::function<bool()>& done, Nanos limit) {
 
 void Scheduler::run_until(Nanos t) {
   MQ_ASSERT_MSG(t >= now_, "run_until " + std::to_string(t) + " is before now " + std::to_string(now_));
-  while (now_live_ > 0 || (first_heap() != nullptr && first_heap()->front().due <= t)) run_one();
+  while (true) {
+    const std::vector<HeapEntry>* const heap = first_heap();
+    if (now_live_ == 0 && (heap == nullptr || heap->front().due > t)) break;
+    run_one();
+  }
   now_queue_.clear();  // only stale entries are left
   now_head_ = 0;
   MQ_ASSERT(now_ <= t);
