@@ -257,15 +257,22 @@ class ProducerApp final : public SimApp {
     // One draw per byte (with a division each) cost more than the rest of the
     // send; the slight bias (some letters 10 of 256, others 9) is harmless.
     std::vector<uint8_t> body(size);
+    // The generator and the bounds in locals, written back after: a store
+    // through a byte pointer may alias anything, so the generator's state
+    // and the vector's pointers were stored and reloaded at every draw.
+    env::Random draws = random;
+    uint8_t* const out = body.data();
+    const size_t count = body.size();
     size_t i = 0;
-    for (; i + 8 <= body.size(); i += 8) {
-      const uint64_t letters = letters_of(random.next_u64());
-      std::memcpy(body.data() + i, &letters, 8);
+    for (; i + 8 <= count; i += 8) {
+      const uint64_t letters = letters_of(draws.next_u64());
+      std::memcpy(out + i, &letters, 8);
     }
-    if (i < body.size()) {
-      uint64_t bits = random.next_u64();
-      for (; i < body.size(); ++i, bits >>= 8) body[i] = static_cast<uint8_t>('a' + (bits & 0xFF) * 26 / 256);
+    if (i < count) {
+      uint64_t bits = draws.next_u64();
+      for (; i < count; ++i, bits >>= 8) out[i] = static_cast<uint8_t>('a' + (bits & 0xFF) * 26 / 256);
     }
+    random = draws;
     MQ_ASSERT(body.empty() || (body.front() >= 'a' && body.back() <= 'z'));
     return body;
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <limits>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -39,6 +40,18 @@ class ListenerState;
 struct Stream;
 
 using env::HostPort;
+
+using HostPairView = std::pair<std::string_view, std::string_view>;
+
+// std::less<HostPair>'s order, transparent: a HostPairView finds a
+// HostPair without copying its two strings.
+struct HostPairLess {
+  using is_transparent = void;
+  template <typename A, typename B>
+  bool operator()(const A& a, const B& b) const {
+    return HostPairView(a.first, a.second) < HostPairView(b.first, b.second);
+  }
+};
 
 }  // namespace
 
@@ -81,7 +94,9 @@ struct SimNet::Core {
   std::set<std::string> hosts;
   std::set<std::string> down_hosts;
   std::set<std::string> isolated_hosts;
-  std::set<HostPair> blocked_pairs;
+  // Looked up for every chunk while anything is blocked (a fault's seconds):
+  // by views, not a pair of copied strings.
+  std::set<HostPair, HostPairLess> blocked_pairs;
   std::map<HostPair, NetworkProfile> link_profiles;  // overrides of the defaults
   uint64_t link_profiles_version = 0;                  // bumped at every change of them
   // When each link's wire has sent its last chunk. Entries are never erased
@@ -195,7 +210,10 @@ struct Stream : std::enable_shared_from_this<Stream> {
   ~Stream() { core->streams.erase(id); }
 
   const std::string& host(int side) const { return sides[side].endpoint->host; }
-  bool path_blocked(int from) const { return core->is_blocked(host(from), host(1 - from)); }
+  // Nothing blocked, the usual case, is answered without the call.
+  bool path_blocked(int from) const {
+    return core->anything_blocked() && core->is_blocked(host(from), host(1 - from));
+  }
   LinkCounters& link(int from) {
     Pipe& pipe = sides[from].out;
     if (pipe.link == nullptr) pipe.link = &core->link_counters[{host(from), host(1 - from)}];
@@ -830,7 +848,8 @@ bool SimNet::Core::is_blocked(const std::string& from, const std::string& to) co
   if (!anything_blocked()) return false;
   if (down_hosts.contains(from) || down_hosts.contains(to)) return true;
   if (from == to) return false;
-  return isolated_hosts.contains(from) || isolated_hosts.contains(to) || blocked_pairs.contains({from, to});
+  return isolated_hosts.contains(from) || isolated_hosts.contains(to) ||
+         blocked_pairs.contains(HostPairView(from, to));
 }
 
 const NetworkProfile& SimNet::Core::profile(const std::string& from, const std::string& to) const {
