@@ -235,7 +235,9 @@ struct Stream : std::enable_shared_from_this<Stream> {
 
   // Arrivals go by rvalue reference through push, hand_over, arrive and
   // deliver: by value, a frame was moved and destroyed eight times on its way.
-  void push(int from, Arrival&& arrival);
+  // holder: a hold on this stream (its sender's), which the delivery event
+  // copies: shared_from_this() is a compare-and-swap, a copy an increment.
+  void push(int from, Arrival&& arrival, const std::shared_ptr<Stream>& holder);
   void close_side(int side);
   void reset(int side);
   void resume(int from);
@@ -247,7 +249,7 @@ struct Stream : std::enable_shared_from_this<Stream> {
   void cancel_deliveries();
 
   void put_on_wire(int from, Chunk& chunk);
-  void schedule_front(int from);
+  void schedule_front(int from, const std::shared_ptr<Stream>& holder);
   void deliver_front(int from);
   void stall(int from);
   void time_out(int from);
@@ -289,7 +291,7 @@ class SimConnection final : public env::Connection, public std::enable_shared_fr
 
   void send(std::vector<uint8_t> bytes) override {
     if (!is_open() || bytes.empty()) return;
-    stream_->push(side_, Arrival{Kind::kBytes, std::move(bytes), Status::Ok()});
+    stream_->push(side_, Arrival{Kind::kBytes, std::move(bytes), Status::Ok()}, stream_);
   }
 
   void send_file_region(std::shared_ptr<env::File> file, uint64_t offset, uint32_t length) override;
@@ -326,7 +328,8 @@ class SimConnection final : public env::Connection, public std::enable_shared_fr
         endpoint().core->scheduler.owner_paused(endpoint().owner)) {
       return arrive(std::move(arrival));
     }
-    const std::shared_ptr<SimConnection> self = shared_from_this();  // the callback may drop the last other hold
+    // The callback may drop the last other hold on this end: the caller's
+    // (hand_over's lock of its weak reference) keeps it until this returns.
     deliver(std::move(arrival));
   }
 
@@ -384,7 +387,7 @@ class SimConnection final : public env::Connection, public std::enable_shared_fr
 
 // --- Stream: the two pipes
 
-void Stream::push(int from, Arrival&& arrival) {
+void Stream::push(int from, Arrival&& arrival, const std::shared_ptr<Stream>& holder) {
   if (core->shut_down) return;
   Pipe& pipe = sides[from].out;
   const uint64_t size = arrival.bytes.size();
@@ -396,7 +399,7 @@ void Stream::push(int from, Arrival&& arrival) {
   pipe.queue.push_back(Chunk{std::move(arrival), 0});
   if (pipe.stalled) return;  // timed when the path opens
   put_on_wire(from, pipe.queue.back());
-  if (pipe.delivery_event == kNoEvent) schedule_front(from);
+  if (pipe.delivery_event == kNoEvent) schedule_front(from, holder);
 }
 
 // Delivery times never decrease within a pipe: TCP hands bytes up in order,
@@ -410,7 +413,8 @@ void Stream::put_on_wire(int from, Chunk& chunk) {
   MQ_ASSERT(chunk.deliver_at >= core->now());
 }
 
-void Stream::schedule_front(int from) {
+void Stream::schedule_front(int from, const std::shared_ptr<Stream>& holder) {
+  MQ_ASSERT(holder.get() == this);
   Pipe& pipe = sides[from].out;
   MQ_ASSERT(!pipe.stalled);
   MQ_ASSERT(pipe.delivery_event == kNoEvent);
@@ -419,7 +423,7 @@ void Stream::schedule_front(int from) {
   // One closure per direction, capturing a plain pointer alone: it then fits
   // in std::function's inline buffer, and a chunk's delivery allocates nothing.
   const Nanos due = pipe.queue.front().deliver_at;
-  pipe.delivery_keeps = shared_from_this();
+  pipe.delivery_keeps = holder;
   pipe.delivery_event = from == 0 ? core->at(due, [this] { deliver_front(0); })
                                   : core->at(due, [this] { deliver_front(1); });
 }
@@ -460,7 +464,7 @@ void Stream::deliver_front(int from) {
   LinkCounters& counters = link(from);
   counters.bytes_delivered += size;
   ++counters.chunks_delivered;
-  if (!pipe.queue.empty()) schedule_front(from);
+  if (!pipe.queue.empty()) schedule_front(from, self);
   hand_over(1 - from, std::move(chunk.arrival));
 }
 
@@ -507,7 +511,7 @@ void Stream::resume(int from) {
   // Everything delivered so far was due by now; the rest is resent afresh.
   pipe.last_deliver_at = core->now();
   for (Chunk& chunk : pipe.queue) put_on_wire(from, chunk);
-  schedule_front(from);
+  schedule_front(from, shared_from_this());
 }
 
 // A direction stalled for tcp_user_timeout with data outstanding: the
@@ -552,7 +556,7 @@ void Stream::close_side(int side) {
   }
   closing.output_open = false;
   ++core->counters.connections_closed;
-  push(side, Arrival{Kind::kPeerClosed, {}, Status::Ok()});
+  push(side, Arrival{Kind::kPeerClosed, {}, Status::Ok()}, shared_from_this());
 }
 
 // A RST behind what the side sent; nothing more goes out from it.
@@ -574,7 +578,7 @@ void Stream::send_reset(int side) {
   sides[side].output_open = false;
   sides[side].reset_sent = true;
   ++core->counters.connections_reset;
-  push(side, Arrival{Kind::kPeerReset, {}, Status::Ok()});
+  push(side, Arrival{Kind::kPeerReset, {}, Status::Ok()}, shared_from_this());
 }
 
 // --- SimConnection
@@ -597,7 +601,7 @@ void SimConnection::send_file_region(std::shared_ptr<env::File> file, uint64_t o
                                   std::to_string(*read) + " bytes)"));
     return;
   }
-  stream_->push(side_, Arrival{Kind::kBytes, std::move(bytes), Status::Ok()});
+  stream_->push(side_, Arrival{Kind::kBytes, std::move(bytes), Status::Ok()}, stream_);
 }
 
 // Our own failure: the peer sees a reset, our owner hears why on our
