@@ -74,6 +74,9 @@ def test_sim_bench_reports_the_median_of_repeated_standard_runs(bin_dir):
     digests = re.findall(r"^# bench-standard seed \d+: .* digest (\w+)$", run.stdout, re.M)
     assert len(digests) == 3 and len(set(digests)) == 1, run.stdout
     assert figures["sim_host_reference_sort_4m"] > 0
+    assert figures["sim_host_reference_sort_4m_worst"] >= figures["sim_host_reference_sort_4m"]
+    assert re.search(r"^sim_host_reference_sort_4m_worst [\d.]+ ms ratio=[\d.]+ vs sim_host_reference_sort_4m$",
+                     run.stdout, re.M), run.stdout
 
 
 def test_sim_bench_refuses_zero_repeats(bin_dir):
