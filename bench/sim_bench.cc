@@ -36,7 +36,8 @@
 // pseudo-random 64-bit words) in the same process: the shared VMs this runs
 // on differ from one to the next (on 2026-12-06 a host ran the same commit's
 // standard scenario 1.2-1.4x slower than another had a few hours before),
-// and the reference tells a slower host from slower code.
+// and the reference tells a slower host from slower code; its _worst line,
+// the slowest of its three sorts, tells a host that swung while it ran.
 // Wall time comes from std::chrono::steady_clock: benchmarks sit outside the
 // deterministic core. The *_cpu_* lines divide by the process's CPU time
 // instead, which other processes on a busy machine do not inflate.
