@@ -210,7 +210,10 @@ struct Stream : std::enable_shared_from_this<Stream> {
   ~Stream() { core->streams.erase(id); }
 
   const std::string& host(int side) const { return sides[side].endpoint->host; }
-  // Nothing blocked, the usual case, is answered without the call.
+  // Nothing blocked, the usual case, is answered without the call (which
+  // asks again, for its other callers). Moving this check into an inline
+  // is_blocked instead gave +14M instructions in the standard run: gcc then
+  // built deliver_front and push with more spilling.
   bool path_blocked(int from) const {
     return core->anything_blocked() && core->is_blocked(host(from), host(1 - from));
   }
