@@ -690,9 +690,28 @@ int32_t java_string_hash(std::string_view utf8) {
   for (size_t position = 0; position < utf8.size();) {
     // An ASCII byte is one UTF-16 unit of the same value: topics, tags and
     // keys nearly always are (the IndexFile hashes two or three 40-byte
-    // keys per put, and the decoder's step cost 3x this per byte). Four
-    // ASCII bytes at a time: h*31^4 + b0*31^3 + b1*31^2 + b2*31 + b3, one
-    // multiply-add chain instead of four dependent steps.
+    // keys per put, and the decoder's step cost 3x this per byte). Eight
+    // (or four) ASCII bytes at a time: h*31^8 + b0*31^7 + ... + b7, whose
+    // products do not wait on each other, instead of eight dependent steps.
+    if (utf8.size() - position >= 8) {
+      uint64_t word = 0;
+      std::memcpy(&word, in + position, 8);
+      if ((word & 0x8080808080808080ull) == 0) {
+        constexpr uint32_t k31[8] = {1u,
+                                     31u,
+                                     31u * 31u,
+                                     31u * 31u * 31u,
+                                     31u * 31u * 31u * 31u,
+                                     31u * 31u * 31u * 31u * 31u,
+                                     31u * 31u * 31u * 31u * 31u * 31u,
+                                     31u * 31u * 31u * 31u * 31u * 31u * 31u};
+        const uint8_t* const b = in + position;
+        hash = hash * (k31[7] * 31u) + b[0] * k31[7] + b[1] * k31[6] + b[2] * k31[5] + b[3] * k31[4] +
+               b[4] * k31[3] + b[5] * k31[2] + b[6] * k31[1] + b[7];
+        position += 8;
+        continue;
+      }
+    }
     if (utf8.size() - position >= 4) {
       uint32_t word = 0;
       std::memcpy(&word, in + position, 4);
