@@ -194,7 +194,7 @@ std::vector<Scheduler::SlotIndex> Scheduler::slots_of(OwnerId owner) const {
   return found;
 }
 
-Scheduler::SlotIndex Scheduler::allocate_slot() {
+inline Scheduler::SlotIndex Scheduler::allocate_slot() {
   if (free_slots_ != kNoSlot) {
     const SlotIndex index = free_slots_;
     free_slots_ = slots_[index].next_free;
@@ -206,7 +206,7 @@ Scheduler::SlotIndex Scheduler::allocate_slot() {
   return static_cast<SlotIndex>(slots_.size() - 1);
 }
 
-env::Task Scheduler::release(SlotIndex index) {
+inline env::Task Scheduler::release(SlotIndex index) {
   Slot& slot = slots_[index];
   MQ_ASSERT(slot.sequence != 0);
   if (slot.heap_position == kInNowQueue) {
@@ -227,7 +227,7 @@ env::Task Scheduler::release(SlotIndex index) {
 
 // --- the queues ---------------------------------------------------------------
 
-void Scheduler::enqueue(SlotIndex index) {
+inline void Scheduler::enqueue(SlotIndex index) {
   Slot& slot = slots_[index];
   MQ_ASSERT(slot.heap_position == kHeld);
   if (slot.due != now_) return heap_push(index);
@@ -238,7 +238,7 @@ void Scheduler::enqueue(SlotIndex index) {
   ++now_live_;
 }
 
-bool Scheduler::now_queue_front_live() {
+inline bool Scheduler::now_queue_front_live() {
   while (now_head_ < now_queue_.size()) {
     const NowEntry& front = now_queue_[now_head_];
     const Slot& slot = slots_[front.slot()];
@@ -254,7 +254,7 @@ bool Scheduler::now_queue_front_live() {
   return false;
 }
 
-void Scheduler::heap_push(SlotIndex index) {
+inline void Scheduler::heap_push(SlotIndex index) {
   const Slot& slot = slots_[index];
   MQ_ASSERT(slot.heap_position == kHeld);
   MQ_ASSERT(slot.due >= now_);
@@ -270,7 +270,7 @@ const std::vector<Scheduler::HeapEntry>* Scheduler::first_heap() const {
   return far_heap_.front() < near_heap_.front() ? &far_heap_ : &near_heap_;
 }
 
-void Scheduler::heap_remove(uint32_t encoded) {
+inline void Scheduler::heap_remove(uint32_t encoded) {
   std::vector<HeapEntry>& heap = (encoded & kFarHeapBit) != 0 ? far_heap_ : near_heap_;
   const uint32_t position = encoded & ~kFarHeapBit;
   MQ_ASSERT(position < heap.size());

@@ -170,19 +170,25 @@ class Scheduler {
   // The slots of owner's pending events, in sequence order.
   std::vector<SlotIndex> slots_of(OwnerId owner) const;
 
-  SlotIndex allocate_slot();
+  // The helpers an event passes through on its way in and out are always
+  // inlined (defined inline in scheduler.cc, their one user): gcc had kept
+  // them as calls (their assertions' message building counts against
+  // inlining), and the calls, their saved registers and a task returned
+  // through memory cost 80 instructions an event; inlined, the standard
+  // scenario ran 1.4% fewer instructions. The sifts stay calls.
+  [[gnu::always_inline]] SlotIndex allocate_slot();
   // Frees a pending event's slot (out of the heap) and returns its task.
-  env::Task release(SlotIndex slot);
+  [[gnu::always_inline]] env::Task release(SlotIndex slot);
   // Into the near or the far heap, by how far off the event is due.
-  void heap_push(SlotIndex slot);
+  [[gnu::always_inline]] void heap_push(SlotIndex slot);
   // Queues a runnable event: the now-queue when it is due now, else a heap.
-  void enqueue(SlotIndex slot);
+  [[gnu::always_inline]] void enqueue(SlotIndex slot);
   // Drops stale entries from the now-queue's front; whether a live one is there.
-  bool now_queue_front_live();
+  [[gnu::always_inline]] bool now_queue_front_live();
   // The heap holding the runnable event due first, or nullptr when both are empty.
   const std::vector<HeapEntry>* first_heap() const;
   // Removes the entry at an encoded heap position (kFarHeapBit and index).
-  void heap_remove(uint32_t position);
+  [[gnu::always_inline]] void heap_remove(uint32_t position);
   void sift_up(std::vector<HeapEntry>& heap, uint32_t position);
   void sift_down(std::vector<HeapEntry>& heap, uint32_t position);
   void place(std::vector<HeapEntry>& heap, uint32_t position, const HeapEntry& entry);
