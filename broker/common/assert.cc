@@ -24,4 +24,8 @@ void assert_failed(const char* expression, const char* file, int line, const std
   std::abort();
 }
 
+void assert_failed_here(const char* expression, const char* file, int line) noexcept {
+  assert_failed(expression, file, line, std::string());
+}
+
 }  // namespace mqlab
