@@ -36,22 +36,34 @@ Status check_total_length(int32_t total_length, size_t max_frame_bytes) {
   return Status::Ok();
 }
 
-// Requires: check_total_length(total_length) passed.
-Status check_header_length_field(uint32_t field, int32_t total_length) {
-  MQ_ASSERT(total_length >= 4);
+// Why field does not fit a frame of total_length; the rare path of
+// check_header_length_field, out of line so the check itself inlines into
+// every frame's decoding.
+[[gnu::cold, gnu::noinline]] Status header_length_field_error(uint32_t field, int32_t total_length) {
   const uint32_t type = field >> 24;
-  const uint32_t header_length = field & kMaxHeaderLength;
   if (type != static_cast<uint32_t>(SerializeType::JSON) && type != static_cast<uint32_t>(SerializeType::ROCKETMQ)) {
     char hex[16];
     std::snprintf(hex, sizeof(hex), "0x%08x", field);
     return Status::Corruption("unknown serialize type " + std::to_string(type) + " in header-length field " + hex +
                               "; expected 0 (JSON) or 1 (ROCKETMQ)");
   }
+  const uint32_t header_length = field & kMaxHeaderLength;
   const uint32_t room = static_cast<uint32_t>(total_length) - 4;
-  if (header_length > room) {
-    return Status::Corruption("header length " + std::to_string(header_length) + " exceeds the " +
-                              std::to_string(room) + " bytes left for header and body in a frame of length " +
-                              std::to_string(total_length));
+  MQ_ASSERT(header_length > room);
+  return Status::Corruption("header length " + std::to_string(header_length) + " exceeds the " +
+                            std::to_string(room) + " bytes left for header and body in a frame of length " +
+                            std::to_string(total_length));
+}
+
+// Requires: check_total_length(total_length) passed.
+inline Status check_header_length_field(uint32_t field, int32_t total_length) {
+  MQ_ASSERT(total_length >= 4);
+  const uint32_t type = field >> 24;
+  const uint32_t header_length = field & kMaxHeaderLength;
+  const bool known_type =
+      type == static_cast<uint32_t>(SerializeType::JSON) || type == static_cast<uint32_t>(SerializeType::ROCKETMQ);
+  if (!known_type || header_length > static_cast<uint32_t>(total_length) - 4) [[unlikely]] {
+    return header_length_field_error(field, total_length);
   }
   return Status::Ok();
 }
