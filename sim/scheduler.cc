@@ -100,11 +100,6 @@ bool Scheduler::owner_paused(OwnerId owner) const {
   return owners_[owner].paused;
 }
 
-bool Scheduler::owner_alive(OwnerId owner) const {
-  MQ_ASSERT(owner < owners_.size());
-  return owners_[owner].alive;
-}
-
 bool Scheduler::run_one() {
   const bool now_ready = now_queue_front_live();
   const std::vector<HeapEntry>* const heap = first_heap();
@@ -317,7 +312,7 @@ void Scheduler::place(std::vector<HeapEntry>& heap, uint32_t position, const Hea
   slots_[entry.slot()].heap_position = &heap == &far_heap_ ? position | kFarHeapBit : position;
 }
 
-Scheduler::Owner& Scheduler::owner_state(OwnerId owner) {
+inline Scheduler::Owner& Scheduler::owner_state(OwnerId owner) {
   MQ_ASSERT_MSG(owner < owners_.size(), "unknown owner " + std::to_string(owner));
   return owners_[owner];
 }

@@ -100,7 +100,11 @@ class Scheduler {
   // Drops every pending event of owner and every event it schedules later.
   // Requires: owner was returned by add_owner(). Killing twice is harmless.
   void kill_owner(OwnerId owner);
-  bool owner_alive(OwnerId owner) const;
+  // Inline: asked about every delivery and disk completion.
+  bool owner_alive(OwnerId owner) const {
+    MQ_ASSERT(owner < owners_.size());
+    return owners_[owner].alive;
+  }
   // SIGSTOP: the owner's events (pending and newly scheduled) are held, not
   // run, until resume_owner(); then each runs at max(its due time, now), in
   // (due, id) order. Killing a paused owner drops its held events too.
@@ -192,7 +196,7 @@ class Scheduler {
   void sift_up(std::vector<HeapEntry>& heap, uint32_t position);
   void sift_down(std::vector<HeapEntry>& heap, uint32_t position);
   void place(std::vector<HeapEntry>& heap, uint32_t position, const HeapEntry& entry);
-  Owner& owner_state(OwnerId owner);
+  [[gnu::always_inline]] Owner& owner_state(OwnerId owner);
 
   Nanos far_after_ = kDefaultFarAfter;
   Nanos now_ = 0;
