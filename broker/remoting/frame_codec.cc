@@ -21,17 +21,23 @@ constexpr uint32_t kMaxHeaderLength = (1u << 24) - 1;  // 24 bits beside the ser
 
 // --- length checks, shared by decode_frame and FrameDecoder --------------------
 
-Status check_total_length(int32_t total_length, size_t max_frame_bytes) {
-  // Every frame passes here: the words of an error are built only for one.
-  const auto length = [total_length] { return "frame length " + std::to_string(total_length); };
-  if (total_length < 0) return Status::Corruption(length() + " is negative");
+// Why total_length is no frame's; the rare path of check_total_length, out
+// of line so the check itself inlines into every frame's decoding.
+[[gnu::cold, gnu::noinline]] Status total_length_error(int32_t total_length, size_t max_frame_bytes) {
+  const std::string length = "frame length " + std::to_string(total_length);
+  if (total_length < 0) return Status::Corruption(length + " is negative");
   if (total_length < 4) {
-    return Status::Corruption(length() + " is below 4, the size of the header-length field it includes");
+    return Status::Corruption(length + " is below 4, the size of the header-length field it includes");
   }
   const size_t frame_bytes = static_cast<size_t>(total_length) + 4;
-  if (frame_bytes > max_frame_bytes) {
-    return Status::Corruption("frame of " + std::to_string(frame_bytes) + " bytes (" + length() +
-                              " + 4) exceeds the maximum of " + std::to_string(max_frame_bytes) + " bytes");
+  MQ_ASSERT(frame_bytes > max_frame_bytes);
+  return Status::Corruption("frame of " + std::to_string(frame_bytes) + " bytes (" + length +
+                            " + 4) exceeds the maximum of " + std::to_string(max_frame_bytes) + " bytes");
+}
+
+inline Status check_total_length(int32_t total_length, size_t max_frame_bytes) {
+  if (total_length < 4 || static_cast<size_t>(total_length) + 4 > max_frame_bytes) [[unlikely]] {
+    return total_length_error(total_length, max_frame_bytes);
   }
   return Status::Ok();
 }
