@@ -21,8 +21,8 @@ constexpr uint32_t kMaxHeaderLength = (1u << 24) - 1;  // 24 bits beside the ser
 
 // --- length checks, shared by decode_frame and FrameDecoder --------------------
 
-// Why total_length is no frame's; the rare path of check_total_length, out
-// of line so the check itself inlines into every frame's decoding.
+// The error for a total_length that check_total_length refuses: its rare
+// path, out of line so the check itself inlines into every frame's decoding.
 [[gnu::cold, gnu::noinline]] Status total_length_error(int32_t total_length, size_t max_frame_bytes) {
   const std::string length = "frame length " + std::to_string(total_length);
   if (total_length < 0) return Status::Corruption(length + " is negative");
@@ -42,9 +42,9 @@ inline Status check_total_length(int32_t total_length, size_t max_frame_bytes) {
   return Status::Ok();
 }
 
-// Why field does not fit a frame of total_length; the rare path of
-// check_header_length_field, out of line so the check itself inlines into
-// every frame's decoding.
+// The error for a header-length field that check_header_length_field
+// refuses (an unknown serialize type, or a header longer than the frame):
+// its rare path, out of line like total_length_error.
 [[gnu::cold, gnu::noinline]] Status header_length_field_error(uint32_t field, int32_t total_length) {
   const uint32_t type = field >> 24;
   if (type != static_cast<uint32_t>(SerializeType::JSON) && type != static_cast<uint32_t>(SerializeType::ROCKETMQ)) {
