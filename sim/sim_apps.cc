@@ -275,22 +275,18 @@ class ProducerApp final : public SimApp {
   // eight per draw (the slight bias, some letters 10 of 256, others 9, is
   // harmless).
   static std::vector<uint8_t> random_letters(env::Random& random, size_t count) {
+    // Once per producer now (the pool), so plainly: the generator kept in a
+    // local against aliasing mattered while every body was drawn.
     std::vector<uint8_t> letters(count);
-    // The generator and the bounds in locals, written back after: a store
-    // through a byte pointer may alias anything, so the generator's state
-    // and the vector's pointers were stored and reloaded at every draw.
-    env::Random draws = random;
-    uint8_t* const out = letters.data();
     size_t i = 0;
     for (; i + 8 <= count; i += 8) {
-      const uint64_t word = letters_of(draws.next_u64());
-      std::memcpy(out + i, &word, 8);
+      const uint64_t word = letters_of(random.next_u64());
+      std::memcpy(letters.data() + i, &word, 8);
     }
     if (i < count) {
-      uint64_t bits = draws.next_u64();
-      for (; i < count; ++i, bits >>= 8) out[i] = static_cast<uint8_t>('a' + (bits & 0xFF) * 26 / 256);
+      uint64_t bits = random.next_u64();
+      for (; i < count; ++i, bits >>= 8) letters[i] = static_cast<uint8_t>('a' + (bits & 0xFF) * 26 / 256);
     }
-    random = draws;
     return letters;
   }
 
