@@ -54,7 +54,7 @@ struct NameTable {
   void remember(size_t slot, uint32_t index) { recent[slot] = Recent{*by_index[index], index}; }
 };
 
-NameTable& table() {
+[[gnu::always_inline]] inline NameTable& table() {
   static NameTable* names = new NameTable();  // never destroyed: names may be read during static teardown
   return *names;
 }

@@ -423,7 +423,7 @@ namespace {
 // any-byte test), the last 8 overlapping the ones before. The store asks
 // for every put, of five or six short names and values: three finds a
 // property (a memchr call each) cost about 350 instructions a message.
-bool holds_low_byte(std::string_view text) {
+[[gnu::always_inline]] inline bool holds_low_byte(std::string_view text) {
   constexpr uint64_t kOnes = 0x0101010101010101ull;
   constexpr uint64_t kHighBits = kOnes * 0x80;
   const auto low_in = [](uint64_t word) { return ((word - kOnes * 3) & ~word & kHighBits) != 0; };
