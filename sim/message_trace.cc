@@ -209,7 +209,7 @@ std::optional<ReceiptRecord> MessageLines::next_receipt() {
   return receipt;
 }
 
-bool MessageLines::advance() {
+bool MessageLines::advance(bool keep) {
   if (!send_ && !sends_done_) {
     send_ = sends_.next();
     sends_done_ = !send_;
@@ -219,11 +219,11 @@ bool MessageLines::advance() {
   // sequence the lines were once stably sorted from.
   if (send_ && (!receipt_ || line_time_of(*send_) <= receipt_->at)) {
     digest_send(*send_);
-    taken_ = *send_;
+    if (keep) taken_ = *send_;
     send_.reset();
   } else if (receipt_) {
     digest_receipt(*receipt_);
-    taken_ = *receipt_;
+    if (keep) taken_ = *receipt_;
     receipt_.reset();
   } else {
     taken_ = std::monostate();
@@ -234,14 +234,14 @@ bool MessageLines::advance() {
 }
 
 std::optional<TimedLine> MessageLines::next() {
-  if (!advance()) return std::nullopt;
+  if (!advance(/*keep=*/true)) return std::nullopt;
   if (const auto* send = std::get_if<SendRecord>(&taken_)) return send_line(*send, facts_of(send->producer).machine);
   const auto& receipt = std::get<ReceiptRecord>(taken_);
   return receipt_line(receipt, facts_of(receipt.consumer).machine);
 }
 
 void MessageLines::drain() {
-  while (advance()) {
+  while (advance(/*keep=*/false)) {
   }
 }
 

@@ -72,9 +72,10 @@ class MessageLines {
   };
   NameFacts facts_of(const InternedName& name);  // a copy: the vector may grow on the next call
 
-  // The next send or receipt in line order into taken_, digested and
-  // counted; false at the end.
-  bool advance();
+  // The next send or receipt in line order, digested and counted, and
+  // into taken_ when keep (next() prints it; drain() only digests, and
+  // copying each record there was a sixth of its work); false at the end.
+  bool advance(bool keep);
   std::optional<ReceiptRecord> next_receipt();
   void digest_send(const SendRecord& send);
   void digest_receipt(const ReceiptRecord& receipt);
