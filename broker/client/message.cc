@@ -7,6 +7,7 @@
 
 #include "broker/client/compression.h"
 #include "broker/common/assert.h"
+#include "broker/common/assign_text.h"
 #include "broker/common/name_order.h"
 
 namespace mqlab::client {
@@ -159,7 +160,7 @@ void encode_offset_properties(int64_t min_offset, int64_t max_offset, std::strin
   put_offset(kMax, max_offset);
   put_offset(kMin, min_offset);
   MQ_ASSERT(p <= std::end(buffer));
-  out.assign(buffer, p);
+  assign_text(out, std::string_view(buffer, static_cast<size_t>(p - buffer)));
 }
 
 const std::string& HostTextCache::Recent::of(const store::HostAddress& address) {
@@ -191,7 +192,7 @@ Status fill_message_ext(const store::DecodedMessage& decoded, HostTextCache& hos
   MQ_ASSERT(message.body.empty() && message.properties_text.empty());
   MQ_ASSERT(message.topic.empty() && message.msgId.empty());
   // Assigned, not replaced: a MessageExt taken from a shelf keeps its room.
-  message.topic.assign(decoded.topic);
+  assign_text(message.topic, decoded.topic);
   message.queueId = decoded.queue_id;
   message.queueOffset = decoded.queue_offset.value();
   message.commitLogOffset = decoded.physical_offset.value();
@@ -207,11 +208,11 @@ Status fill_message_ext(const store::DecodedMessage& decoded, HostTextCache& hos
   message.storeHostAddress = decoded.store_host;
   // Room for a missing last separator too (append_properties adds one).
   message.properties_text.reserve(decoded.properties_text.size() + 1 + appended_properties.size());
-  message.properties_text.assign(decoded.properties_text);
+  assign_text(message.properties_text, decoded.properties_text);
   message.append_properties(appended_properties);
   const std::optional<std::string_view> uniq = store::find_property(decoded.properties_text, store::kPropertyUniqKey);
   if (uniq) {
-    message.msgId.assign(*uniq);
+    assign_text(message.msgId, *uniq);
   } else {
     message.msgId = message.offsetMsgId();
   }

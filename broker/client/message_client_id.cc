@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "broker/common/assert.h"
+#include "broker/common/assign_text.h"
 
 namespace mqlab::client {
 namespace {
@@ -65,7 +66,7 @@ void MessageClientIdGenerator::next_into(std::string& out) {
   for (int shift = 40; shift >= 0; shift -= 8) p = put_hex(p, static_cast<uint8_t>(sequence_ >> shift));
   MQ_ASSERT(p == text_.data() + kIdChars);
   ++sequence_;
-  out.assign(text_.data(), kIdChars);
+  assign_text(out, std::string_view(text_.data(), kIdChars));
 }
 
 }  // namespace mqlab::client

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "broker/common/assert.h"
+#include "broker/common/assign_text.h"
 #include "broker/common/name_order.h"
 #include "broker/common/same_bytes.h"
 #include "broker/remoting/json_header.h"
@@ -35,9 +36,9 @@ void store_number(JsonHeaderSlot slot, int32_t number, RemotingCommand& command)
 void store_string(JsonHeaderSlot slot, std::string_view content, RemotingCommand& command) {
   switch (slot) {
     case JsonHeaderSlot::kLanguage:
-      if (!same_text(command.language, content)) command.language.assign(content);  // usually "JAVA" already
+      if (!same_text(command.language, content)) assign_text(command.language, content);  // usually "JAVA" already
       break;
-    case JsonHeaderSlot::kRemark: command.remark.assign(content); break;
+    case JsonHeaderSlot::kRemark: assign_text(command.remark, content); break;
     default: MQ_ASSERT(slot == JsonHeaderSlot::kIgnoredString); break;
   }
 }

@@ -3,6 +3,7 @@
 #include "broker/store/dispatch_request.h"
 
 #include "broker/common/assert.h"
+#include "broker/common/assign_text.h"
 #include "broker/store/commit_log.h"
 #include "broker/store/message_codec.h"
 
@@ -10,7 +11,7 @@ namespace mqlab::store {
 
 void dispatch_request_of_record(const DecodedMessage& message, PhyOffset offset, DispatchRequest& request) {
   MQ_ASSERT(message.total_size >= kMessageFixedSizeIpv4);
-  request.topic.assign(message.topic);
+  assign_text(request.topic, message.topic);
   request.queue_id = message.queue_id;
   request.commit_log_offset = offset;
   request.msg_size = message.total_size;
@@ -23,15 +24,15 @@ void dispatch_request_of_record(const DecodedMessage& message, PhyOffset offset,
   const std::string_view properties = message.properties_text;
   const std::optional<std::string_view> tags = find_property(properties, kPropertyTags);
   request.tags_code = tags ? tags_code(*tags) : 0;
-  request.keys.assign(find_property(properties, kPropertyKeys).value_or(std::string_view()));
-  request.uniq_key.assign(find_property(properties, kPropertyUniqKey).value_or(std::string_view()));
+  assign_text(request.keys, find_property(properties, kPropertyKeys).value_or(std::string_view()));
+  assign_text(request.uniq_key, find_property(properties, kPropertyUniqKey).value_or(std::string_view()));
 }
 
 void dispatch_request_of_put(const MessageToStore& message, const AppendMessageResult& appended,
                              DispatchRequest& request) {
   MQ_ASSERT(appended.wrote_bytes >= kMessageFixedSizeIpv4);
   MQ_ASSERT(appended.wrote_offset.value() >= 0);
-  request.topic.assign(message.topic);
+  assign_text(request.topic, message.topic);
   request.queue_id = message.queue_id;
   request.commit_log_offset = appended.wrote_offset;
   request.msg_size = appended.wrote_bytes;
@@ -42,15 +43,15 @@ void dispatch_request_of_put(const MessageToStore& message, const AppendMessageR
   // The record's PROPERTIES text holds each name once, so what find_property
   // finds there is the map's value.
   auto property = [&message](std::string_view name) -> const std::string* {
-    const auto it = message.properties.find(std::string(name));
+    const auto it = message.properties.find(name);
     return it == message.properties.end() ? nullptr : &it->second;
   };
   const std::string* tags = property(kPropertyTags);
   request.tags_code = tags ? tags_code(*tags) : 0;
   const std::string* keys = property(kPropertyKeys);
-  request.keys.assign(keys ? std::string_view(*keys) : std::string_view());
+  assign_text(request.keys, keys ? std::string_view(*keys) : std::string_view());
   const std::string* uniq_key = property(kPropertyUniqKey);
-  request.uniq_key.assign(uniq_key ? std::string_view(*uniq_key) : std::string_view());
+  assign_text(request.uniq_key, uniq_key ? std::string_view(*uniq_key) : std::string_view());
 }
 
 }  // namespace mqlab::store
