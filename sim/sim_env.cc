@@ -6,14 +6,14 @@
 
 namespace mqlab::sim {
 
-void SimExecutor::post(env::Task task) {
+void SimExecutor::post(env::Task&& task) {
   MQ_ASSERT(task != nullptr);
   // Due now, after the running task: the scheduler's sequence numbers keep
   // posts in order, after everything already due at this instant.
   scheduler_.schedule_at(scheduler_.now(), std::move(task), owner_);
 }
 
-env::TimerId SimExecutor::run_after(Nanos delay, env::Task task) {
+env::TimerId SimExecutor::run_after(Nanos delay, env::Task&& task) {
   MQ_ASSERT(delay >= 0);
   MQ_ASSERT(task != nullptr);
   const EventId id = scheduler_.schedule_after(delay, std::move(task), owner_);

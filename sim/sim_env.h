@@ -60,8 +60,8 @@ class SimExecutor final : public env::Executor {
  public:
   SimExecutor(Scheduler& scheduler, OwnerId owner) : scheduler_(scheduler), owner_(owner) {}
 
-  void post(env::Task task) override;
-  env::TimerId run_after(Nanos delay, env::Task task) override;
+  void post(env::Task&& task) override;
+  env::TimerId run_after(Nanos delay, env::Task&& task) override;
   // Cancels only this owner's own timers; another process's id is not ours.
   bool cancel(env::TimerId id) override;
 

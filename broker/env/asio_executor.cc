@@ -270,7 +270,7 @@ AsioExecutor::~AsioExecutor() {
   }
 }
 
-void AsioExecutor::post(Task task) {
+void AsioExecutor::post(Task&& task) {
   MQ_ASSERT(task != nullptr);
   tasks_->post(std::move(task));
 }
@@ -279,7 +279,7 @@ const std::function<bool()>* AsioExecutor::set_stop_between_tasks(const std::fun
   return std::exchange(tasks_->stop_between_tasks, stop);
 }
 
-TimerId AsioExecutor::run_after(Nanos delay, Task task) {
+TimerId AsioExecutor::run_after(Nanos delay, Task&& task) {
   MQ_ASSERT(delay >= 0);
   MQ_ASSERT(task != nullptr);
   const TimerId id = ++timers_->last_id;

@@ -62,8 +62,8 @@ class AsioExecutor final : public Executor {
   AsioExecutor(const AsioExecutor&) = delete;
   AsioExecutor& operator=(const AsioExecutor&) = delete;
 
-  void post(Task task) override;
-  TimerId run_after(Nanos delay, Task task) override;
+  void post(Task&& task) override;
+  TimerId run_after(Nanos delay, Task&& task) override;
   bool cancel(TimerId id) override;
 
   // While stop is set, a turn of posted tasks ends right after a task that

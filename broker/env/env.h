@@ -51,11 +51,13 @@ class Executor {
  public:
   virtual ~Executor() = default;
   // Runs task soon, after the current task returns. Tasks posted from one task
-  // run in the order they were posted.
-  virtual void post(Task task) = 0;
+  // run in the order they were posted. By rvalue reference: the task is
+  // moved once, into the queue (by value it was moved twice, and a post
+  // runs several times a simulated message).
+  virtual void post(Task&& task) = 0;
   // Runs task once delay has passed (delay >= 0). Timers due at the same
   // instant run in the order they were scheduled. Returns a non-zero id.
-  virtual TimerId run_after(Nanos delay, Task task) = 0;
+  virtual TimerId run_after(Nanos delay, Task&& task) = 0;  // moved once, as post's
   // Cancels a timer that has not run yet; returns whether it was pending.
   virtual bool cancel(TimerId id) = 0;
 };

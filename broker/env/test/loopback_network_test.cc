@@ -57,8 +57,10 @@ class World {
 class WorldExecutor final : public Executor {
  public:
   explicit WorldExecutor(World& world) : world_(world) {}
-  void post(Task task) override { world_.schedule(world_.now(), std::move(task)); }
-  TimerId run_after(Nanos delay, Task task) override { return world_.schedule(world_.now() + delay, std::move(task)); }
+  void post(Task&& task) override { world_.schedule(world_.now(), std::move(task)); }
+  TimerId run_after(Nanos delay, Task&& task) override {
+    return world_.schedule(world_.now() + delay, std::move(task));
+  }
   bool cancel(TimerId id) override { return world_.cancel(id); }
 
  private:

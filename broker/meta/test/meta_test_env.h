@@ -69,8 +69,8 @@ class ManualClock : public env::Clock {
 class FifoExecutor : public env::Executor {
  public:
   explicit FifoExecutor(ManualClock& clock) : clock_(clock) {}
-  void post(env::Task task) override { tasks_.push_back(std::move(task)); }
-  env::TimerId run_after(Nanos delay, env::Task task) override {
+  void post(env::Task&& task) override { tasks_.push_back(std::move(task)); }
+  env::TimerId run_after(Nanos delay, env::Task&& task) override {
     const env::TimerId id = ++last_timer_id_;
     timers_.emplace(std::make_pair(clock_.now_ns() + delay, id), std::move(task));
     return id;

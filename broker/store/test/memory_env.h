@@ -40,8 +40,8 @@ class MemoryExecutor final : public env::Executor {
  public:
   explicit MemoryExecutor(Nanos& now_ns) : now_ns_(now_ns) {}
 
-  void post(env::Task task) override { tasks_.push_back(std::move(task)); }
-  env::TimerId run_after(Nanos delay, env::Task task) override {
+  void post(env::Task&& task) override { tasks_.push_back(std::move(task)); }
+  env::TimerId run_after(Nanos delay, env::Task&& task) override {
     MQ_ASSERT(delay >= 0);
     const env::TimerId id = ++last_id_;
     timers_.emplace(std::make_pair(now_ns_ + delay, id), std::move(task));
