@@ -48,23 +48,52 @@ constexpr std::string_view kTrue = "true";
 constexpr std::string_view kFalse = "false";
 constexpr std::string_view kNull = "null";
 
-// JSON's escape for an ASCII byte that needs one, as nlohmann's serializer
-// writes it: the short forms, else \u00xx in lowercase hex.
-void append_escape(unsigned char c, std::vector<uint8_t>& out) {
-  switch (c) {
-    case '"': return append_text("\\\"", out);
-    case '\\': return append_text("\\\\", out);
-    case '\b': return append_text("\\b", out);
-    case '\f': return append_text("\\f", out);
-    case '\n': return append_text("\\n", out);
-    case '\r': return append_text("\\r", out);
-    case '\t': return append_text("\\t", out);
-    default: break;
-  }
-  MQ_ASSERT(c < 0x20);
+// JSON's escapes of the ASCII bytes that need one, as nlohmann's serializer
+// writes them: [c] is c's two-byte short form ("\\n", "\\\"") or, when its
+// first byte is 0, \u00xx in lowercase hex, whose last two bytes are hex[c].
+struct EscapeTable {
+  std::array<std::array<char, 2>, 128> short_form{};
+  std::array<std::array<char, 2>, 0x20> hex{};
+};
+
+constexpr EscapeTable make_escape_table() {
+  EscapeTable table;
   constexpr std::string_view kHex = "0123456789abcdef";
-  const char escaped[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
-  append_text(std::string_view(escaped, sizeof(escaped)), out);
+  for (size_t c = 0; c < table.hex.size(); ++c) table.hex[c] = {kHex[c >> 4], kHex[c & 0xF]};
+  table.short_form['"'] = {'\\', '"'};
+  table.short_form['\\'] = {'\\', '\\'};
+  table.short_form['\b'] = {'\\', 'b'};
+  table.short_form['\f'] = {'\\', 'f'};
+  table.short_form['\n'] = {'\\', 'n'};
+  table.short_form['\r'] = {'\\', 'r'};
+  table.short_form['\t'] = {'\\', 't'};
+  return table;
+}
+
+constexpr EscapeTable kEscapes = make_escape_table();
+
+// Writes the escape of c, a byte that needs one, at p; returns the end.
+// Two or three stores from kEscapes, inlined in put_literal's loops: a send's
+// properties escape two bytes a property (0x01, 0x02), and a call through a
+// switch to five byte stores cost about 30 instructions an escape.
+[[gnu::always_inline]] inline char* put_escape(unsigned char c, char* p) {
+  MQ_ASSERT(c < 0x20 || c == '"' || c == '\\');
+  const std::array<char, 2>& short_form = kEscapes.short_form[c];
+  if (short_form[0] != 0) {
+    std::memcpy(p, short_form.data(), 2);
+    return p + 2;
+  }
+  std::memcpy(p, "\\u00", 4);
+  std::memcpy(p + 4, kEscapes.hex[c].data(), 2);
+  return p + 6;
+}
+
+// JSON's escape for an ASCII byte that needs one, as nlohmann's serializer
+// writes it (put_escape's: one set of rules).
+void append_escape(unsigned char c, std::vector<uint8_t>& out) {
+  char escaped[6];
+  const char* const end = put_escape(c, escaped);
+  append_text(std::string_view(escaped, static_cast<size_t>(end - escaped)), out);
 }
 
 // A JSON string literal of text, byte for byte what dump_json_text writes.
@@ -438,46 +467,6 @@ std::optional<size_t> ascii_literal_bound(std::string_view text) {
     if (byte_class(*p) == ByteClass::kNonAscii) return std::nullopt;
   }
   return text.size() * kMaxEscapedBytesPerByte;
-}
-
-// Escapes by table, as put_escape writes them: [c] is c's two-byte short
-// form ("\\n", "\\\"") or, when its first byte is 0, a \u00xx whose last
-// two bytes are hex[c]. Built at compile time from append_escape's rules.
-struct EscapeTable {
-  std::array<std::array<char, 2>, 128> short_form{};
-  std::array<std::array<char, 2>, 0x20> hex{};
-};
-
-constexpr EscapeTable make_escape_table() {
-  EscapeTable table;
-  constexpr std::string_view kHex = "0123456789abcdef";
-  for (size_t c = 0; c < table.hex.size(); ++c) table.hex[c] = {kHex[c >> 4], kHex[c & 0xF]};
-  table.short_form['"'] = {'\\', '"'};
-  table.short_form['\\'] = {'\\', '\\'};
-  table.short_form['\b'] = {'\\', 'b'};
-  table.short_form['\f'] = {'\\', 'f'};
-  table.short_form['\n'] = {'\\', 'n'};
-  table.short_form['\r'] = {'\\', 'r'};
-  table.short_form['\t'] = {'\\', 't'};
-  return table;
-}
-
-constexpr EscapeTable kEscapes = make_escape_table();
-
-// Writes the escape of c, a byte that needs one, at p; returns the end.
-// Two or three stores from kEscapes, inlined in put_literal's loops: a send's
-// properties escape two bytes a property (0x01, 0x02), and a call through a
-// switch to five byte stores cost about 30 instructions an escape.
-[[gnu::always_inline]] inline char* put_escape(unsigned char c, char* p) {
-  MQ_ASSERT(c < 0x20 || c == '"' || c == '\\');
-  const std::array<char, 2>& short_form = kEscapes.short_form[c];
-  if (short_form[0] != 0) {
-    std::memcpy(p, short_form.data(), 2);
-    return p + 2;
-  }
-  std::memcpy(p, "\\u00", 4);
-  std::memcpy(p + 4, kEscapes.hex[c].data(), 2);
-  return p + 6;
 }
 
 // Writes text's literal content at p (escaped as append_json_string does);
