@@ -18,27 +18,27 @@ namespace {
 // by_index points into the deque too: a name is read far more often than
 // one is added, and a vector's index is one load where a deque's is a
 // division into its map of blocks.
-// recent: names interned before, by a hash of their text, looked at
-// before the map. A run interns the same names (its producers, brokers,
-// groups, device keys) two or three times a message, and the map's hash and
-// compare cost about 70 instructions an intern; a slot here is two loads,
-// two multiplies and a short compare. A name that shares its slot with
-// another goes to the map, and takes the slot.
+// cache: names interned before, each in a slot chosen by a hash of its
+// text, looked at before the map. A run interns the same names (its
+// producers, brokers, groups, device keys) two or three times a message,
+// and the map's hash and compare cost about 70 instructions an intern; a
+// slot is two loads, two multiplies and a short compare. A name whose slot
+// holds another goes to the map, and takes the slot.
 struct NameTable {
-  struct Recent {
+  struct CachedName {
     std::string_view text;  // into texts; empty: an unused slot ("" is interned without a lookup)
     uint32_t index = 0;
   };
-  static constexpr int kRecentBits = 10;  // a run's few dozen names rarely share a slot
+  static constexpr int kCacheBits = 10;  // a run's few dozen names rarely share a slot
 
   std::deque<std::string> texts{std::string()};
   std::unordered_map<std::string_view, uint32_t> index_of{{std::string_view(texts.front()), 0}};
   std::vector<const std::string*> by_index{&texts.front()};
-  std::array<Recent, size_t{1} << kRecentBits> recent{};
+  std::array<CachedName, size_t{1} << kCacheBits> cache{};
 
-  // text's slot in recent: its first and last eight bytes (overlapping when
+  // text's slot in cache: its first and last eight bytes (overlapping when
   // shorter than 16; a byte fold under 8) and its length, mixed.
-  static size_t recent_slot(std::string_view text) {
+  static size_t cache_slot(std::string_view text) {
     uint64_t head = 0;
     uint64_t tail = 0;
     if (text.size() >= sizeof(head)) {
@@ -48,10 +48,10 @@ struct NameTable {
       for (const char c : text) head = head * 131 + static_cast<unsigned char>(c);
     }
     const uint64_t mixed = (head ^ (tail * 0x9E3779B97F4A7C15ull) ^ text.size()) * 0xFF51AFD7ED558CCDull;
-    return static_cast<size_t>(mixed >> (64 - kRecentBits));
+    return static_cast<size_t>(mixed >> (64 - kCacheBits));
   }
 
-  void remember(size_t slot, uint32_t index) { recent[slot] = Recent{*by_index[index], index}; }
+  void remember(size_t slot, uint32_t index) { cache[slot] = CachedName{*by_index[index], index}; }
 };
 
 [[gnu::always_inline]] inline NameTable& table() {
@@ -64,12 +64,12 @@ struct NameTable {
 uint32_t InternedName::intern(std::string_view text) {
   if (text.empty()) return 0;
   NameTable& names = table();
-  const size_t slot = NameTable::recent_slot(text);
-  const NameTable::Recent& recent = names.recent[slot];
-  if (recent.text.size() == text.size() && same_bytes(recent.text.data(), text.data(), text.size())) {
+  const size_t slot = NameTable::cache_slot(text);
+  const NameTable::CachedName& cached = names.cache[slot];
+  if (cached.text.size() == text.size() && same_bytes(cached.text.data(), text.data(), text.size())) {
     // The slot's view is its name's own text (so equal to text, just compared).
-    MQ_ASSERT(recent.index < names.by_index.size() && names.by_index[recent.index]->data() == recent.text.data());
-    return recent.index;
+    MQ_ASSERT(cached.index < names.by_index.size() && names.by_index[cached.index]->data() == cached.text.data());
+    return cached.index;
   }
   if (const auto it = names.index_of.find(text); it != names.index_of.end()) {
     names.remember(slot, it->second);

@@ -35,6 +35,34 @@ TEST(InternedName, ReadsComparesAndOrdersAsItsText) {
   EXPECT_EQ(by_text.count("aa-interned-second"), 1u);
 }
 
+// The cache in front of the name table (interned_name.cc) changes no
+// answer: thousands of names, more than it has slots, so that many share
+// one, interned in one order and again in the other; each comes back as the
+// same name with its own text, and different texts stay different names.
+TEST(InternedName, EqualTextsGetOneNameHoweverManyShareACacheSlot) {
+  std::vector<std::string> texts = {"x", "xy", "xyz", "abcdefg", "abcdefgh", "abcdefghi", "0123456789abcdef"};
+  for (int i = 0; i < 5000; ++i) texts.push_back("cache-slot-name-" + std::to_string(i * 7919));
+  std::vector<InternedName> first;
+  for (const std::string& text : texts) first.emplace_back(text);
+  for (size_t i = texts.size(); i-- > 0;) {
+    const InternedName again(texts[i]);
+    ASSERT_EQ(again, first[i]) << texts[i];
+    ASSERT_EQ(again.str(), texts[i]);
+  }
+  std::set<std::string> distinct;
+  for (const InternedName& name : first) distinct.insert(name.str());
+  EXPECT_EQ(distinct.size(), texts.size());
+}
+
+RC_GTEST_PROP(InternedName, EqualExactlyWhenTheTextsAre, (const std::vector<std::string>& texts)) {
+  std::vector<InternedName> names;
+  for (const std::string& text : texts) names.emplace_back(text);
+  for (size_t i = 0; i < texts.size(); ++i) {
+    RC_ASSERT(names[i].str() == texts[i]);
+    for (size_t j = 0; j < texts.size(); ++j) RC_ASSERT((names[i] == names[j]) == (texts[i] == texts[j]));
+  }
+}
+
 TEST(MessageIdText, HoldsShortIdsInlineAndLongOnesWhole) {
   const std::string ipv4 = "0A00010100002A9F0000000000001234";  // 32 hex digits
   const std::string ipv6 = std::string(56, 'F');
