@@ -3,8 +3,10 @@
 #include <charconv>
 #include <utility>
 
+#include "broker/common/assign_text.h"
 #include "broker/common/joined_text.h"
 #include "broker/common/log.h"
+#include "broker/common/same_bytes.h"
 #include "broker/env/path.h"
 
 namespace mqlab::meta {
@@ -86,6 +88,7 @@ Result<LoadSource> ConsumerOffsetManager::load() {
 
 Status ConsumerOffsetManager::decode(const std::string& content) {
   MQ_ASSIGN_OR_RETURN(OffsetTable table, decode_table(content, path()));
+  forget_last_commit();
   table_ = std::move(table);
   return Status::Ok();
 }
@@ -96,15 +99,33 @@ Status ConsumerOffsetManager::commit_offset(std::string_view group, std::string_
   MQ_RETURN_IF_ERROR(check_part("topic", topic));
   if (queue_id < 0) return Status::InvalidArgument("queue id " + std::to_string(queue_id) + " is negative");
   if (offset < 0) return Status::InvalidArgument("offset " + std::to_string(offset) + " is negative");
-  // A commit comes with nearly every pull: the key is put together on the
-  // stack for the lookup, and made a string only when it is new.
+  if (last_commit_offsets_ != nullptr && last_commit_is(group, topic)) {
+    (*last_commit_offsets_)[queue_id] = offset;
+    return Status::Ok();
+  }
+  // Another entry: the key is put together on the stack for the lookup,
+  // and made a string only when it is new.
   with_joined_text(topic, kTopicGroupSeparator, group, [&](std::string_view key) {
     MQ_ASSERT(split_key(key).has_value());
     auto it = table_.find(key);
     if (it == table_.end()) it = table_.emplace(std::string(key), QueueOffsets()).first;
     it->second[queue_id] = offset;
+    assign_text(last_commit_key_, key);
+    last_commit_offsets_ = &it->second;
   });
   return Status::Ok();
+}
+
+bool ConsumerOffsetManager::last_commit_is(std::string_view group, std::string_view topic) const {
+  const std::string_view key = last_commit_key_;
+  return key.size() == topic.size() + 1 + group.size() && same_bytes(key.data(), topic.data(), topic.size()) &&
+         key[topic.size()] == kTopicGroupSeparator &&
+         same_bytes(key.data() + topic.size() + 1, group.data(), group.size());
+}
+
+void ConsumerOffsetManager::forget_last_commit() {
+  last_commit_key_.clear();
+  last_commit_offsets_ = nullptr;
 }
 
 std::optional<int64_t> ConsumerOffsetManager::query_offset(std::string_view group, std::string_view topic,
@@ -145,6 +166,7 @@ std::set<std::string> ConsumerOffsetManager::topics_of_group(std::string_view gr
 }
 
 size_t ConsumerOffsetManager::remove_group(std::string_view group) {
+  forget_last_commit();
   size_t removed = 0;
   for (auto it = table_.begin(); it != table_.end();) {
     auto parts = split_key(it->first);
@@ -178,6 +200,7 @@ std::string ConsumerOffsetManager::all_offsets_json() const {
 
 Status ConsumerOffsetManager::replace_from_json(std::string_view json) {
   MQ_ASSIGN_OR_RETURN(OffsetTable table, decode_table(json, "consumer offsets from master"));
+  forget_last_commit();
   for (auto& [key, offsets] : table) table_.insert_or_assign(key, std::move(offsets));
   return Status::Ok();
 }

@@ -37,6 +37,9 @@ class ConsumerOffsetManager {
   using OffsetTable = std::map<std::string, QueueOffsets, NameLess>;
 
   ConsumerOffsetManager(env::Env& env, std::string config_dir);
+  // Not copied: a copy's remembered entry (below) would be the original's.
+  ConsumerOffsetManager(const ConsumerOffsetManager&) = delete;
+  ConsumerOffsetManager& operator=(const ConsumerOffsetManager&) = delete;
 
   Result<LoadSource> load();
 
@@ -70,9 +73,19 @@ class ConsumerOffsetManager {
 
  private:
   Status decode(const std::string& content);
+  // Whether last_commit_key_ is topic@group (neither holds '@').
+  bool last_commit_is(std::string_view group, std::string_view topic) const;
+  void forget_last_commit();
 
   ConfigFile file_;
   OffsetTable table_;
+  // The entry the last commit went to. A consumer commits with nearly every
+  // pull, for the same topic@group pull after pull, and joining the key and
+  // searching the table by name was most of a commit. Map nodes stay put,
+  // so the pointer holds until the table changes otherwise: decode,
+  // remove_group and replace_from_json forget it.
+  std::string last_commit_key_;
+  QueueOffsets* last_commit_offsets_ = nullptr;  // null: none remembered
 };
 
 }  // namespace mqlab::meta

@@ -52,6 +52,47 @@ TEST_F(ConsumerOffsetManagerTest, CommitAndQuery) {
   EXPECT_EQ(offsets.offset_table().begin()->first, "T@G");
 }
 
+// A commit to the entry of the commit before skips the key's lookup
+// (consumer_offset_manager.h): alternating entries, an entry removed, the
+// table reloaded or replaced from a master must still land every commit in
+// the table's own entry.
+TEST_F(ConsumerOffsetManagerTest, CommitsLandInTheTableWhateverChangedItBetween) {
+  ConsumerOffsetManager offsets(env_, kConfigDir);
+  ASSERT_TRUE(offsets.commit_offset("G", "T", 0, 1).ok());
+  ASSERT_TRUE(offsets.commit_offset("G", "T", 0, 2).ok());
+  ASSERT_TRUE(offsets.commit_offset("G", "U", 0, 3).ok());  // same length, other topic
+  ASSERT_TRUE(offsets.commit_offset("H", "T", 0, 4).ok());  // other group
+  ASSERT_TRUE(offsets.commit_offset("G", "T", 1, 5).ok());
+  ASSERT_TRUE(offsets.commit_offset("T", "G", 0, 6).ok());  // "G@T", not "T@G"
+  EXPECT_EQ(offsets.query_offset("G", "T", 0), 2);
+  EXPECT_EQ(offsets.query_offset("G", "T", 1), 5);
+  EXPECT_EQ(offsets.query_offset("G", "U", 0), 3);
+  EXPECT_EQ(offsets.query_offset("H", "T", 0), 4);
+  EXPECT_EQ(offsets.query_offset("T", "G", 0), 6);
+  EXPECT_EQ(offsets.offset_table().size(), 4u);
+
+  EXPECT_EQ(offsets.remove_group("T"), 1u);  // the entry committed to last
+  ASSERT_TRUE(offsets.commit_offset("T", "G", 0, 7).ok());
+  EXPECT_EQ(offsets.query_offset("T", "G", 0), 7);
+  ASSERT_NE(offsets.query_offsets("T", "G"), nullptr);
+  EXPECT_EQ(offsets.query_offsets("T", "G")->size(), 1u);
+
+  ASSERT_TRUE(offsets.replace_from_json(R"({"offsetTable":{"G@T":{"0":70}}})").ok());
+  ASSERT_TRUE(offsets.commit_offset("T", "G", 1, 8).ok());
+  EXPECT_EQ(offsets.query_offset("T", "G", 0), 70);
+  EXPECT_EQ(offsets.query_offset("T", "G", 1), 8);
+
+  ASSERT_TRUE(persist_and_wait(offsets).ok());
+  ASSERT_TRUE(offsets.commit_offset("T", "G", 1, 9).ok());  // after the file: not in it
+  ASSERT_TRUE(offsets.load().ok());                          // the file's table replaces the one in memory
+  EXPECT_EQ(offsets.query_offset("T", "G", 1), 8);
+  ASSERT_TRUE(offsets.commit_offset("T", "G", 1, 10).ok());
+  EXPECT_EQ(offsets.query_offset("T", "G", 1), 10);
+  ConsumerOffsetManager reloaded(env_, kConfigDir);
+  ASSERT_TRUE(reloaded.load().ok());
+  EXPECT_EQ(reloaded.query_offset("T", "G", 1), 8);
+}
+
 TEST_F(ConsumerOffsetManagerTest, CommitRejectsWhatWouldCorruptTheTable) {
   ConsumerOffsetManager offsets(env_, kConfigDir);
   EXPECT_EQ(offsets.commit_offset("", "T", 0, 1).code(), StatusCode::kInvalidArgument);
