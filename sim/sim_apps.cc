@@ -271,21 +271,13 @@ class ProducerApp final : public SimApp {
     return body;
   }
 
-  // count random lower-case letters: the byte b picks 'a' + b * 26 / 256,
-  // eight per draw (the slight bias, some letters 10 of 256, others 9, is
-  // harmless).
+  // count random lower-case letters, eight per draw (letters_of; the last
+  // draw's first count % 8 when count is not a multiple of eight).
   static std::vector<uint8_t> random_letters(env::Random& random, size_t count) {
-    // Once per producer now (the pool), so plainly: the generator kept in a
-    // local against aliasing mattered while every body was drawn.
     std::vector<uint8_t> letters(count);
-    size_t i = 0;
-    for (; i + 8 <= count; i += 8) {
+    for (size_t i = 0; i < count; i += 8) {
       const uint64_t word = letters_of(random.next_u64());
-      std::memcpy(letters.data() + i, &word, 8);
-    }
-    if (i < count) {
-      uint64_t bits = random.next_u64();
-      for (; i < count; ++i, bits >>= 8) letters[i] = static_cast<uint8_t>('a' + (bits & 0xFF) * 26 / 256);
+      std::memcpy(letters.data() + i, &word, std::min<size_t>(8, count - i));
     }
     return letters;
   }

@@ -685,6 +685,15 @@ uint32_t body_crc32(std::span<const uint8_t> body) {
 
 int32_t java_string_hash(std::string_view utf8) {
   // Java's int arithmetic wraps; unsigned arithmetic gives the same bits without UB.
+  constexpr uint32_t k31[9] = {1u,
+                               31u,
+                               31u * 31u,
+                               31u * 31u * 31u,
+                               31u * 31u * 31u * 31u,
+                               31u * 31u * 31u * 31u * 31u,
+                               31u * 31u * 31u * 31u * 31u * 31u,
+                               31u * 31u * 31u * 31u * 31u * 31u * 31u,
+                               31u * 31u * 31u * 31u * 31u * 31u * 31u * 31u};  // 31^i, wrapped
   uint32_t hash = 0;
   const auto* in = reinterpret_cast<const uint8_t*>(utf8.data());
   for (size_t position = 0; position < utf8.size();) {
@@ -697,16 +706,8 @@ int32_t java_string_hash(std::string_view utf8) {
       uint64_t word = 0;
       std::memcpy(&word, in + position, 8);
       if ((word & 0x8080808080808080ull) == 0) {
-        constexpr uint32_t k31[8] = {1u,
-                                     31u,
-                                     31u * 31u,
-                                     31u * 31u * 31u,
-                                     31u * 31u * 31u * 31u,
-                                     31u * 31u * 31u * 31u * 31u,
-                                     31u * 31u * 31u * 31u * 31u * 31u,
-                                     31u * 31u * 31u * 31u * 31u * 31u * 31u};
         const uint8_t* const b = in + position;
-        hash = hash * (k31[7] * 31u) + b[0] * k31[7] + b[1] * k31[6] + b[2] * k31[5] + b[3] * k31[4] +
+        hash = hash * k31[8] + b[0] * k31[7] + b[1] * k31[6] + b[2] * k31[5] + b[3] * k31[4] +
                b[4] * k31[3] + b[5] * k31[2] + b[6] * k31[1] + b[7];
         position += 8;
         continue;
@@ -716,8 +717,8 @@ int32_t java_string_hash(std::string_view utf8) {
       uint32_t word = 0;
       std::memcpy(&word, in + position, 4);
       if ((word & 0x80808080u) == 0) {
-        hash = hash * (31u * 31u * 31u * 31u) + in[position] * (31u * 31u * 31u) + in[position + 1] * (31u * 31u) +
-               in[position + 2] * 31u + in[position + 3];
+        const uint8_t* const b = in + position;
+        hash = hash * k31[4] + b[0] * k31[3] + b[1] * k31[2] + b[2] * k31[1] + b[3];
         position += 4;
         continue;
       }
