@@ -37,16 +37,20 @@ constexpr bool kIsStdFunction = false;
 template <class Signature>
 constexpr bool kIsStdFunction<std::function<Signature>> = true;
 
-template <class Signature>
+// The default room for the hot captures: a `this`, a shared_ptr and a
+// std::function (8 + 16 + 32), or a lifetime guard's weak_ptr with a `this`,
+// a shared_ptr and a time. Makes an InlineFunction 64 bytes, a cache line.
+inline constexpr size_t kDefaultInlineFunctionBytes = 56;
+
+// InlineBytes: a callback type whose usual capture is larger names its own
+// room (a put's completion holds a response channel and its destination).
+template <class Signature, size_t InlineBytes = kDefaultInlineFunctionBytes>
 class InlineFunction;
 
-template <class R, class... Args>
-class InlineFunction<R(Args...)> {
+template <class R, class... Args, size_t InlineBytes>
+class InlineFunction<R(Args...), InlineBytes> {
  public:
-  // Room for the hot captures: a `this`, a shared_ptr and a std::function
-  // (8 + 16 + 32), or a lifetime guard's weak_ptr with a `this`, a
-  // shared_ptr and a time. Makes an InlineFunction 64 bytes.
-  static constexpr size_t kInlineBytes = 56;
+  static constexpr size_t kInlineBytes = InlineBytes;
   // Pointer alignment, not max_align_t (16): a 16-aligned buffer would pad
   // the object to 80 bytes for captures that almost never need it.
   static constexpr size_t kInlineAlign = alignof(void*);
@@ -177,13 +181,13 @@ class InlineFunction<R(Args...)> {
   const Ops* ops_ = nullptr;
 };
 
-template <class R, class... Args>
+template <class R, class... Args, size_t InlineBytes>
 template <class Stored>
-const typename InlineFunction<R(Args...)>::Ops InlineFunction<R(Args...)>::kInlineOps = {
+const typename InlineFunction<R(Args...), InlineBytes>::Ops InlineFunction<R(Args...), InlineBytes>::kInlineOps = {
     &invoke_inline<Stored>, &relocate_inline<Stored>, &destroy_inline<Stored>, true};
-template <class R, class... Args>
+template <class R, class... Args, size_t InlineBytes>
 template <class Stored>
-const typename InlineFunction<R(Args...)>::Ops InlineFunction<R(Args...)>::kHeapOps = {
+const typename InlineFunction<R(Args...), InlineBytes>::Ops InlineFunction<R(Args...), InlineBytes>::kHeapOps = {
     &invoke_heap<Stored>, &relocate_heap, &destroy_heap<Stored>, false};
 
 static_assert(sizeof(InlineFunction<void()>) == 64, "an InlineFunction is one cache line");

@@ -276,12 +276,13 @@ void SendMessageProcessor::process(RemotingCommand& request, remoting::ResponseC
   // The reply needs only the channel (it has the request's opaque and
   // serialize type), not the request with its body and ext fields (three
   // copies of them per put, through the guard and std::function).
-  controller_.message_store().put_message(
-      std::move(message), lifetime_.guard([this, channel = std::move(channel), destination = std::move(destination),
-                                           put_started_ns](store::PutMessageResult result) mutable {
-        controller_.stats().put_latency.record(controller_.env().clock().now_ns() - put_started_ns);
-        reply_put(std::move(channel), result, destination);
-      }));
+  auto on_put = lifetime_.guard([this, channel = std::move(channel), destination = std::move(destination),
+                                 put_started_ns](store::PutMessageResult result) mutable {
+    controller_.stats().put_latency.record(controller_.env().clock().now_ns() - put_started_ns);
+    reply_put(std::move(channel), result, destination);
+  });
+  static_assert(store::PutCallback::fits_inline<decltype(on_put)>, "a put's completion allocates no more");
+  controller_.message_store().put_message(std::move(message), std::move(on_put));
   // The store has copied the body into its record: its room goes back for
   // the next frame (it came from the kept buffers, decode_command_into).
   give_back_byte_buffer(std::move(message.body));

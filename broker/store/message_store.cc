@@ -99,7 +99,7 @@ void MessageStore::cancel_timers() {
   schedule_->stop();
 }
 
-void MessageStore::put_message(MessageToStore&& message, PutCallback done) {
+void MessageStore::put_message(MessageToStore&& message, PutCallback&& done) {
   auto reply = [this, &done](PutMessageStatus status, std::string remark) {
     ++stats_.puts_failed;
     env_.executor().post([done = std::move(done), result = failed_put(status, std::move(remark))] { done(result); });
@@ -156,7 +156,7 @@ void MessageStore::put_message(MessageToStore&& message, PutCallback done) {
   const bool wait_slave = config_.brokerRole == BrokerRole::SYNC_MASTER && wait_store_ok;
   MQ_ASSERT(puts_awaiting_commit_.empty() || puts_awaiting_commit_.back().appended.end_offset() <= appended->wrote_offset);
   hand_over_dispatch_request(message, *appended);
-  puts_awaiting_commit_.push_back(PutAwaitingCommit{std::move(appended).value(), wait_flush, wait_slave, std::move(done)});
+  puts_awaiting_commit_.emplace_back(std::move(appended).value(), wait_flush, wait_slave, std::move(done));
   commit_soon();
 }
 
@@ -217,7 +217,7 @@ void MessageStore::commit_and_acknowledge() {
   committed_puts.swap(puts_awaiting_commit_);
   for (PutAwaitingCommit& put : committed_puts) {
     MQ_ASSERT(put.appended.end_offset() <= committed);
-    acknowledge(std::move(put));
+    acknowledge(put);
   }
   committed_puts.clear();
   spare_puts_ = std::move(committed_puts);
@@ -234,7 +234,7 @@ void MessageStore::acknowledge_buffered() {
   for (PutAwaitingCommit& put : buffered_puts) {
     MQ_ASSERT(put.appended.end_offset() <= commit_log_.max_offset());
     MQ_ASSERT(!put.wait_flush);  // a transient store pool means ASYNC_FLUSH
-    acknowledge(std::move(put));
+    acknowledge(put);
   }
   buffered_puts.clear();
   spare_puts_ = std::move(buffered_puts);
@@ -276,7 +276,7 @@ void MessageStore::fail_dropped_puts(const Status& status) {
   puts_awaiting_commit_.erase(first_dropped, puts_awaiting_commit_.end());
 }
 
-void MessageStore::acknowledge(PutAwaitingCommit put) {
+void MessageStore::acknowledge(PutAwaitingCommit& put) {
   stats_.bytes_appended += static_cast<uint64_t>(put.appended.wrote_bytes);
   if (put.wait_slave) return complete_put_waiting(put.appended, put.wait_flush, /*wait_slave=*/true, std::move(put.done));
   if (put.wait_flush) return complete_put(put.appended, std::move(put.done));

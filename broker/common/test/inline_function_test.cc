@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -25,6 +26,28 @@ TEST(InlineFunction, PassesArgumentsAndReturnsResults) {
   InlineFunction<int(int, int)> add_big = [big](int a, int b) { return a + b + big[39]; };
   EXPECT_TRUE(add_big.on_heap());
   EXPECT_EQ(add_big(2, 3), 15);
+}
+
+TEST(InlineFunction, ATypeMayNameItsOwnRoom) {
+  // A put's completion names 112 bytes: a capture that size stays inline
+  // there, moves with it, and would have gone to the heap in the default.
+  using Roomy = InlineFunction<int(int), 112>;
+  static_assert(sizeof(Roomy) == 120);
+  static_assert(Roomy::fits_inline<std::array<char, 112>>);
+  static_assert(!Roomy::fits_inline<std::array<char, 113>>);
+  std::array<int64_t, 14> captured{};  // 112 bytes
+  captured[13] = 7;
+  const auto add_last = [captured](int a) { return a + static_cast<int>(captured[13]); };
+  static_assert(sizeof(add_last) == 112);
+  Roomy roomy = add_last;
+  EXPECT_FALSE(roomy.on_heap());
+  Roomy moved = std::move(roomy);
+  EXPECT_TRUE(roomy == nullptr);  // NOLINT(bugprone-use-after-move): empty by contract
+  EXPECT_FALSE(moved.on_heap());
+  EXPECT_EQ(moved(1), 8);
+  InlineFunction<int(int)> usual = add_last;
+  EXPECT_TRUE(usual.on_heap());
+  EXPECT_EQ(usual(2), 9);
 }
 
 TEST(InlineFunction, ByValueArgumentsAreMovedInNotCopied) {
