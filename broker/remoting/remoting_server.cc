@@ -238,9 +238,16 @@ ResponseChannel::ResponseChannel(const std::shared_ptr<ServerConnection>& connec
 
 void ResponseChannel::reply(RemotingCommand response) { reply(std::move(response), {}); }
 
+std::string ResponseChannel::answered_twice(std::string_view second) const {
+  std::string text = "request opaque=" + std::to_string(opaque_) + " from " +
+                     (remote_address_ != nullptr ? *remote_address_ : std::string("a moved-from channel")) +
+                     " answered twice";
+  if (!second.empty()) text.append("; the second is ").append(second);
+  return text;
+}
+
 void ResponseChannel::reply(RemotingCommand response, std::vector<BodyFileRegion> regions) {
-  MQ_ASSERT_MSG(!answered_, "request opaque=" + std::to_string(opaque_) + " from " + *remote_address_ +
-                                 " answered twice; the second is " + response.describe());
+  MQ_ASSERT_MSG(!answered_, answered_twice(response.describe()));
   if (!take_answer()) return;
   response.opaque = opaque_;
   response.mark_response();
@@ -251,8 +258,7 @@ void ResponseChannel::reply(RemotingCommand response, std::vector<BodyFileRegion
 }
 
 bool ResponseChannel::take_answer() {
-  MQ_ASSERT_MSG(!answered_, "request opaque=" + std::to_string(opaque_) + " from " + *remote_address_ +
-                                 " answered twice");
+  MQ_ASSERT_MSG(!answered_, answered_twice({}));
   answered_ = true;
   return !oneway_;  // the client asked for no response (RocketMQ drops it the same way)
 }

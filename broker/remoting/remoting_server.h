@@ -39,6 +39,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -69,7 +70,7 @@ class ResponseChannel {
         serialize_type_(other.serialize_type_),
         oneway_(other.oneway_),
         answered_(std::exchange(other.answered_, true)),
-        remote_address_(other.remote_address_) {}
+        remote_address_(std::move(other.remote_address_)) {}
   ResponseChannel& operator=(ResponseChannel&& other) noexcept {
     if (this != &other) {
       connection_ = std::move(other.connection_);
@@ -77,7 +78,7 @@ class ResponseChannel {
       serialize_type_ = other.serialize_type_;
       oneway_ = other.oneway_;
       answered_ = std::exchange(other.answered_, true);
-      remote_address_ = other.remote_address_;
+      remote_address_ = std::move(other.remote_address_);
     }
     return *this;
   }
@@ -115,7 +116,11 @@ class ResponseChannel {
   }
   bool answered() const { return answered_; }
   // The client's address as the server sees it ("127.0.0.1:53412").
-  const std::string& remote_address() const { return *remote_address_; }
+  // Requires: not moved from.
+  const std::string& remote_address() const {
+    MQ_ASSERT_MSG(remote_address_ != nullptr, "the address of a moved-from response channel");
+    return *remote_address_;
+  }
   // Whether the connection is still open (a parked pull checks before work).
   bool connection_open() const;
 
@@ -123,6 +128,8 @@ class ResponseChannel {
   // Marks the request answered; false when nobody is to hear the answer
   // (a oneway request). Requires: not answered yet.
   bool take_answer();
+  // A second answer's assertion message; second: what it would send, if known.
+  std::string answered_twice(std::string_view second) const;
   // reply_written's half that needs ServerConnection's definition.
   void send_frame(std::vector<uint8_t> frame, std::span<const BodyFileRegion> regions);
   // A pull response's header is about 200 bytes.
@@ -133,8 +140,10 @@ class ResponseChannel {
   SerializeType serialize_type_;
   bool oneway_;
   bool answered_ = false;
-  // The connection's; never null (a moved-from channel keeps it too, so a
-  // wrong second answer can still say whom it was for).
+  // The connection's; null only in a moved-from channel (moved, not
+  // copied: a channel moves about nine times a message, and each copy cost
+  // a count up and a call to count down; a wrong second answer through a
+  // moved-from channel still names its opaque).
   std::shared_ptr<const std::string> remote_address_;
 };
 
