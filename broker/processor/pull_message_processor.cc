@@ -148,6 +148,13 @@ Status read_pull_message_header(const RemotingCommand& request, PullMessageReque
 }
 
 Status PullMessageHeaderReader::read(const RemotingCommand& request, PullMessageRequestHeader& header) {
+  MQ_ASSIGN_OR_RETURN(const PullMessageRequestHeader* read, read_in_place(request, header));
+  if (read != &header) header = *read;
+  return Status::Ok();
+}
+
+Result<const PullMessageRequestHeader*> PullMessageHeaderReader::read_in_place(const RemotingCommand& request,
+                                                                               PullMessageRequestHeader& storage) {
   const remoting::ExtFields& fields = request.ext_fields;
   if (Memo* memo = memo_.follow(fields)) {
     // The last request's header, with the values that changed read again.
@@ -159,39 +166,37 @@ Status PullMessageHeaderReader::read(const RemotingCommand& request, PullMessage
         read = read_pull_field(field, &fields.begin()[place].second, memo->header).ok();
       }
     });
-    if (read) {
-      header = memo->header;
-      return Status::Ok();
-    }
+    if (read) return &memo->header;
     memo_.forget(fields);  // the full read below names the bad field
   }
-  MQ_RETURN_IF_ERROR(read_pull_message_header(request, header));
+  MQ_RETURN_IF_ERROR(read_pull_message_header(request, storage));
   if (Memo* memo = memo_.start(fields)) {
     MQ_ASSERT(fields.size() <= memo->field_at.size());
     size_t place = 0;
     for (const auto& field : fields) memo->field_at[place++] = pull_field_of(field.first);
-    memo->header = header;
+    memo->header = storage;
   }
-  return Status::Ok();
+  return &storage;
 }
 
 void PullMessageProcessor::process_request(const RemotingCommand& request, remoting::ResponseChannel channel,
                                            bool broker_allow_suspend) {
-  PullMessageRequestHeader header;
-  if (Status status = header_reader_.read(request, header); !status.ok()) {
-    return channel.reply(ResponseCode::SYSTEM_ERROR, status.message());
-  }
-  process_parsed(std::move(header), std::move(channel), broker_allow_suspend);
+  PullMessageRequestHeader storage;
+  const Result<const PullMessageRequestHeader*> header = header_reader_.read_in_place(request, storage);
+  if (!header.ok()) return channel.reply(ResponseCode::SYSTEM_ERROR, header.status().message());
+  // Nothing process_parsed does reads another request's header (replies and
+  // parked pulls go out through events), so the memo's stays as read.
+  process_parsed(**header, std::move(channel), broker_allow_suspend);
 }
 
 void PullMessageProcessor::process_woken(PullRequest& pull) {
   MQ_ASSERT(pull.pull_from_offset == QueueOffset(pull.header.queueOffset));
   // The header read_pull_message_header gave at the first run: the
   // request has not changed since.
-  process_parsed(std::move(pull.header), std::move(pull.channel), /*broker_allow_suspend=*/false);
+  process_parsed(pull.header, std::move(pull.channel), /*broker_allow_suspend=*/false);
 }
 
-void PullMessageProcessor::process_parsed(PullMessageRequestHeader&& header, remoting::ResponseChannel channel,
+void PullMessageProcessor::process_parsed(const PullMessageRequestHeader& header, remoting::ResponseChannel channel,
                                           bool broker_allow_suspend) {
   const meta::SubscriptionGroupConfig* group = nullptr;
   if (std::optional<Refusal> refusal = check_access(header, group)) return channel.reply(refusal->code, refusal->remark);
@@ -234,7 +239,7 @@ void PullMessageProcessor::process_parsed(PullMessageRequestHeader&& header, rem
     if (hold > 0) {
       ++controller_.stats().pulls_suspended;
       const QueueOffset pull_from(header.queueOffset);
-      PullRequest pull{std::move(channel), pull_from, std::move(filter), 0, std::move(header)};
+      PullRequest pull{std::move(channel), pull_from, std::move(filter), 0, header};
       controller_.pull_request_hold_service().suspend_pull_request(std::move(pull), hold);
       return;
     }

@@ -82,6 +82,12 @@ class PullMessageHeaderReader {
  public:
   // As read_pull_message_header.
   Status read(const remoting::RemotingCommand& request, PullMessageRequestHeader& header);
+  // As read, without copying the memo's header out: the header read is the
+  // memo's (valid until the next read) or storage, filled then (as
+  // default-constructed). Most pulls follow their lineage, and the copy of
+  // a header's strings out of the memo was most of reading one.
+  Result<const PullMessageRequestHeader*> read_in_place(const remoting::RemotingCommand& request,
+                                                        PullMessageRequestHeader& storage);
 
  private:
   // What a lineage's last request read as, and which field each place of
@@ -114,9 +120,11 @@ class PullMessageProcessor {
     int32_t code;
     std::string remark;
   };
-  // header is moved into the PullRequest when the pull is parked (an
-  // rvalue: the caller's header, not a moved copy of it).
-  void process_parsed(PullMessageRequestHeader&& header, remoting::ResponseChannel channel, bool broker_allow_suspend);
+  // header is copied into the PullRequest when the pull is parked (it may
+  // be the header reader's memo, which the next request changes); read
+  // where it lies otherwise.
+  void process_parsed(const PullMessageRequestHeader& header, remoting::ResponseChannel channel,
+                      bool broker_allow_suspend);
   // Sets group to the pull's subscription group (found or auto-created)
   // unless it refuses.
   std::optional<Refusal> check_access(const PullMessageRequestHeader& header,

@@ -110,10 +110,23 @@ RC_GTEST_PROP(HeaderReaders, PullReaderReadsAsTheFullRead, ()) {
     RC_ASSERT(decoded.ok());
     PullMessageRequestHeader full;
     const Status full_status = read_pull_message_header(*decoded, full);
-    PullMessageRequestHeader read;
-    const Status read_status = reader.read(*decoded, read);
-    RC_ASSERT(read_status.to_string() == full_status.to_string());
-    if (full_status.ok()) RC_ASSERT(read == full);
+    // Either way of reading: into a header, or in place (the memo's
+    // header, or the storage given when the memo had none to follow).
+    if (*rc::gen::arbitrary<bool>()) {
+      PullMessageRequestHeader read;
+      const Status read_status = reader.read(*decoded, read);
+      RC_ASSERT(read_status.to_string() == full_status.to_string());
+      if (full_status.ok()) RC_ASSERT(read == full);
+    } else {
+      PullMessageRequestHeader storage;
+      const Result<const PullMessageRequestHeader*> read = reader.read_in_place(*decoded, storage);
+      RC_ASSERT(read.ok() == full_status.ok());
+      if (full_status.ok()) {
+        RC_ASSERT(**read == full);
+      } else {
+        RC_ASSERT(read.status().to_string() == full_status.to_string());
+      }
+    }
   }
 }
 
@@ -195,6 +208,16 @@ TEST(HeaderReaders, APullThatFollowsItsLineageIsReadFromTheMemo) {
   ASSERT_TRUE(reader.read(*decoded, header).ok());
   EXPECT_EQ(header.queueOffset, 103);
   EXPECT_EQ(header.topic, "T");
+  // In place, the one that follows its lineage is the memo's header, not
+  // the storage; the storage is left as it was.
+  Result<RemotingCommand> next = pull("104");
+  ASSERT_TRUE(next.ok());
+  PullMessageRequestHeader storage;
+  const Result<const PullMessageRequestHeader*> in_place = reader.read_in_place(*next, storage);
+  ASSERT_TRUE(in_place.ok());
+  EXPECT_NE(*in_place, &storage);
+  EXPECT_EQ((*in_place)->queueOffset, 104);
+  EXPECT_EQ(storage, PullMessageRequestHeader{});
 }
 
 }  // namespace
