@@ -124,7 +124,7 @@ Status Producer::validate(const Message& message) const {
 
 // --- one send -----------------------------------------------------------------------
 
-void Producer::send(Message message, SendCallback done) {
+void Producer::send(Message&& message, SendCallback done) {
   MQ_ASSERT(done != nullptr);
   Status status = running_ && instance_.running()
                       ? validate(message)
@@ -142,7 +142,7 @@ void Producer::send(Message message, SendCallback done) {
 
 // DefaultMQProducerImpl.send(msg, mq): the caller picked the queue, so a
 // failure is final (no retry on another queue: the caller chose this one).
-void Producer::send(Message message, MessageQueue queue, SendCallback done) {
+void Producer::send(Message&& message, MessageQueue queue, SendCallback done) {
   MQ_ASSERT(done != nullptr);
   Status status = running_ && instance_.running()
                       ? validate(message)
