@@ -285,7 +285,9 @@ void Producer::attempt(std::shared_ptr<SendContext> context) {
   // The body is framed from the context, which keeps it for the next
   // attempt: a request carrying a copy of it cost an allocation and a copy.
   const Nanos attempt_start = now_ns;
-  auto on_answer = lifetime_.guard([this, context, attempt_start](Result<RemotingCommand> response) mutable {
+  // The response by rvalue reference, as on_response takes it: the
+  // callback's caller holds it, and each by-value hop moved a whole command.
+  auto on_answer = lifetime_.guard([this, context, attempt_start](Result<RemotingCommand>&& response) mutable {
     on_response(std::move(context), attempt_start, std::move(response));
   });
   static_assert(remoting::ResponseCallback::fits_inline<decltype(on_answer)>, "a send's callback allocates no more");
@@ -307,7 +309,7 @@ void Producer::attempt(std::shared_ptr<SendContext> context) {
 }
 
 void Producer::on_response(std::shared_ptr<SendContext> context, Nanos attempt_start,
-                           Result<RemotingCommand> response) {
+                           Result<RemotingCommand>&& response) {
   // The attempt's queue: one attempt is in flight per send, so last_queue
   // is still the one this response answers (read before the next attempt).
   const MessageQueue& queue = context->last_queue;

@@ -109,7 +109,8 @@ class Producer {
   std::shared_ptr<SendContext> prepare(Message&& message, SendCallback done);
   void send_with_route(std::shared_ptr<SendContext> context);
   void attempt(std::shared_ptr<SendContext> context);
-  void on_response(std::shared_ptr<SendContext> context, Nanos attempt_start, Result<remoting::RemotingCommand> response);
+  void on_response(std::shared_ptr<SendContext> context, Nanos attempt_start,
+                   Result<remoting::RemotingCommand>&& response);
   // The stored result of the attempt to context's last queue; msgId is the caller's to set.
   SendResult stored_result(const SendContext& context, const AttemptOutcome& outcome,
                            const remoting::RemotingCommand& response) const;

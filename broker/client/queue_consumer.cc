@@ -103,8 +103,10 @@ void QueueConsumer::send_pull(const MQClientInstance::FindBrokerResult& broker,
   header.expressionType = subscription.expressionType;
   pull_pending_ = true;
   const int64_t request_offset = next_offset_;
+  // The response by rvalue reference, here and in on_pull: the callback's
+  // caller holds it, and each by-value hop moved a whole command.
   auto on_answer = [weak = weak_from_this(), request_offset,
-                    address = broker.address](Result<RemotingCommand> response) {
+                    address = broker.address](Result<RemotingCommand>&& response) {
     auto self = weak.lock();
     if (!self) return;
     // A broker that does not answer: the next pulls go to another of its group.
