@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -239,8 +240,10 @@ void PullMessageProcessor::process_parsed(const PullMessageRequestHeader& header
     if (hold > 0) {
       ++controller_.stats().pulls_suspended;
       const QueueOffset pull_from(header.queueOffset);
-      PullRequest pull{std::move(channel), pull_from, std::move(filter), 0, header};
-      controller_.pull_request_hold_service().suspend_pull_request(std::move(pull), hold);
+      // Built where the hold service keeps it: a PullRequest moved there
+      // moved its header's strings, its filter and its channel again.
+      controller_.pull_request_hold_service().suspend_pull_request(
+          std::make_unique<PullRequest>(std::move(channel), pull_from, std::move(filter), 0, header), hold);
       return;
     }
   }

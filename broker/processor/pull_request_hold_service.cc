@@ -43,19 +43,20 @@ void PullRequestHoldService::schedule_check() {
   }));
 }
 
-void PullRequestHoldService::suspend_pull_request(PullRequest&& pull, Nanos hold) {
+void PullRequestHoldService::suspend_pull_request(std::unique_ptr<PullRequest> pull, Nanos hold) {
+  MQ_ASSERT(pull != nullptr);
   MQ_ASSERT(hold > 0 && hold <= kMaxSuspendTimeout);
-  MQ_ASSERT(!pull.channel.answered());
-  MQ_ASSERT(pull.pull_from_offset == QueueOffset(pull.header.queueOffset));
+  MQ_ASSERT(!pull->channel.answered());
+  MQ_ASSERT(pull->pull_from_offset == QueueOffset(pull->header.queueOffset));
   if (!running_) return;  // shutting down: the connection is closing anyway
   const uint64_t id = next_id_++;
-  pull.deadline_ns = env_.clock().now_ns() + hold;
-  auto queue = table_.find(std::pair<std::string_view, int32_t>(pull.header.topic, pull.header.queueId));
-  if (queue == table_.end()) queue = table_.try_emplace(Key{pull.header.topic, pull.header.queueId}).first;
+  pull->deadline_ns = env_.clock().now_ns() + hold;
+  auto queue = table_.find(std::pair<std::string_view, int32_t>(pull->header.topic, pull->header.queueId));
+  if (queue == table_.end()) queue = table_.try_emplace(Key{pull->header.topic, pull->header.queueId}).first;
   const Key* key = &queue->first;  // the timer's capture: a pointer keeps the task inline
   ParkedQueue& parked = queue->second;
   MQ_ASSERT(parked.empty() || parked.back().first < id);  // ids ascend: appending keeps park order
-  parked.emplace_back(id, Parked{std::make_unique<PullRequest>(std::move(pull)), env::kNoTimer});
+  parked.emplace_back(id, Parked{std::move(pull), env::kNoTimer});
   Parked& entry = parked.back().second;
   entry.timer = env_.executor().run_after(hold, lifetime_.guard([this, key, id] { on_deadline(key, id); }));
   MQ_ASSERT(entry.timer != env::kNoTimer);

@@ -82,9 +82,10 @@ class PullRequestHoldService {
   void shutdown();
 
   // Parks a pull on its header's (topic, queueId) for hold (> 0, at most
-  // kMaxSuspendTimeout). An rvalue: the caller's pull is moved once, into
-  // its place here.
-  void suspend_pull_request(PullRequest&& pull, Nanos hold);
+  // kMaxSuspendTimeout). Built on the heap by the caller, where it stays
+  // while parked (moving a PullRequest moves a header, a filter and a
+  // channel). Requires: pull is not null.
+  void suspend_pull_request(std::unique_ptr<PullRequest> pull, Nanos hold);
   // A message with tags_code was added; max_offset is the queue's new max.
   void notify_message_arriving(const std::string& topic, int32_t queue_id, QueueOffset max_offset, int64_t tags_code);
 
