@@ -302,7 +302,7 @@ class ProducerApp final : public SimApp {
     // today) must find its send counted.
     ++in_flight_;
     world_.note_sends_in_flight(in_flight_);
-    producer_->send(std::move(message), [this, seq](client::SendResult result) {
+    producer_->send(std::move(message), [this, seq](const client::SendResult& result) {
       world_.history().complete_send(seq, world_.scheduler().now(), outcome_of(result.status),
                                      result.messageQueue.brokerName, result.messageQueue.queueId, result.queueOffset,
                                      result.offsetMsgId, result.attempts);

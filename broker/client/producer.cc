@@ -134,7 +134,8 @@ void Producer::send(Message&& message, SendCallback done) {
     result.status = SendStatus::FAILED;
     result.messageQueue.topic = message.topic;
     result.remark = status.to_string();
-    instance_.env().executor().post([done = std::move(done), result = std::move(result)] { done(result); });
+    instance_.env().executor().post(
+        [done = std::move(done), result = std::move(result)]() mutable { done(std::move(result)); });
     return;
   }
   send_with_route(prepare(std::move(message), std::move(done)));
@@ -158,7 +159,8 @@ void Producer::send(Message&& message, MessageQueue queue, SendCallback done) {
     result.status = SendStatus::FAILED;
     result.messageQueue = queue;
     result.remark = status.to_string();
-    instance_.env().executor().post([done = std::move(done), result = std::move(result)] { done(result); });
+    instance_.env().executor().post(
+        [done = std::move(done), result = std::move(result)]() mutable { done(std::move(result)); });
     return;
   }
   std::shared_ptr<SendContext> context = prepare(std::move(message), std::move(done));
