@@ -233,7 +233,7 @@ SendMessageResponseHeader read_send_message_response(const RemotingCommand& resp
     if (remoting::same_ext_name(name, "queueOffset")) queue_offset = &value;
   }
   SendMessageResponseHeader header;
-  if (msg_id != nullptr) header.msgId = std::string(*msg_id);  // built, not assigned: the header is new
+  if (msg_id != nullptr) header.msgId = *msg_id;
   if (Result<std::optional<int32_t>> id = remoting::read_optional_ext_int32("queueId", queue_id);
       id.ok() && id->has_value()) {
     header.queueId = **id;

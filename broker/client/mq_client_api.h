@@ -85,12 +85,13 @@ void append_send_message_v2_json_header(const SendMessageRequestHeader& header, 
                                         std::vector<uint8_t>& out);
 
 struct SendMessageResponseHeader {
-  std::string msgId;  // the offset msgId
+  std::string_view msgId;  // the offset msgId: a view into the response read
   int32_t queueId = -1;
   int64_t queueOffset = -1;
 };
 // Reads what a stored response carries; fields that are missing keep their
-// defaults (the message is stored either way).
+// defaults (the message is stored either way). msgId views response: valid
+// while it lives.
 SendMessageResponseHeader read_send_message_response(const RemotingCommand& response);
 
 // --- consuming ----------------------------------------------------------------------

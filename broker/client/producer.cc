@@ -5,6 +5,7 @@
 
 #include "broker/client/compression.h"
 #include "broker/client/mq_client_api.h"
+#include "broker/common/assign_text.h"
 #include "broker/common/log.h"
 #include "broker/remoting/request_code.h"
 #include "broker/remoting/wire_text.h"
@@ -33,7 +34,10 @@ struct Producer::SendContext {
   std::optional<SendResult> stored;  // a non-SEND_OK store kept while trying another broker
   std::string last_error;
   bool delivered = false;
-  std::optional<SendResult> result;  // set by deliver, handed to done by the task it posts
+  // Filled in place once the send ends (its strings keep their room from
+  // send to send, as the UNIQ_KEY's does), handed to done by the task
+  // deliver posts: a callback taking it by reference leaves it here.
+  SendResult result;
   // send(message, queue): this queue only, one attempt, no fault avoidance.
   std::optional<MessageQueue> target;
 };
@@ -62,7 +66,16 @@ void Producer::reset_send_context(SendContext& context) {
   context.stored.reset();
   context.last_error.clear();
   context.delivered = false;
-  context.result.reset();
+  SendResult& result = context.result;
+  result.status = SendStatus::FAILED;
+  result.msgId.clear();
+  result.offsetMsgId.clear();
+  result.messageQueue.topic.clear();
+  result.messageQueue.brokerName.clear();
+  result.messageQueue.queueId = 0;
+  result.queueOffset = -1;
+  result.attempts = 0;
+  result.remark.clear();
   context.target.reset();
 }
 
@@ -324,14 +337,13 @@ void Producer::on_response(std::shared_ptr<SendContext> context, Nanos attempt_s
   }
   switch (outcome.verdict) {
     case AttemptVerdict::kStored: {
-      SendResult result = stored_result(*context, outcome, *response);
+      SendResult& result = context->result;
+      set_stored_result(*context, outcome, *response, result);
       if (result.status != SendStatus::SEND_OK && config_.retryAnotherBrokerWhenNotStoreOK) {
-        result.msgId = context->uniq_key;
-        context->stored = std::move(result);
+        context->stored = result;
         return attempt(std::move(context));
       }
-      result.msgId = std::move(context->uniq_key);  // the send ends here: nothing reads it again
-      return deliver(std::move(context), std::move(result));
+      return deliver(std::move(context));
     }
     case AttemptVerdict::kRetry:
     case AttemptVerdict::kStop:
@@ -343,51 +355,58 @@ void Producer::on_response(std::shared_ptr<SendContext> context, Nanos attempt_s
   }
 }
 
-SendResult Producer::stored_result(const SendContext& context, const AttemptOutcome& outcome,
-                                   const RemotingCommand& response) const {
+void Producer::set_stored_result(const SendContext& context, const AttemptOutcome& outcome,
+                                 const RemotingCommand& response, SendResult& result) const {
   MQ_ASSERT(outcome.verdict == AttemptVerdict::kStored);
-  api::SendMessageResponseHeader header = api::read_send_message_response(response);
-  SendResult result;
+  const api::SendMessageResponseHeader header = api::read_send_message_response(response);
+  // Into the strings' kept room (the context's result): a new SendResult
+  // allocated the two 32-digit ids a send.
   result.status = outcome.stored_status;
-  result.offsetMsgId = std::move(header.msgId);
-  result.messageQueue = context.last_queue;
-  if (header.queueId >= 0) result.messageQueue.queueId = header.queueId;  // the broker may pick another
+  assign_text(result.msgId, context.uniq_key);
+  assign_text(result.offsetMsgId, header.msgId);
+  assign_text(result.messageQueue.topic, context.last_queue.topic);
+  assign_text(result.messageQueue.brokerName, context.last_queue.brokerName);
+  // The broker may pick another queue.
+  result.messageQueue.queueId = header.queueId >= 0 ? header.queueId : context.last_queue.queueId;
   result.queueOffset = header.queueOffset;
   result.attempts = context.attempts;
-  if (result.status != SendStatus::SEND_OK) result.remark = outcome.remark;
-  return result;
+  if (result.status != SendStatus::SEND_OK) {
+    assign_text(result.remark, outcome.remark);
+  } else {
+    result.remark.clear();
+  }
 }
 
 void Producer::finish(std::shared_ptr<SendContext> context) {
+  SendResult& result = context->result;
   if (context->stored) {
-    SendResult result = *context->stored;
+    result = *context->stored;
     result.attempts = context->attempts;
-    return deliver(std::move(context), std::move(result));
+    return deliver(std::move(context));
   }
   const int64_t cost_ms = (instance_.env().clock().now_ns() - context->begin_ns) / kNanosPerMilli;
-  SendResult result;
   result.status = context->may_be_stored ? SendStatus::UNKNOWN : SendStatus::FAILED;
-  result.msgId = context->uniq_key;
+  assign_text(result.msgId, context->uniq_key);
+  result.offsetMsgId.clear();
   result.messageQueue = context->last_queue;
   if (result.messageQueue.topic.empty()) result.messageQueue.topic = context->topic;
+  result.queueOffset = -1;
   result.attempts = context->attempts;
   result.remark = "Send [" + std::to_string(context->attempts) + "] times, still failed, cost [" +
                   std::to_string(cost_ms) + "]ms, Topic: " + context->topic + ": " + context->last_error;
-  deliver(std::move(context), std::move(result));
+  deliver(std::move(context));
 }
 
-void Producer::deliver(std::shared_ptr<SendContext> context, SendResult&& result) {
+void Producer::deliver(std::shared_ptr<SendContext> context) {
   MQ_ASSERT(!context->delivered);
-  MQ_ASSERT(result.attempts <= context->times_total);
+  MQ_ASSERT(context->result.attempts <= context->times_total);
   context->delivered = true;
-  context->result = std::move(result);
   // Always posted: on the first-attempt failure paths we are still inside send().
   // The task holds only the context (a callback and a SendResult were four
   // times env::Task's inline room, an allocation per send).
   instance_.env().executor().post([context = std::move(context)] {
-    MQ_ASSERT(context->result.has_value());
     const SendCallback done = std::move(context->done);
-    done(std::move(*context->result));
+    done(std::move(context->result));
   });
 }
 

@@ -115,12 +115,13 @@ class Producer {
   void attempt(std::shared_ptr<SendContext> context);
   void on_response(std::shared_ptr<SendContext> context, Nanos attempt_start,
                    Result<remoting::RemotingCommand>&& response);
-  // The stored result of the attempt to context's last queue; msgId is the caller's to set.
-  SendResult stored_result(const SendContext& context, const AttemptOutcome& outcome,
-                           const remoting::RemotingCommand& response) const;
+  // Sets result (every field) to the stored result of the attempt to
+  // context's last queue.
+  void set_stored_result(const SendContext& context, const AttemptOutcome& outcome,
+                         const remoting::RemotingCommand& response, SendResult& result) const;
   void finish(std::shared_ptr<SendContext> context);
-  // result by rvalue: it is moved once, into the context.
-  void deliver(std::shared_ptr<SendContext> context, SendResult&& result);
+  // Hands context's result (set: set_stored_result or finish) to its callback.
+  void deliver(std::shared_ptr<SendContext> context);
   TopicPublishInfo* publish_info(const std::string& topic);
   int64_t now_ms() const;
 

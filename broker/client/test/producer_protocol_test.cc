@@ -254,6 +254,28 @@ TEST(ProducerProtocol, EachSendStartsFromAFreshContext) {
   EXPECT_EQ(sends[0].ext_fields.at("f"), "1") << "the first send's body was compressed (else this test tests less)";
 }
 
+// A context's result is filled in place and kept (its strings' room) for
+// the next send: nothing of a failed send's result may show in the next.
+TEST(ProducerProtocol, EachSendsResultStartsFromAFreshOne) {
+  ProducerWorld world(1);
+  const SendResult failed = world.send(Message("Nowhere", "", "x"));
+  ASSERT_EQ(failed.status, SendStatus::FAILED);
+  ASSERT_FALSE(failed.remark.empty());
+  const SendResult stored = world.send(Message("T", "", "y"));
+  ASSERT_EQ(stored.status, SendStatus::SEND_OK) << stored.remark;
+  EXPECT_TRUE(stored.remark.empty()) << stored.remark;
+  EXPECT_EQ(stored.messageQueue.topic, "T");
+  EXPECT_EQ(stored.attempts, 1);
+  EXPECT_EQ(stored.msgId.size(), 32u);
+  EXPECT_NE(stored.msgId, failed.msgId);
+  EXPECT_EQ(stored.offsetMsgId.size(), 32u);
+  const SendResult next = world.send(Message("T", "", "z"));
+  ASSERT_EQ(next.status, SendStatus::SEND_OK) << next.remark;
+  EXPECT_NE(next.msgId, stored.msgId);
+  EXPECT_NE(next.offsetMsgId, stored.offsetMsgId);
+  EXPECT_NE(next.queueOffset, -1);
+}
+
 TEST(ProducerProtocol, HeartbeatsGoToMastersAndShutdownUnregisters) {
   ProducerWorld world;
   ASSERT_EQ(world.send(Message("T", "", "x")).status, SendStatus::SEND_OK);
