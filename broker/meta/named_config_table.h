@@ -24,6 +24,7 @@
 #include "broker/common/assert.h"
 #include "broker/common/name_order.h"
 #include "broker/common/printable.h"
+#include "broker/common/same_bytes.h"
 #include "broker/common/status.h"
 #include "broker/env/env.h"
 #include "broker/env/path.h"
@@ -54,13 +55,26 @@ class NamedConfigTable {
         name_(name),
         check_loaded_(std::move(check_loaded)) {}
 
+  // Not copied: find's memo points into this table.
+  NamedConfigTable(const NamedConfigTable&) = delete;
+  NamedConfigTable& operator=(const NamedConfigTable&) = delete;
+
   Result<LoadSource> load() {
     return file_.load([this](const std::string& content) { return decode(content); });
   }
 
+  // The entry found last is looked at first: a send and a pull each look up
+  // their topic (and a pull its group), nearly always the one before, where
+  // the tree's search compared the name with three or four others. A map's
+  // entry stays where it is until erased, so only erase and decode forget
+  // it. (Broker code runs on one executor: the const lookup's memo is never
+  // raced.)
   const Config* find(std::string_view name) const {
+    if (last_found_ != nullptr && same_text(last_found_->first, name)) return &last_found_->second;
     auto it = table_.find(name);
-    return it == table_.end() ? nullptr : &it->second;
+    if (it == table_.end()) return nullptr;
+    last_found_ = &*it;
+    return &it->second;
   }
   const Table& all() const { return table_; }
   const DataVersion& data_version() const { return data_version_; }
@@ -84,6 +98,7 @@ class NamedConfigTable {
   bool erase(std::string_view name, PersistCallback done) {
     auto it = table_.find(name);
     if (it == table_.end()) return false;
+    last_found_ = nullptr;
     table_.erase(it);
     changed(std::move(done));
     return true;
@@ -132,6 +147,7 @@ class NamedConfigTable {
         table.insert_or_assign(item.key(), std::move(config));
       }
     }
+    last_found_ = nullptr;  // every entry is a new node
     table_ = std::move(table);
     data_version_ = version;
     return Status::Ok();
@@ -149,6 +165,8 @@ class NamedConfigTable {
   std::string Config::*name_;
   LoadedCheck check_loaded_;
   Table table_;
+  // find's memo: an entry of table_, or null.
+  mutable const typename Table::value_type* last_found_ = nullptr;
   DataVersion data_version_;
 };
 

@@ -57,6 +57,29 @@ TEST_F(TopicConfigTest, Tbw102ExistsOnlyWithAutoCreateTopicEnable) {
   EXPECT_TRUE(without.all().empty());
 }
 
+// find remembers the entry it found last: whatever changes the table, a
+// lookup still sees the table as it is now.
+TEST_F(TopicConfigTest, FindSeesEveryChangeOfTheTable) {
+  TopicConfigManager topics(env_, kConfigDir);
+  ASSERT_TRUE(topics.create_or_update(topic("A", 4)).ok());
+  ASSERT_TRUE(topics.create_or_update(topic("B", 2)).ok());
+  ASSERT_NE(topics.find("A"), nullptr);
+  EXPECT_EQ(topics.find("A")->readQueueNums, 4);  // the remembered one
+  EXPECT_EQ(topics.find("B")->readQueueNums, 2);
+  ASSERT_TRUE(topics.create_or_update(topic("B", 8)).ok());  // replaced in place
+  EXPECT_EQ(topics.find("B")->readQueueNums, 8);
+  ASSERT_TRUE(topics.delete_topic("B").ok());
+  EXPECT_EQ(topics.find("B"), nullptr);
+  EXPECT_EQ(topics.find("A")->readQueueNums, 4);
+  // A whole table read in: every entry a new one.
+  TopicConfigManager other(env_, "/store/other");
+  ASSERT_TRUE(other.create_or_update(topic("A", 16)).ok());
+  ASSERT_TRUE(topics.replace_from_json(other.encode()).ok());
+  EXPECT_EQ(topics.find("A")->readQueueNums, 16);
+  EXPECT_EQ(topics.find("Missing"), nullptr);
+  EXPECT_EQ(topics.find("A")->readQueueNums, 16);
+}
+
 TEST_F(TopicConfigTest, InvalidTopicsAreRejectedWithClearMessages) {
   TopicConfigManager topics(env_, kConfigDir);
   expect_invalid(topics.create_or_update(topic("")), "topic name is empty");
