@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "broker/common/log.h"
+#include "broker/common/same_bytes.h"
 #include "broker/remoting/request_code.h"
 
 namespace mqlab::remoting {
@@ -262,7 +263,10 @@ class RemotingClient::ClientConnection : public std::enable_shared_from_this<Cli
   // Leaves the client's table, if still there (shutdown empties it first).
   void forget() {
     const auto found = client_.connections_.find(address_);
-    if (found != client_.connections_.end() && found->second.get() == this) client_.connections_.erase(found);
+    if (found != client_.connections_.end() && found->second.get() == this) {
+      client_.recent_connections_ = {};
+      client_.connections_.erase(found);
+    }
   }
 
   RemotingClient& client_;  // outlives us while not closed: shutdown closes every connection
@@ -352,8 +356,9 @@ void RemotingClient::close_connection(const std::string& address) {
 
 void RemotingClient::shutdown() {
   // Moved out first, so closing connections cannot disturb the iteration.
-  std::map<std::string, std::shared_ptr<ClientConnection>, NameLess> connections = std::move(connections_);
+  Connections connections = std::move(connections_);
   connections_.clear();
+  recent_connections_ = {};
   for (auto& [address, connection] : connections) {
     connection->close(Status::Aborted("remoting client shut down; connection to " + address + " closed"));
   }
@@ -367,12 +372,24 @@ size_t RemotingClient::pending_requests() const {
 }
 
 std::shared_ptr<RemotingClient::ClientConnection> RemotingClient::connection_to(const std::string& address) {
+  const Connections::value_type* first = recent_connections_[0];
+  if (first != nullptr && same_text(first->first, address)) return first->second;
+  const Connections::value_type* second = recent_connections_[1];
+  if (second != nullptr && same_text(second->first, address)) {
+    std::swap(recent_connections_[0], recent_connections_[1]);
+    return second->second;
+  }
   const auto found = connections_.find(address);
-  if (found != connections_.end()) return found->second;
-  auto connection = std::make_shared<ClientConnection>(*this, address);
-  connections_.emplace(address, connection);
-  connection->connect();
-  return connection;
+  if (found == connections_.end()) {
+    auto connection = std::make_shared<ClientConnection>(*this, address);
+    connections_.emplace(address, connection);
+    // May close it at once, taking it out of connections_ (and emptying the
+    // memo): remembered at its next use.
+    connection->connect();
+    return connection;
+  }
+  recent_connections_ = {&*found, first};
+  return found->second;
 }
 
 }  // namespace mqlab::remoting

@@ -13,6 +13,7 @@
 // never inside invoke(); opaques are unique per client and never 0.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -109,7 +110,14 @@ class RemotingClient {
 
   env::Env& env_;
   RemotingClientOptions options_;
-  std::map<std::string, std::shared_ptr<ClientConnection>, NameLess> connections_;
+  using Connections = std::map<std::string, std::shared_ptr<ClientConnection>, NameLess>;
+  Connections connections_;
+  // connection_to's memo: the entries of connections_ it returned last, most
+  // recent first, or null. A client sends to a few addresses, mostly two
+  // brokers in turn, and the search compared the address with others at
+  // every request. Emptied whenever an entry leaves connections_ (a map's
+  // entries stay put otherwise).
+  std::array<const Connections::value_type*, 2> recent_connections_{};
   int32_t next_opaque_ = 1;
   LifetimeToken lifetime_;
 };

@@ -424,11 +424,15 @@ TEST_F(RemotingTransportTest, ConnectionClosedListenerHearsTheClientLeave) {
   std::vector<std::string> closed;
   server_->set_connection_closed_listener([&](const std::string& remote) { closed.push_back(remote); });
   expect_echo_works("hello");
+  expect_echo_works("hello again");  // the client now remembers the connection (connection_to's memo)
   client_->close_connection(kServerAddress);
   ASSERT_TRUE(run_until([&] { return !closed.empty(); }));
   ASSERT_EQ(closed.size(), 1u);
   EXPECT_EQ(closed[0], seen_remote_addresses_[0]);
   EXPECT_EQ(server_->connection_count(), 0u);
+  // Forgotten with it: the next call dials a new connection.
+  expect_echo_works("after close");
+  EXPECT_EQ(server_->stats().connections_accepted, 2u);
 }
 
 TEST_F(RemotingTransportTest, ShutdownAbortsPendingRequests) {
