@@ -313,6 +313,7 @@ void MQClientInstance::note_broker_unreachable(const std::string& address) {
                                   << kBrokerUnreachableBackoff / kNanosPerSecond << " s");
   }
   entry = std::max(entry, until);
+  unreachable_until_latest_ = std::max(unreachable_until_latest_, entry);
 }
 
 void MQClientInstance::note_request_failure(const std::string& address, const Status& failure) {
@@ -324,8 +325,10 @@ void MQClientInstance::note_request_failure(const std::string& address, const St
 }
 
 bool MQClientInstance::broker_unreachable(const std::string& address) const {
+  const Nanos now = env_.clock().now_ns();
+  if (now >= unreachable_until_latest_) return false;
   const auto it = unreachable_until_.find(address);
-  return it != unreachable_until_.end() && env_.clock().now_ns() < it->second;
+  return it != unreachable_until_.end() && now < it->second;
 }
 
 std::optional<std::string> MQClientInstance::find_broker_addr_by_topic(const std::string& topic) {

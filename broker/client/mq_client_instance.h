@@ -191,6 +191,10 @@ class MQClientInstance {
   std::map<std::string, std::vector<StatusCallback>> route_waiters_;
   std::map<std::string, std::map<int64_t, std::string>, NameLess> broker_addr_table_;
   std::map<std::string, Nanos, NameLess> unreachable_until_;  // address -> end of its back-off
+  // The latest of unreachable_until_'s ends: once it has passed, no address
+  // is backed off, and broker_unreachable answers without the search (a
+  // pull asks, and the table keeps every address a fault ever touched).
+  Nanos unreachable_until_latest_ = 0;
   std::map<Periodic, env::TimerId> timers_;
   std::unique_ptr<Producer> inner_producer_;  // after producers_: its destructor leaves that set
   LifetimeToken lifetime_;
