@@ -8,6 +8,7 @@
 #include "broker/client/mq_client_api.h"
 #include "broker/client/producer.h"
 #include "broker/common/log.h"
+#include "broker/common/same_bytes.h"
 
 namespace mqlab::client {
 
@@ -260,14 +261,22 @@ void MQClientInstance::rebuild_broker_addr_table() {
   }
 }
 
-const remoting::TopicRouteData* MQClientInstance::find_route(const std::string& topic) const {
+const MQClientInstance::RouteEntry* MQClientInstance::route_entry(const std::string& topic) const {
+  if (last_route_ != nullptr && same_text(last_route_->first, topic)) return &last_route_->second;
   const auto it = routes_.find(topic);
-  return it == routes_.end() ? nullptr : &it->second.data;
+  if (it == routes_.end()) return nullptr;
+  last_route_ = &*it;
+  return &it->second;
+}
+
+const remoting::TopicRouteData* MQClientInstance::find_route(const std::string& topic) const {
+  const RouteEntry* entry = route_entry(topic);
+  return entry == nullptr ? nullptr : &entry->data;
 }
 
 uint64_t MQClientInstance::route_version(const std::string& topic) const {
-  const auto it = routes_.find(topic);
-  return it == routes_.end() ? 0 : it->second.version;
+  const RouteEntry* entry = route_entry(topic);
+  return entry == nullptr ? 0 : entry->version;
 }
 
 // --- brokers ----------------------------------------------------------------------------

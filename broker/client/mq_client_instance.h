@@ -165,6 +165,8 @@ class MQClientInstance {
     remoting::TopicRouteData data;
     uint64_t version = 0;
   };
+  // routes_'s entry for topic, or null.
+  const RouteEntry* route_entry(const std::string& topic) const;
 
   void schedule(Periodic which, int64_t interval_ms);
   void run_periodic(Periodic which);
@@ -186,7 +188,10 @@ class MQClientInstance {
   size_t namesrv_index_ = 0;
   std::set<std::string> producers_;
   std::map<std::string, MQConsumerInner*> consumers_;  // by group; not owned
-  std::map<std::string, RouteEntry, NameLess> routes_;
+  std::map<std::string, RouteEntry, NameLess> routes_;  // never erased: its entries stay put
+  // route_entry's memo: the entry it found last, or null. A send asks for
+  // its topic's route twice, a pull once, nearly always the same topic.
+  mutable const std::pair<const std::string, RouteEntry>* last_route_ = nullptr;
   uint64_t next_route_version_ = 1;
   std::map<std::string, std::vector<StatusCallback>> route_waiters_;
   std::map<std::string, std::map<int64_t, std::string>, NameLess> broker_addr_table_;
