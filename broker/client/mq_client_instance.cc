@@ -8,7 +8,6 @@
 #include "broker/client/mq_client_api.h"
 #include "broker/client/producer.h"
 #include "broker/common/log.h"
-#include "broker/common/same_bytes.h"
 
 namespace mqlab::client {
 
@@ -262,11 +261,8 @@ void MQClientInstance::rebuild_broker_addr_table() {
 }
 
 const MQClientInstance::RouteEntry* MQClientInstance::route_entry(const std::string& topic) const {
-  if (last_route_ != nullptr && same_text(last_route_->first, topic)) return &last_route_->second;
-  const auto it = routes_.find(topic);
-  if (it == routes_.end()) return nullptr;
-  last_route_ = &*it;
-  return &it->second;
+  const auto* entry = routes_found_.find(routes_, topic);
+  return entry == nullptr ? nullptr : &entry->second;
 }
 
 const remoting::TopicRouteData* MQClientInstance::find_route(const std::string& topic) const {

@@ -52,6 +52,7 @@
 #include "broker/client/client_config.h"
 #include "broker/common/lifetime.h"
 #include "broker/common/name_order.h"
+#include "broker/common/remembered_entries.h"
 #include "broker/common/status.h"
 #include "broker/env/env.h"
 #include "broker/remoting/remoting_client.h"
@@ -189,9 +190,9 @@ class MQClientInstance {
   std::set<std::string> producers_;
   std::map<std::string, MQConsumerInner*> consumers_;  // by group; not owned
   std::map<std::string, RouteEntry, NameLess> routes_;  // never erased: its entries stay put
-  // route_entry's memo: the entry it found last, or null. A send asks for
-  // its topic's route twice, a pull once, nearly always the same topic.
-  mutable const std::pair<const std::string, RouteEntry>* last_route_ = nullptr;
+  // route_entry's: a send asks for its topic's route twice, a pull once,
+  // nearly always the same topic.
+  mutable RememberedEntries<std::map<std::string, RouteEntry, NameLess>> routes_found_;
   uint64_t next_route_version_ = 1;
   std::map<std::string, std::vector<StatusCallback>> route_waiters_;
   std::map<std::string, std::map<int64_t, std::string>, NameLess> broker_addr_table_;

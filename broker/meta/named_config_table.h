@@ -24,7 +24,7 @@
 #include "broker/common/assert.h"
 #include "broker/common/name_order.h"
 #include "broker/common/printable.h"
-#include "broker/common/same_bytes.h"
+#include "broker/common/remembered_entries.h"
 #include "broker/common/status.h"
 #include "broker/env/env.h"
 #include "broker/env/path.h"
@@ -64,17 +64,10 @@ class NamedConfigTable {
   }
 
   // The entry found last is looked at first: a send and a pull each look up
-  // their topic (and a pull its group), nearly always the one before, where
-  // the tree's search compared the name with three or four others. A map's
-  // entry stays where it is until erased, so only erase and decode forget
-  // it. (Broker code runs on one executor: the const lookup's memo is never
-  // raced.)
+  // their topic (and a pull its group), nearly always the one before.
   const Config* find(std::string_view name) const {
-    if (last_found_ != nullptr && same_text(last_found_->first, name)) return &last_found_->second;
-    auto it = table_.find(name);
-    if (it == table_.end()) return nullptr;
-    last_found_ = &*it;
-    return &it->second;
+    const typename Table::value_type* entry = found_.find(table_, name);
+    return entry == nullptr ? nullptr : &entry->second;
   }
   const Table& all() const { return table_; }
   const DataVersion& data_version() const { return data_version_; }
@@ -98,7 +91,7 @@ class NamedConfigTable {
   bool erase(std::string_view name, PersistCallback done) {
     auto it = table_.find(name);
     if (it == table_.end()) return false;
-    last_found_ = nullptr;
+    found_.forget();
     table_.erase(it);
     changed(std::move(done));
     return true;
@@ -147,7 +140,7 @@ class NamedConfigTable {
         table.insert_or_assign(item.key(), std::move(config));
       }
     }
-    last_found_ = nullptr;  // every entry is a new node
+    found_.forget();  // every entry is a new node
     table_ = std::move(table);
     data_version_ = version;
     return Status::Ok();
@@ -165,8 +158,7 @@ class NamedConfigTable {
   std::string Config::*name_;
   LoadedCheck check_loaded_;
   Table table_;
-  // find's memo: an entry of table_, or null.
-  mutable const typename Table::value_type* last_found_ = nullptr;
+  mutable RememberedEntries<Table> found_;  // find's; forgotten by erase and decode
   DataVersion data_version_;
 };
 

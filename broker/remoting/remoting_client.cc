@@ -23,7 +23,6 @@
 #include <vector>
 
 #include "broker/common/log.h"
-#include "broker/common/same_bytes.h"
 #include "broker/remoting/request_code.h"
 
 namespace mqlab::remoting {
@@ -264,7 +263,7 @@ class RemotingClient::ClientConnection : public std::enable_shared_from_this<Cli
   void forget() {
     const auto found = client_.connections_.find(address_);
     if (found != client_.connections_.end() && found->second.get() == this) {
-      client_.recent_connections_ = {};
+      client_.recent_connections_.forget();
       client_.connections_.erase(found);
     }
   }
@@ -358,7 +357,7 @@ void RemotingClient::shutdown() {
   // Moved out first, so closing connections cannot disturb the iteration.
   Connections connections = std::move(connections_);
   connections_.clear();
-  recent_connections_ = {};
+  recent_connections_.forget();
   for (auto& [address, connection] : connections) {
     connection->close(Status::Aborted("remoting client shut down; connection to " + address + " closed"));
   }
@@ -372,24 +371,13 @@ size_t RemotingClient::pending_requests() const {
 }
 
 std::shared_ptr<RemotingClient::ClientConnection> RemotingClient::connection_to(const std::string& address) {
-  const Connections::value_type* first = recent_connections_[0];
-  if (first != nullptr && same_text(first->first, address)) return first->second;
-  const Connections::value_type* second = recent_connections_[1];
-  if (second != nullptr && same_text(second->first, address)) {
-    std::swap(recent_connections_[0], recent_connections_[1]);
-    return second->second;
-  }
-  const auto found = connections_.find(address);
-  if (found == connections_.end()) {
-    auto connection = std::make_shared<ClientConnection>(*this, address);
-    connections_.emplace(address, connection);
-    // May close it at once, taking it out of connections_ (and emptying the
-    // memo): remembered at its next use.
-    connection->connect();
-    return connection;
-  }
-  recent_connections_ = {&*found, first};
-  return found->second;
+  if (const Connections::value_type* found = recent_connections_.find(connections_, address)) return found->second;
+  auto connection = std::make_shared<ClientConnection>(*this, address);
+  connections_.emplace(address, connection);
+  // May close it at once, taking it out of connections_ (and emptying the
+  // memo): remembered at its next use.
+  connection->connect();
+  return connection;
 }
 
 }  // namespace mqlab::remoting

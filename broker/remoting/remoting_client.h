@@ -13,7 +13,6 @@
 // never inside invoke(); opaques are unique per client and never 0.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -29,6 +28,7 @@
 #include "broker/common/inline_function.h"
 #include "broker/common/lifetime.h"
 #include "broker/common/name_order.h"
+#include "broker/common/remembered_entries.h"
 #include "broker/common/status.h"
 #include "broker/env/env.h"
 #include "broker/remoting/frame_codec.h"
@@ -112,12 +112,9 @@ class RemotingClient {
   RemotingClientOptions options_;
   using Connections = std::map<std::string, std::shared_ptr<ClientConnection>, NameLess>;
   Connections connections_;
-  // connection_to's memo: the entries of connections_ it returned last, most
-  // recent first, or null. A client sends to a few addresses, mostly two
-  // brokers in turn, and the search compared the address with others at
-  // every request. Emptied whenever an entry leaves connections_ (a map's
-  // entries stay put otherwise).
-  std::array<const Connections::value_type*, 2> recent_connections_{};
+  // connection_to's: a client sends to a few addresses, mostly two brokers
+  // in turn. Forgotten whenever an entry leaves connections_.
+  RememberedEntries<Connections, 2> recent_connections_;
   int32_t next_opaque_ = 1;
   LifetimeToken lifetime_;
 };

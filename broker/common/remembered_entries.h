@@ -1,0 +1,51 @@
+// RememberedEntries<Map, N>: the N entries of a std::map keyed by name that
+// lookups found last, most recent first, looked at before the map is
+// searched. A message's path looks up the same topic, group, route or
+// connection again and again, and the tree's search compared the name with
+// three or four others each time.
+//
+// A std::map's entries stay where they are until erased: the owner calls
+// forget() before it erases an entry or replaces the map. Not thread-safe
+// (broker code runs on one executor).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <string_view>
+
+#include "broker/common/same_bytes.h"
+
+namespace mqlab {
+
+template <class Map, size_t N = 1>
+class RememberedEntries {
+ public:
+  static_assert(N >= 1);
+  using Entry = typename Map::value_type;
+
+  // map's entry for key (a remembered one first), or null; a found entry
+  // becomes the most recent. Requires: map's comparator finds by a view.
+  const Entry* find(const Map& map, std::string_view key) {
+    for (size_t i = 0; i < N; ++i) {
+      const Entry* entry = recent_[i];
+      if (entry != nullptr && same_text(entry->first, key)) {
+        std::rotate(recent_.begin(), recent_.begin() + i, recent_.begin() + i + 1);
+        return entry;
+      }
+    }
+    const auto it = map.find(key);
+    if (it == map.end()) return nullptr;
+    std::move_backward(recent_.begin(), recent_.end() - 1, recent_.end());
+    recent_[0] = &*it;
+    return recent_[0];
+  }
+
+  // Before any entry leaves the map.
+  void forget() { recent_ = {}; }
+
+ private:
+  std::array<const Entry*, N> recent_{};
+};
+
+}  // namespace mqlab
