@@ -47,7 +47,7 @@ std::vector<Window> write_windows(const History& history, Nanos run_end) {
   std::map<std::string, Nanos> down_since;
   std::vector<Window> windows;
   SendsInOrder in_order(history.sends(), invoked_at_of);
-  while (const std::optional<SendRecord> s = in_order.next()) {
+  while (const SendRecord* s = in_order.next()) {
     if (s->outcome == SendOutcome::kPending || s->broker_name.empty()) continue;
     const bool stored = s->outcome == SendOutcome::kOk || stored_unconfirmed(s->outcome);
     auto it = down_since.find(s->broker_name);

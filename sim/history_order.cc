@@ -1,6 +1,7 @@
 #include "sim/history_order.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <limits>
 
 #include "broker/common/assert.h"
@@ -31,20 +32,26 @@ Nanos SendsInOrder::unread_invoked_at_least() const {
   return least_invoked_from_stretch_[unread_.index() / kStretch];
 }
 
-std::optional<SendRecord> SendsInOrder::next() {
+const SendRecord* SendsInOrder::next() {
   while (true) {
     // A held send whose key is at or before every unread send's invocation
     // (so at or before its key) comes first: on a tie, the unread one has
     // the larger seq.
-    if (!heap_.empty() && heap_.top().key <= unread_invoked_at_least()) {
-      const uint32_t slot = heap_.top().slot;
-      heap_.pop();
-      free_slots_.push_back(slot);
-      return slots_[slot];
+    if (head_ != held_.size() && held_[head_].key <= unread_invoked_at_least()) {
+      const uint32_t slot = held_[head_].slot;
+      if (++head_ == held_.size()) {
+        held_.clear();
+        head_ = 0;
+      } else if (head_ >= kCompactAfter) {
+        held_.erase(held_.begin(), held_.begin() + static_cast<std::ptrdiff_t>(head_));
+        head_ = 0;
+      }
+      free_slots_.push_back(slot);  // reused from the next call on
+      return &slots_[slot];
     }
     if (unread_ == sends_.end()) {
-      MQ_ASSERT(heap_.empty());
-      return std::nullopt;
+      MQ_ASSERT(head_ == held_.size());
+      return nullptr;
     }
     const SendRecord& send = *unread_;
     MQ_ASSERT(send.seq == unread_.index());
@@ -60,7 +67,16 @@ std::optional<SendRecord> SendsInOrder::next() {
       free_slots_.pop_back();
       slots_[slot] = send;
     }
-    heap_.push(Held{key, send.seq, slot});
+    // Into its place in the sorted run: back past the held sends after it.
+    const Held entry{key, send.seq, slot};
+    held_.push_back(entry);
+    size_t place = held_.size() - 1;
+    while (place > head_ && entry < held_[place - 1]) {
+      held_[place] = held_[place - 1];
+      --place;
+    }
+    held_[place] = entry;
+    MQ_ASSERT(place == head_ || held_[place - 1] < entry);
     ++unread_;
   }
 }

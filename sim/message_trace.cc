@@ -220,7 +220,7 @@ bool MessageLines::advance(bool keep) {
   if (send_ && (!receipt_ || line_time_of(*send_) <= receipt_->at)) {
     digest_send(*send_);
     if (keep) taken_ = *send_;
-    send_.reset();
+    send_ = nullptr;
   } else if (receipt_) {
     digest_receipt(*receipt_);
     if (keep) taken_ = *receipt_;

@@ -84,7 +84,7 @@ class MessageLines {
   std::map<std::string, std::string> machine_of_;
   std::vector<NameFacts> name_facts_;
   SendsInOrder sends_;
-  std::optional<SendRecord> send_;  // the next send, read ahead
+  const SendRecord* send_ = nullptr;  // the next send, read ahead: sends_ holds it until its next next()
   bool sends_done_ = false;
   const SpilledRecords<ReceiptRecord>& receipts_;
   SpilledRecords<ReceiptRecord>::const_iterator next_receipt_;
