@@ -369,11 +369,16 @@ store::MessageToStore SendMessageProcessor::build_message(RemotingCommand& reque
   message.body = std::move(request.body);
   // CLUSTER first: it sorts before the properties clients set (KEYS, TAGS,
   // UNIQ_KEY, ...), which then append in order instead of moving every entry
-  // after CLUSTER's place; set again after, since ours wins over a client's.
+  // after CLUSTER's place; set again after when the client's text named it,
+  // since ours wins over a client's.
   const std::string& cluster = controller_.config().brokerClusterName;
   message.properties.insert_or_assign(store::kPropertyCluster, cluster);
-  store::decode_properties_into(header.properties, message.properties);
-  message.properties.insert_or_assign(store::kPropertyCluster, cluster);
+  if (store::decode_properties_into(header.properties, message.properties)) {
+    message.properties.insert_or_assign(store::kPropertyCluster, cluster);
+  }
+  // Decoded, and a cluster name BrokerConfig::validate (in start) let
+  // through holds no control byte.
+  message.properties_round_trip_known = true;
   // The host v6 bits are derived from the hosts by the encoder; the client's
   // own view of them is not ours to store.
   message.sysflag = header.sysFlag & ~(store::kSysFlagBornHostV6 | store::kSysFlagStoreHostV6);

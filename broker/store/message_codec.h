@@ -113,8 +113,10 @@ char* put_property(char* out, std::string_view name, std::string_view value);
 // and skips empty items. Never fails: properties are opaque to validation.
 MessageProperties decode_properties(std::string_view text);
 // The same, into properties: each decoded name is inserted or assigned, so
-// entries put there first stay unless the text names them too.
-void decode_properties_into(std::string_view text, MessageProperties& properties);
+// entries put there first stay unless the text names them too. Returns
+// whether any was assigned (its name was there already): when not, every
+// entry put there first is as it was.
+bool decode_properties_into(std::string_view text, MessageProperties& properties);
 // Whether decode_properties(encode_properties(properties)) == properties:
 // no name empty or holding 0x01 or 0x02, no value holding 0x02. Properties
 // decoded from the wire always are; what a test or a tool builds may not be.
@@ -138,6 +140,11 @@ struct MessageToStore {
   HostAddress store_host;
   int32_t reconsume_times = 0;
   int64_t prepared_transaction_offset = 0;
+  // Set by a builder whose properties are known to round-trip
+  // (properties_round_trip): decoded from a PROPERTIES text, plus names and
+  // values that hold neither separator. The store then skips checking so,
+  // a scan of every name and value, for the dispatch request it hands over.
+  bool properties_round_trip_known = false;
 
   std::string tags() const;               // TAGS property or ""
   std::vector<std::string> keys() const;  // KEYS split on spaces, empties dropped

@@ -164,7 +164,9 @@ void MessageStore::hand_over_dispatch_request(const MessageToStore& message, con
   // Full: the dispatcher is stuck or far behind, and reads these records
   // when it catches up. Properties that would not read back as written:
   // only the record's bytes say what a rebuild will see.
-  if (handed_over_.full() || !properties_round_trip(message.properties)) return;
+  if (handed_over_.full() || (!message.properties_round_trip_known && !properties_round_trip(message.properties))) {
+    return;
+  }
   DispatchRequest& request = handed_over_.next_slot();
   dispatch_request_of_put(message, appended, request);
   if (request.topic == kScheduleTopic) {

@@ -392,6 +392,35 @@ RC_GTEST_PROP(MessageCodecProp, PropertiesRoundTripWithOrWithoutTrailingSeparato
   RC_ASSERT(decode_properties(text) == properties);
 }
 
+// decode_properties_into scans 16 bytes at a time (and the text's last 16
+// for its tail): it must split as the plain rule does (items end at 0x02,
+// the first 0x01 splits, nameless or separator-less items are skipped, the
+// last of a name wins) on any text and wherever the text lies in a buffer,
+// and say whether it assigned a name that was there already.
+RC_GTEST_PROP(MessageCodecProp, DecodePropertiesIntoSplitsAsThePlainRule, ()) {
+  const std::string text = *rc::gen::container<std::string>(rc::gen::element('\x01', '\x02', '\0', 'K', 'A', 'x'));
+  const size_t shift = *rc::gen::inRange<size_t>(0, 16);
+  const std::string buffer = std::string(shift, '\x01') + text + std::string(shift, '\x02');
+  const std::string_view view = std::string_view(buffer).substr(shift, text.size());
+  const MessageProperties before = *rc::gen::element(MessageProperties{}, MessageProperties{{"K", "first"}},
+                                                     MessageProperties{{"A", "a"}, {"Kx", "b"}});
+  MessageProperties expected = before;
+  bool expected_replaced = false;
+  for (size_t start = 0; start <= text.size();) {
+    const size_t item_end = std::min(text.find('\x02', start), text.size());
+    const std::string item = text.substr(start, item_end - start);
+    const size_t separator = item.find('\x01');
+    if (separator != std::string::npos && separator != 0) {
+      expected_replaced |= !expected.insert_or_assign(item.substr(0, separator), item.substr(separator + 1));
+    }
+    start = item_end + 1;
+  }
+  MessageProperties decoded = before;
+  const bool replaced = decode_properties_into(view, decoded);
+  RC_ASSERT(decoded == expected);
+  RC_ASSERT(replaced == expected_replaced);
+}
+
 // The dispatcher looks properties up in place; it must see what the map
 // sees, on any text (repeated names, empty names or values, stray 0x01s).
 RC_GTEST_PROP(MessageCodecProp, FindPropertyAgreesWithDecodeProperties, ()) {
