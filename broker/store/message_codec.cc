@@ -877,18 +877,18 @@ Result<OffsetMessageId> decode_offset_message_id(std::string_view message_id) {
 std::optional<PhyOffset> offset_of_offset_message_id(std::string_view message_id) {
   if (message_id.size() != 32 && message_id.size() != 56) return std::nullopt;
   // The host's digits are checked, not decoded; the last 16 are the offset.
-  const size_t offset_digits = message_id.size() - 16;
-  for (size_t i = 0; i < offset_digits; ++i) {
-    if (hex_digit_value(message_id[i]) < 0) return std::nullopt;
+  const char* const digits = message_id.data();
+  if (message_id.size() == 32) {
+    if (!read_16_hex_digits(digits)) return std::nullopt;
+  } else {
+    for (size_t i = 0; i < 40; ++i) {  // an IPv6 host: rare
+      if (hex_digit_value(digits[i]) < 0) return std::nullopt;
+    }
   }
-  uint64_t offset = 0;
-  for (size_t i = offset_digits; i < message_id.size(); ++i) {
-    const int digit = hex_digit_value(message_id[i]);
-    if (digit < 0) return std::nullopt;
-    offset = (offset << 4) | static_cast<uint64_t>(digit);
-  }
-  if (offset > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return std::nullopt;  // negative as stored
-  return PhyOffset(static_cast<int64_t>(offset));
+  const std::optional<uint64_t> offset = read_16_hex_digits(digits + message_id.size() - 16);
+  if (!offset) return std::nullopt;
+  if (*offset > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return std::nullopt;  // negative as stored
+  return PhyOffset(static_cast<int64_t>(*offset));
 }
 
 }  // namespace mqlab::store
