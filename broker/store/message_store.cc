@@ -112,11 +112,11 @@ void MessageStore::put_message(MessageToStore&& message, PutCallback&& done) {
     return reply(PutMessageStatus::SERVICE_NOT_AVAILABLE,
                  flush_failed_ ? "message store is not writable: a flush failed" : "message store is not writable: disk full");
   }
-  const bool wait_store_ok = [&] {
-    auto it = message.properties.find(kPropertyWaitStoreMsgOk);
-    return it == message.properties.end() || it->second != "false";
-  }();
-  message.properties.erase(kPropertyWaitStoreMsgOk);  // 4.9.x does not store WAIT
+  bool wait_store_ok = true;
+  if (const auto wait = message.properties.find(kPropertyWaitStoreMsgOk); wait != message.properties.end()) {
+    wait_store_ok = wait->second != "false";
+    message.properties.erase(wait);  // 4.9.x does not store WAIT
+  }
   if (Status delayed = transform_delay_level_message(message, schedule_->max_delay_level()); !delayed.ok()) {
     return reply(PutMessageStatus::MESSAGE_ILLEGAL, delayed.message());
   }

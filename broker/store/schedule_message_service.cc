@@ -46,7 +46,7 @@ bool refused_for_good(PutMessageStatus status) {
 
 Status transform_delay_level_message(MessageToStore& message, int32_t max_delay_level) {
   MQ_ASSERT(max_delay_level >= 1);
-  auto delay = message.properties.find(std::string(kPropertyDelayLevel));
+  auto delay = message.properties.find(kPropertyDelayLevel);
   if (delay == message.properties.end()) return Status::Ok();
   Result<int32_t> level = parse_int32(delay->second);
   if (!level.ok()) {
