@@ -20,17 +20,22 @@ void LatencyFaultTolerance::update_fault_item(const std::string& broker_name, in
   MQ_ASSERT(latency_ms >= 0);
   const int64_t duration = compute_not_available_duration(isolation ? kIsolationLatencyMs : latency_ms);
   MQ_ASSERT(duration >= 0);
-  items_[broker_name] = FaultItem{latency_ms, now_ms + duration};
+  const FaultItem item{latency_ms, now_ms + duration};
+  if (Items::value_type* found = found_.find(items_, broker_name)) {
+    found->second = item;
+  } else {
+    items_.emplace(broker_name, item);
+  }
 }
 
 bool LatencyFaultTolerance::is_available(const std::string& broker_name, int64_t now_ms) const {
-  const auto it = items_.find(broker_name);
-  return it == items_.end() || now_ms >= it->second.startTimestamp;
+  const Items::value_type* found = found_.find(items_, broker_name);
+  return found == nullptr || now_ms >= found->second.startTimestamp;
 }
 
 int64_t LatencyFaultTolerance::available_at_ms(const std::string& broker_name, int64_t now_ms) const {
-  const auto it = items_.find(broker_name);
-  return it == items_.end() ? now_ms : std::max(now_ms, it->second.startTimestamp);
+  const Items::value_type* found = found_.find(items_, broker_name);
+  return found == nullptr ? now_ms : std::max(now_ms, found->second.startTimestamp);
 }
 
 }  // namespace mqlab::client

@@ -21,11 +21,13 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
 
 #include "broker/common/name_order.h"
+#include "broker/common/remembered_entries.h"
 
 namespace mqlab::client {
 
@@ -50,12 +52,21 @@ class LatencyFaultTolerance {
   bool is_available(const std::string& broker_name, int64_t now_ms) const;
   // When the broker's back-off ends (now_ms for one that is available).
   int64_t available_at_ms(const std::string& broker_name, int64_t now_ms) const;
-  void remove(const std::string& broker_name) { items_.erase(broker_name); }
+  void remove(const std::string& broker_name) {
+    found_.forget();
+    items_.erase(broker_name);
+  }
 
   const std::map<std::string, FaultItem, NameLess>& items() const { return items_; }
 
  private:
-  std::map<std::string, FaultItem, NameLess> items_;
+  using Items = std::map<std::string, FaultItem, NameLess>;
+  // A send asks about its queue's broker and then reports on it: the same
+  // one or two groups, whose search compared their names each time.
+  static constexpr size_t kRemembered = 2;
+
+  Items items_;
+  mutable RememberedEntries<Items, kRemembered> found_;  // forgotten by remove
 };
 
 }  // namespace mqlab::client

@@ -249,7 +249,13 @@ void Producer::send_with_route(std::shared_ptr<SendContext> context) {
 TopicPublishInfo* Producer::publish_info(const std::string& topic) {
   const uint64_t version = instance_.route_version(topic);
   if (version == 0) return nullptr;
-  PublishEntry& entry = publish_[topic];
+  // The topic sent to last, nearly always: no search of the map.
+  auto* found = publish_found_.find(publish_, topic);
+  if (found == nullptr) {
+    publish_.try_emplace(topic);
+    found = publish_found_.find(publish_, topic);
+  }
+  PublishEntry& entry = found->second;
   if (entry.route_version != version) {
     const remoting::TopicRouteData* route = instance_.find_route(topic);
     MQ_ASSERT(route != nullptr);  // a version is only handed out with a route

@@ -40,6 +40,7 @@
 #include "broker/client/topic_publish_info.h"
 #include "broker/common/lifetime.h"
 #include "broker/common/name_order.h"
+#include "broker/common/remembered_entries.h"
 #include "broker/common/shared_shelf.h"
 
 namespace mqlab::client {
@@ -131,7 +132,8 @@ class Producer {
   MessageClientIdGenerator ids_;
   SharedShelf<SendContext, 64, &Producer::reset_send_context> contexts_;
   LatencyFaultTolerance faults_;
-  std::map<std::string, PublishEntry, NameLess> publish_;
+  std::map<std::string, PublishEntry, NameLess> publish_;  // never erased
+  RememberedEntries<std::map<std::string, PublishEntry, NameLess>> publish_found_;  // publish_'s entries
   LifetimeToken lifetime_;
 };
 

@@ -13,6 +13,7 @@
 #include <array>
 #include <cstddef>
 #include <string_view>
+#include <utility>
 
 #include "broker/common/same_bytes.h"
 
@@ -23,6 +24,16 @@ class RememberedEntries {
  public:
   static_assert(N >= 1);
   using Entry = typename Map::value_type;
+
+  RememberedEntries() = default;
+  // A copy or a move starts empty: whatever holds the memo is copied with
+  // its map, whose copy has entries of its own (and a moved map's entries
+  // may be anyone's by the time the memo is asked).
+  RememberedEntries(const RememberedEntries&) {}
+  RememberedEntries& operator=(const RememberedEntries&) {
+    forget();
+    return *this;
+  }
 
   // map's entry for key (a remembered one first), or null; a found entry
   // becomes the most recent. Requires: map's comparator finds by a view.
@@ -41,6 +52,9 @@ class RememberedEntries {
     return recent_[0];
   }
 
+  // The same in a map whose entries the caller may change (a non-const
+  // map's entries are not const objects: the cast gives back what they are).
+  Entry* find(Map& map, std::string_view key) { return const_cast<Entry*>(find(std::as_const(map), key)); }
   // Before any entry leaves the map.
   void forget() { recent_ = {}; }
 

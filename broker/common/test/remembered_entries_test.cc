@@ -39,5 +39,24 @@ TEST(RememberedEntries, KeepsTheMostRecentN) {
   EXPECT_EQ(two.find(table, "c")->second, 3);
 }
 
+// The mutable find changes the map's own entry; a copied holder (map and
+// memo together) finds in its own map, not through the original's memo.
+TEST(RememberedEntries, ChangesEntriesAndCopiesStartEmpty) {
+  struct Holder {
+    Table table{{"a", 1}, {"b", 2}};
+    RememberedEntries<Table> found;
+  };
+  Holder original;
+  ASSERT_NE(original.found.find(original.table, "a"), nullptr);
+  original.found.find(original.table, "a")->second = 10;
+  EXPECT_EQ(original.table.at("a"), 10);
+  Holder copy = original;
+  copy.found.find(copy.table, "a")->second = 20;
+  EXPECT_EQ(copy.table.at("a"), 20);
+  EXPECT_EQ(original.table.at("a"), 10);
+  copy = original;
+  EXPECT_EQ(copy.found.find(copy.table, "a"), &*copy.table.find("a"));
+}
+
 }  // namespace
 }  // namespace mqlab::remembered_entries_test
