@@ -1,6 +1,7 @@
 #include "broker/client/message.h"
 
-#include <charconv>
+#include <array>
+#include <cstring>
 #include <iterator>
 #include <memory>
 #include <utility>
@@ -8,6 +9,7 @@
 #include "broker/client/compression.h"
 #include "broker/common/assert.h"
 #include "broker/common/assign_text.h"
+#include "broker/common/decimal_text.h"
 #include "broker/common/name_order.h"
 
 namespace mqlab::client {
@@ -30,40 +32,51 @@ struct WireItem {
   std::string_view value;
 };
 
-// Calls emit(name, value) for every property encode_wire_properties writes,
-// in name order: the message's properties (a map: sorted already) merged
-// with the few set over them. Those are listed in the order wire_properties
-// applies them (the stamp, then TAGS, KEYS, DELAY, WAIT); among equal names
-// the last one listed wins, as the last assignment to the map would.
-template <typename Emit>
-void for_each_wire_property(const Message& message, const WireItem& stamped, std::string_view delay_text,
-                            Emit&& emit) {
-  std::array<WireItem, 5> set_over{};
+// The properties set over a message's own (the stamp, then TAGS, KEYS,
+// DELAY, WAIT: the order wire_properties applies them), sorted by name, the
+// last listed of equal names kept, as the last assignment to the map would.
+struct SetOver {
+  std::array<WireItem, 5> items{};
   size_t count = 0;
-  set_over[count++] = stamped;
-  if (!message.tags.empty()) set_over[count++] = {store::kPropertyTags, message.tags};
-  if (!message.keys.empty()) set_over[count++] = {store::kPropertyKeys, message.keys};
-  if (!delay_text.empty()) set_over[count++] = {store::kPropertyDelayLevel, delay_text};
-  set_over[count++] = {store::kPropertyWaitStoreMsgOk, message.waitStoreMsgOK ? "true" : "false"};
+};
+
+SetOver set_over_properties(const Message& message, const WireItem& stamped, std::string_view delay_text) {
+  SetOver set_over;
+  auto& items = set_over.items;
+  size_t count = 0;
+  items[count++] = stamped;
+  if (!message.tags.empty()) items[count++] = {store::kPropertyTags, message.tags};
+  if (!message.keys.empty()) items[count++] = {store::kPropertyKeys, message.keys};
+  if (!delay_text.empty()) items[count++] = {store::kPropertyDelayLevel, delay_text};
+  items[count++] = {store::kPropertyWaitStoreMsgOk, message.waitStoreMsgOK ? "true" : "false"};
   // Insertion sort: stable (equal names keep their order) and allocation-free for five.
   for (size_t i = 1; i < count; ++i) {
-    for (size_t j = i; j > 0 && name_less(set_over[j].name, set_over[j - 1].name); --j) std::swap(set_over[j], set_over[j - 1]);
+    for (size_t j = i; j > 0 && name_less(items[j].name, items[j - 1].name); --j) std::swap(items[j], items[j - 1]);
   }
-  size_t unique = 0;  // keep the last of each run of equal names
-  for (size_t i = 0; i < count; ++i) {
-    if (i + 1 < count && set_over[i + 1].name == set_over[i].name) continue;
-    set_over[unique++] = set_over[i];
+  for (size_t i = 0; i < count; ++i) {  // keep the last of each run of equal names
+    if (i + 1 < count && items[i + 1].name == items[i].name) continue;
+    items[set_over.count++] = items[i];
   }
+  return set_over;
+}
+
+// Calls emit(name, value) for every property encode_wire_properties writes,
+// in name order: the message's properties (a map: sorted already) merged
+// with set_over. Sorted once and merged twice (sizing, then writing): the
+// sort's name comparisons were a third of the encoding.
+template <typename Emit>
+void for_each_wire_property(const Message& message, const SetOver& set_over, Emit&& emit) {
   auto it = message.properties.begin();
   size_t j = 0;
-  while (it != message.properties.end() || j < unique) {
-    if (j == unique || (it != message.properties.end() && name_less(it->first, set_over[j].name))) {
+  while (it != message.properties.end() || j < set_over.count) {
+    const WireItem& over = set_over.items[j < set_over.count ? j : 0];
+    if (j == set_over.count || (it != message.properties.end() && name_less(it->first, over.name))) {
       emit(std::string_view(it->first), std::string_view(it->second));
       ++it;
       continue;
     }
-    if (it != message.properties.end() && it->first == set_over[j].name) ++it;  // set over it
-    emit(set_over[j].name, set_over[j].value);
+    if (it != message.properties.end() && it->first == over.name) ++it;  // set over it
+    emit(over.name, over.value);
     ++j;
   }
 }
@@ -81,15 +94,16 @@ void encode_wire_properties_into(const Message& message, std::string_view stampe
                                  std::string& text) {
   MQ_ASSERT(!stamped_name.empty());
   const std::string delay_text = message.delayTimeLevel > 0 ? std::to_string(message.delayTimeLevel) : std::string();
-  const WireItem stamped{stamped_name, stamped_value};
+  const SetOver set_over = set_over_properties(message, WireItem{stamped_name, stamped_value}, delay_text);
   size_t size = 0;
-  for_each_wire_property(message, stamped, delay_text,
-                         [&size](std::string_view name, std::string_view value) { size += store::property_bytes(name, value); });
+  for_each_wire_property(message, set_over, [&size](std::string_view name, std::string_view value) {
+    size += store::property_bytes(name, value);
+  });
   // Sized once, then written through a pointer: four appends a property
   // each checked the capacity again.
   text.resize(size);
   char* p = text.data();
-  for_each_wire_property(message, stamped, delay_text, [&p](std::string_view name, std::string_view value) {
+  for_each_wire_property(message, set_over, [&p](std::string_view name, std::string_view value) {
     p = store::put_property(p, name, value);
   });
   MQ_ASSERT(p == text.data() + text.size());
@@ -152,10 +166,12 @@ void encode_offset_properties(int64_t min_offset, int64_t max_offset, std::strin
   char buffer[kMax.size() + kMin.size() + 2 * kInt64Bytes + 4];
   char* p = buffer;
   const auto put_offset = [&p](std::string_view name, int64_t value) {
-    char digits[kInt64Bytes];
-    const auto [end, error] = std::to_chars(std::begin(digits), std::end(digits), value);
-    MQ_ASSERT(error == std::errc());
-    p = store::put_property(p, name, std::string_view(digits, static_cast<size_t>(end - digits)));
+    // Name, separator, digits written in place, separator.
+    std::memcpy(p, name.data(), name.size());
+    p += name.size();
+    *p++ = '\x01';
+    p = put_decimal(p, value);
+    *p++ = '\x02';
   };
   put_offset(kMax, max_offset);
   put_offset(kMin, min_offset);
