@@ -251,6 +251,7 @@ Status MQClientInstance::apply_route(const std::string& topic, const RemotingCom
 }
 
 void MQClientInstance::rebuild_broker_addr_table() {
+  broker_addrs_found_.forget();
   broker_addr_table_.clear();
   for (const auto& [topic, entry] : routes_) {
     for (const remoting::BrokerData& broker : entry.data.brokerDatas) {
@@ -278,8 +279,8 @@ uint64_t MQClientInstance::route_version(const std::string& topic) const {
 // --- brokers ----------------------------------------------------------------------------
 
 std::optional<std::string> MQClientInstance::find_broker_address_in_publish(const std::string& broker_name) const {
-  const auto group = broker_addr_table_.find(broker_name);
-  if (group == broker_addr_table_.end()) return std::nullopt;
+  const BrokerAddrTable::value_type* group = broker_addrs_found_.find(broker_addr_table_, broker_name);
+  if (group == nullptr) return std::nullopt;
   const auto master = group->second.find(kMasterId);
   if (master == group->second.end()) return std::nullopt;
   return master->second;
@@ -287,8 +288,8 @@ std::optional<std::string> MQClientInstance::find_broker_address_in_publish(cons
 
 std::optional<MQClientInstance::FindBrokerResult> MQClientInstance::find_broker_address_in_subscribe(
     const std::string& broker_name, int64_t broker_id, bool only_this_broker) const {
-  const auto group = broker_addr_table_.find(broker_name);
-  if (group == broker_addr_table_.end() || group->second.empty()) return std::nullopt;
+  const BrokerAddrTable::value_type* group = broker_addrs_found_.find(broker_addr_table_, broker_name);
+  if (group == nullptr || group->second.empty()) return std::nullopt;
   auto found = group->second.find(broker_id);
   if (found == group->second.end()) {
     if (only_this_broker) return std::nullopt;

@@ -195,7 +195,11 @@ class MQClientInstance {
   mutable RememberedEntries<std::map<std::string, RouteEntry, NameLess>> routes_found_;
   uint64_t next_route_version_ = 1;
   std::map<std::string, std::vector<StatusCallback>> route_waiters_;
-  std::map<std::string, std::map<int64_t, std::string>, NameLess> broker_addr_table_;
+  using BrokerAddrTable = std::map<std::string, std::map<int64_t, std::string>, NameLess>;
+  BrokerAddrTable broker_addr_table_;
+  // The find_broker_address_*'s: a send and a pull ask for their queue's
+  // group, one of a few. Forgotten when the table is rebuilt.
+  mutable RememberedEntries<BrokerAddrTable, 2> broker_addrs_found_;
   std::map<std::string, Nanos, NameLess> unreachable_until_;  // address -> end of its back-off
   // The latest of unreachable_until_'s ends: once it has passed, no address
   // is backed off, and broker_unreachable answers without the search (a

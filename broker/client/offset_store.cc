@@ -33,34 +33,45 @@ Status OffsetStore::load() {
   return Status::Ok();
 }
 
-OffsetStore::Offsets::iterator OffsetStore::find_entry(const MessageQueue& queue) {
-  // A queue consumer commits and then pulls the same queue: equality is a
-  // few compares where the map's search ordered MessageQueues (two strings
-  // each) four or five times.
-  if (recent_ != offsets_.end() && recent_->first == queue) return recent_;
+OffsetStore::Offsets::value_type* OffsetStore::recent_entry(const MessageQueue& queue) const {
+  for (Offsets::value_type* entry : recent_) {
+    if (entry != nullptr && entry->first == queue) return entry;  // the queue id first: a mismatch is one compare
+  }
+  return nullptr;
+}
+
+void OffsetStore::remember(Offsets::value_type* entry) {
+  MQ_ASSERT(entry != nullptr);
+  recent_[next_recent_] = entry;
+  next_recent_ = (next_recent_ + 1) % kRecent;
+}
+
+OffsetStore::Offsets::value_type* OffsetStore::find_entry(const MessageQueue& queue) {
+  if (Offsets::value_type* entry = recent_entry(queue)) return entry;
   const auto it = offsets_.find(queue);
-  if (it != offsets_.end()) recent_ = it;
-  return it;
+  if (it == offsets_.end()) return nullptr;
+  remember(&*it);
+  return &*it;
 }
 
 void OffsetStore::update_offset(const MessageQueue& queue, int64_t offset, bool increase_only) {
   MQ_ASSERT(offset >= 0);
-  auto it = find_entry(queue);
-  if (it == offsets_.end()) {
-    recent_ = offsets_.emplace(queue, offset).first;
+  Offsets::value_type* entry = find_entry(queue);
+  if (entry == nullptr) {
+    remember(&*offsets_.emplace(queue, offset).first);
     return;
   }
-  if (!increase_only || offset > it->second) it->second = offset;
-  if (increase_only) MQ_ASSERT(it->second >= offset);
+  if (!increase_only || offset > entry->second) entry->second = offset;
+  if (increase_only) MQ_ASSERT(entry->second >= offset);
 }
 
 void OffsetStore::remove_offset(const MessageQueue& queue) {
-  recent_ = offsets_.end();  // it may be the entry erased
+  recent_ = {};  // one may be the entry erased
   offsets_.erase(queue);
 }
 
 std::optional<int64_t> OffsetStore::read_offset_in_memory(const MessageQueue& queue) const {
-  if (recent_ != offsets_.end() && recent_->first == queue) return recent_->second;  // the commit just before
+  if (const Offsets::value_type* entry = recent_entry(queue)) return entry->second;  // a commit just before
   const auto it = offsets_.find(queue);
   if (it == offsets_.end()) return std::nullopt;
   return it->second;

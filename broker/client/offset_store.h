@@ -18,6 +18,8 @@
 // (handlers finishing out of order must not move a committed offset back).
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -79,12 +81,21 @@ class OffsetStore {
   const std::string group_;
   const MessageModel model_;
   using Offsets = std::map<MessageQueue, int64_t>;
-  // The entry of queue (recent_ when it is that one), or offsets_.end().
-  Offsets::iterator find_entry(const MessageQueue& queue);
+  // The entry of queue (a recent one first; found ones become recent), or null.
+  Offsets::value_type* find_entry(const MessageQueue& queue);
+  // queue's entry among the recent ones, or null.
+  Offsets::value_type* recent_entry(const MessageQueue& queue) const;
+  void remember(Offsets::value_type* entry);
 
   Offsets offsets_;
-  // The entry last updated, or offsets_.end(); reset by every erase.
-  Offsets::iterator recent_ = offsets_.end();
+  // Entries of offsets_ found lately (null: none), replaced in turn; all
+  // forgotten by every erase. A consumer commits and pulls its queues round
+  // in turn (eight in the standard scenario): the one asked for is nearly
+  // always among them, where a single remembered entry seldom was, and the
+  // map's search ordered MessageQueues (two strings each) four or five times.
+  static constexpr size_t kRecent = 8;
+  std::array<Offsets::value_type*, kRecent> recent_{};
+  size_t next_recent_ = 0;  // the one remember() replaces
   std::map<MessageQueue, int64_t> persisted_local_;  // broadcasting without a file
   std::unique_ptr<LocalFileOffsetStore> local_file_;  // broadcasting with a directory
   std::optional<meta::LoadSource> local_load_source_;
