@@ -5,8 +5,10 @@
 #include <string_view>
 #include <utility>
 
+#include "broker/common/assign_text.h"
 #include "broker/common/byte_buffer_pool.h"
 #include "broker/common/log.h"
+#include "broker/common/same_bytes.h"
 #include "broker/meta/topic_config.h"
 #include "broker/processor/broker_controller.h"
 #include "broker/processor/host_address.h"
@@ -297,8 +299,11 @@ std::optional<SendMessageProcessor::Refusal> SendMessageProcessor::check_message
   if (!meta::PermName::is_writeable(config.brokerPermission) && existing != nullptr && existing->order) {
     return Refusal{ResponseCode::NO_PERMISSION, "the broker[" + config.brokerIP1 + "] sending message is forbidden"};
   }
-  if (Status valid = meta::validate_topic_name(header.topic); !valid.ok()) {
-    return Refusal{ResponseCode::SYSTEM_ERROR, valid.message()};
+  if (!same_text(valid_topic_, header.topic)) {
+    if (Status valid = meta::validate_topic_name(header.topic); !valid.ok()) {
+      return Refusal{ResponseCode::SYSTEM_ERROR, valid.message()};
+    }
+    assign_text(valid_topic_, header.topic);
   }
   if (is_not_allowed_send_topic(header.topic)) {
     return Refusal{ResponseCode::NO_PERMISSION,

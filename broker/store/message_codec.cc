@@ -23,6 +23,7 @@
 #include "broker/common/hex_digits.h"
 #include "broker/common/crc32.h"
 #include "broker/common/printable.h"
+#include "broker/common/same_bytes.h"
 
 namespace mqlab::store {
 namespace {
@@ -636,7 +637,7 @@ Status validate_topic_name(std::string_view topic) {
   return Status::Ok();
 }
 
-RecordPlan plan_record(const MessageToStore& message, int32_t max_body_bytes) {
+RecordPlan plan_record(const MessageToStore& message, int32_t max_body_bytes, std::string_view valid_topic) {
   MQ_ASSERT(max_body_bytes >= 0);
   RecordPlan plan;
   auto refuse = [&plan](EncodeError error, std::string reason) {
@@ -645,8 +646,10 @@ RecordPlan plan_record(const MessageToStore& message, int32_t max_body_bytes) {
     plan.reason = std::move(reason);
     return std::move(plan);
   };
-  if (Status status = validate_topic_name(message.topic); !status.ok()) {
-    return refuse(EncodeError::kMessageIllegal, status.message());
+  if (valid_topic.empty() || !same_text(message.topic, valid_topic)) {
+    if (Status status = validate_topic_name(message.topic); !status.ok()) {
+      return refuse(EncodeError::kMessageIllegal, status.message());
+    }
   }
   if (message.body.size() > static_cast<size_t>(max_body_bytes)) {
     return refuse(EncodeError::kMessageIllegal, "body is " + std::to_string(message.body.size()) +

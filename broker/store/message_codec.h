@@ -182,7 +182,10 @@ struct RecordPlan {
   int32_t total_size = 0;         // TOTALSIZE
   int32_t properties_length = 0;  // the PROPERTIES text, as encode_properties() gives it
 };
-RecordPlan plan_record(const MessageToStore& message, int32_t max_body_bytes);
+// valid_topic: a topic name known to pass validate_topic_name (the one
+// the caller's last plan checked), or empty; message's topic is checked
+// unless it is that one.
+RecordPlan plan_record(const MessageToStore& message, int32_t max_body_bytes, std::string_view valid_topic = {});
 
 // The fields the CommitLog assigns under its append order.
 struct AppendFields {

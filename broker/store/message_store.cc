@@ -5,7 +5,9 @@
 
 #include <algorithm>
 
+#include "broker/common/assign_text.h"
 #include "broker/common/log.h"
+#include "broker/common/same_bytes.h"
 #include "broker/store/clean_commit_log_service.h"
 #include "broker/store/schedule_message_service.h"
 
@@ -122,7 +124,10 @@ void MessageStore::put_message(MessageToStore&& message, PutCallback&& done) {
   }
   message.store_host = store_host_;
   // Checked and sized here; the CommitLog writes the record in place.
-  RecordPlan plan = plan_record(message, config_.maxMessageSize);
+  RecordPlan plan = plan_record(message, config_.maxMessageSize, valid_topic_);
+  if (plan.error == EncodeError::kNone && !same_text(valid_topic_, message.topic)) {
+    assign_text(valid_topic_, message.topic);
+  }
   if (plan.error == EncodeError::kMessageIllegal) {
     return reply(PutMessageStatus::MESSAGE_ILLEGAL, std::move(plan.reason));
   }

@@ -288,6 +288,9 @@ class MessageStore {
   StoreCheckpoint checkpoint_;
   using ConsumeQueuesById = std::map<int32_t, std::unique_ptr<ConsumeQueue>>;
   std::map<std::string, ConsumeQueuesById, NameLess> consume_queues_;
+  // The topic of the last put planned without error, whose name plan_record
+  // need not check again: a producer's puts name one topic over and over.
+  std::string valid_topic_;
   // The topic find_consume_queue found last and its queues: a put's
   // dispatch and a pull look up the same topic over and over, and the
   // topic map's name comparisons cost most of a lookup. Both point into

@@ -84,6 +84,18 @@ RC_GTEST_PROP(RecordInPlace, WritesWhatTheReferenceEncoderAndPatchGive, ()) {
   RC_ASSERT(decoded->message.store_timestamp_ms == fields.store_timestamp_ms);
 }
 
+// A topic the caller vouches for (its last plan's) is not checked again;
+// any other is, whatever the caller vouched for.
+TEST(RecordInPlace, PlanChecksEveryTopicButTheOneVouchedFor) {
+  MessageToStore message = testing::make_message("Topic", 0, "body");
+  EXPECT_EQ(plan_record(message, kMaxBodyBytes, "Topic").error, EncodeError::kNone);
+  message.topic = "bad topic";
+  EXPECT_EQ(plan_record(message, kMaxBodyBytes, "Topic").error, EncodeError::kMessageIllegal);
+  EXPECT_EQ(plan_record(message, kMaxBodyBytes, "").error, EncodeError::kMessageIllegal);
+  message.topic = "Topic2";
+  EXPECT_EQ(plan_record(message, kMaxBodyBytes, "Topic").error, EncodeError::kNone);
+}
+
 TEST(RecordInPlace, PlanRefusesWhatEncodeMessageRefusesWithTheSameReason) {
   MessageToStore message = testing::make_message("Topic", 0, "body");
   message.topic = "bad topic";
