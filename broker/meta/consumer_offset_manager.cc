@@ -95,14 +95,16 @@ Status ConsumerOffsetManager::decode(const std::string& content) {
 
 Status ConsumerOffsetManager::commit_offset(std::string_view group, std::string_view topic, int32_t queue_id,
                                             int64_t offset) {
-  MQ_RETURN_IF_ERROR(check_part("group", group));
-  MQ_RETURN_IF_ERROR(check_part("topic", topic));
   if (queue_id < 0) return Status::InvalidArgument("queue id " + std::to_string(queue_id) + " is negative");
   if (offset < 0) return Status::InvalidArgument("offset " + std::to_string(offset) + " is negative");
+  // The last commit's group and topic passed the checks below: a consumer's
+  // pulls commit for the same pair over and over.
   if (last_commit_offsets_ != nullptr && last_commit_is(group, topic)) {
     (*last_commit_offsets_)[queue_id] = offset;
     return Status::Ok();
   }
+  MQ_RETURN_IF_ERROR(check_part("group", group));
+  MQ_RETURN_IF_ERROR(check_part("topic", topic));
   // Another entry: the key is put together on the stack for the lookup,
   // and made a string only when it is new.
   with_joined_text(topic, kTopicGroupSeparator, group, [&](std::string_view key) {
