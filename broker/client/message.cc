@@ -166,7 +166,8 @@ void encode_offset_properties(int64_t min_offset, int64_t max_offset, std::strin
   char buffer[kMax.size() + kMin.size() + 2 * kInt64Bytes + 4];
   char* p = buffer;
   const auto put_offset = [&p](std::string_view name, int64_t value) {
-    // Name, separator, digits written in place, separator.
+    // As store::put_property writes an item (name, 0x01, value, 0x02), the
+    // digits written in place rather than into a buffer first.
     std::memcpy(p, name.data(), name.size());
     p += name.size();
     *p++ = '\x01';
