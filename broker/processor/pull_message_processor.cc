@@ -251,30 +251,30 @@ void PullMessageProcessor::process_parsed(const PullMessageRequestHeader& header
   // opaque, the response flag and the serialize type when it replies, so a
   // parked pull need not keep its request (copying its ext fields was most
   // of parking one).
-  RemotingCommand response;
-  response.code = code;
-  response.remark = store::get_message_status_name(result.status);
-  const bool json = channel.answers_json();
-  // A JSON answer's body goes into its frame from our buffer; a command's
-  // is its own.
-  std::vector<uint8_t>& body = json ? copied_body_ : response.body;
-  MQ_ASSERT(body.empty());
+  PullAnswer answer{code, store::get_message_status_name(result.status)};
+  // A copied body goes into a JSON answer's frame from our buffer, kept
+  // for the next pull; a command takes it.
+  MQ_ASSERT(copied_body_.empty());
   std::vector<remoting::BodyFileRegion> regions;
-  if (code == ResponseCode::SUCCESS) {
-    regions = fill_body(result, response, body, next_begin);  // may turn it into an error
+  if (answer.code == ResponseCode::SUCCESS) {
+    regions = fill_body(result, answer, copied_body_, next_begin);  // may turn it into an error
   }
   const PullMessageResponseHeader response_header{result.max_offset.value(), result.min_offset.value(),
                                                   next_begin.value(), suggest};
-  if (json) {
+  if (channel.answers_json()) {
     // Written straight from the header: one answer per pull.
-    const auto write_header = [&response, &response_header](int32_t opaque, std::vector<uint8_t>& out) {
-      append_pull_message_response_json_header(response.code, response.remark, response_header, opaque, out);
+    const auto write_header = [&answer, &response_header](int32_t opaque, std::vector<uint8_t>& out) {
+      append_pull_message_response_json_header(answer.code, answer.remark, response_header, opaque, out);
     };
     channel.reply_written(write_header, copied_body_, std::move(regions));
     copied_body_.clear();
     if (copied_body_.capacity() > kKeptBodyBytes) copied_body_.shrink_to_fit();
     return;
   }
+  RemotingCommand response;
+  response.code = answer.code;
+  response.remark = answer.remark;
+  response.body.swap(copied_body_);  // copied_body_ left empty
   set_pull_message_response_fields(response_header, response);
   channel.reply(std::move(response), std::move(regions));
 }
@@ -380,8 +380,7 @@ int32_t PullMessageProcessor::code_for(GetMessageStatus status, int64_t requeste
 }
 
 std::vector<remoting::BodyFileRegion> PullMessageProcessor::fill_body(const store::GetMessageResult& result,
-                                                                     RemotingCommand& response,
-                                                                     std::vector<uint8_t>& body,
+                                                                     PullAnswer& answer, std::vector<uint8_t>& body,
                                                                      QueueOffset& next_begin) {
   MQ_ASSERT(!result.messages.empty());  // FOUND means at least one region
   MQ_ASSERT(body.empty());
@@ -401,7 +400,7 @@ std::vector<remoting::BodyFileRegion> PullMessageProcessor::fill_body(const stor
     }
   }
   ++controller_.stats().pulls_copied;
-  copy_body(result, response, body, next_begin);
+  copy_body(result, answer, body, next_begin);
   return {};
 }
 
@@ -437,7 +436,7 @@ std::optional<std::vector<remoting::BodyFileRegion>> PullMessageProcessor::senda
   return regions;
 }
 
-bool PullMessageProcessor::copy_body(const store::GetMessageResult& result, RemotingCommand& response,
+bool PullMessageProcessor::copy_body(const store::GetMessageResult& result, PullAnswer& answer,
                                      std::vector<uint8_t>& body, QueueOffset& next_begin) {
   MQ_ASSERT(body.empty());
   body.reserve(static_cast<size_t>(std::max<int64_t>(result.total_bytes, 0)));
@@ -461,8 +460,8 @@ bool PullMessageProcessor::copy_body(const store::GetMessageResult& result, Remo
     ++records;
   }
   if (records == 0) {
-    response.code = ResponseCode::SYSTEM_ERROR;
-    response.remark = "read message failed: the store could not read the first record";
+    answer.code = ResponseCode::SYSTEM_ERROR;
+    answer.remark = "read message failed: the store could not read the first record";
     return false;
   }
   // Resume after what was sent: the answer's header is written from

@@ -138,23 +138,30 @@ class PullMessageProcessor {
   static std::optional<Refusal> check_expression_type(std::string_view expression_type);
   // The response code for a store result, before suspension and slave rules.
   static int32_t code_for(store::GetMessageStatus status, int64_t requested_offset);
+  // What a pull answers besides its header's fields and its body: a code
+  // and a remark, always a literal (a status name, or copy_body's failure).
+  // A JSON answer is written from it; building a RemotingCommand to carry
+  // the two cost its construction, a string and its destruction a pull.
+  struct PullAnswer {
+    int32_t code = 0;
+    std::string_view remark;
+  };
   // The body of a FOUND answer: file regions to send after the response
   // (zero copy), or, with transferMsgByHeap or when a region cannot be sent
   // as one, nothing, the records having been copied into body (empty).
   // next_begin is the result's, moved back by copy_body.
-  std::vector<remoting::BodyFileRegion> fill_body(const store::GetMessageResult& result,
-                                                  remoting::RemotingCommand& response, std::vector<uint8_t>& body,
-                                                  QueueOffset& next_begin);
+  std::vector<remoting::BodyFileRegion> fill_body(const store::GetMessageResult& result, PullAnswer& answer,
+                                                  std::vector<uint8_t>& body, QueueOffset& next_begin);
   // The result's records as regions, adjacent ones merged; nullopt when one
   // of them cannot be sent from its file.
   static std::optional<std::vector<remoting::BodyFileRegion>> sendable_regions(const store::GetMessageResult& result);
-  // Copies the records into body (empty); false (response turned into
+  // Copies the records into body (empty); false (the answer turned into
   // SYSTEM_ERROR) when not one record could be read. A record it cannot
   // read ends the body, and next_begin becomes the queue offset after the
   // last record copied: the consumer asks for the rest again instead of
   // skipping it.
-  bool copy_body(const store::GetMessageResult& result, remoting::RemotingCommand& response,
-                 std::vector<uint8_t>& body, QueueOffset& next_begin);
+  bool copy_body(const store::GetMessageResult& result, PullAnswer& answer, std::vector<uint8_t>& body,
+                 QueueOffset& next_begin);
   void commit_offset_if_asked(const PullMessageRequestHeader& header, bool broker_allow_suspend);
 
   // The store's answer to a pull, borrowed from home (left empty meanwhile,
