@@ -247,10 +247,10 @@ void PullMessageProcessor::process_parsed(const PullMessageRequestHeader& header
       return;
     }
   }
-  // What request.make_response would give: the channel sets the request's
-  // opaque, the response flag and the serialize type when it replies, so a
-  // parked pull need not keep its request (copying its ext fields was most
-  // of parking one).
+  // The answer's code and remark; the channel sets the request's opaque,
+  // the response flag and the serialize type when it replies (what
+  // request.make_response would give), so a parked pull need not keep its
+  // request (copying its ext fields was most of parking one).
   PullAnswer answer{code, store::get_message_status_name(result.status)};
   // A copied body goes into a JSON answer's frame from our buffer, kept
   // for the next pull; a command takes it.

@@ -181,9 +181,9 @@ class PullMessageProcessor {
   BrokerController& controller_;
   PullMessageHeaderReader header_reader_;
   store::GetMessageResult got_;  // KeptGetMessageResult's home
-  // The copied body of a JSON answer, which goes into the frame from here:
-  // kept for its room (a pull's answer allocated a body and then a frame),
-  // up to kKeptBodyBytes.
+  // The copied body of an answer: a JSON one goes into the frame from here,
+  // and the buffer is kept for its room (a pull's answer allocated a body
+  // and then a frame), up to kKeptBodyBytes; a command takes it whole.
   std::vector<uint8_t> copied_body_;
   static constexpr size_t kKeptBodyBytes = 1 << 20;
 };
