@@ -1,7 +1,6 @@
 #include "broker/client/message.h"
 
 #include <array>
-#include <cstring>
 #include <iterator>
 #include <memory>
 #include <utility>
@@ -9,7 +8,6 @@
 #include "broker/client/compression.h"
 #include "broker/common/assert.h"
 #include "broker/common/assign_text.h"
-#include "broker/common/decimal_text.h"
 #include "broker/common/name_order.h"
 
 namespace mqlab::client {
@@ -165,17 +163,9 @@ void encode_offset_properties(int64_t min_offset, int64_t max_offset, std::strin
   // two number strings and eight appends cost 530 instructions.
   char buffer[kMax.size() + kMin.size() + 2 * kInt64Bytes + 4];
   char* p = buffer;
-  const auto put_offset = [&p](std::string_view name, int64_t value) {
-    // As store::put_property writes an item (name, 0x01, value, 0x02), the
-    // digits written in place rather than into a buffer first.
-    std::memcpy(p, name.data(), name.size());
-    p += name.size();
-    *p++ = '\x01';
-    p = put_decimal(p, value);
-    *p++ = '\x02';
-  };
-  put_offset(kMax, max_offset);
-  put_offset(kMin, min_offset);
+  // The digits written in place, not into a buffer first.
+  p = store::put_number_property(p, kMax, max_offset);
+  p = store::put_number_property(p, kMin, min_offset);
   MQ_ASSERT(p <= std::end(buffer));
   assign_text(out, std::string_view(buffer, static_cast<size_t>(p - buffer)));
 }

@@ -22,6 +22,7 @@
 #include "broker/common/big_endian.h"
 #include "broker/common/hex_digits.h"
 #include "broker/common/crc32.h"
+#include "broker/common/decimal_text.h"
 #include "broker/common/printable.h"
 #include "broker/common/same_bytes.h"
 
@@ -395,6 +396,15 @@ char* put_property(char* out, std::string_view name, std::string_view value) {
   return out;
 }
 
+char* put_number_property(char* out, std::string_view name, int64_t value) {
+  std::memcpy(out, name.data(), name.size());
+  out += name.size();
+  *out++ = kNameValueSeparator;
+  out = put_decimal(out, value);
+  *out++ = kPropertySeparator;
+  return out;
+}
+
 MessageProperties decode_properties(std::string_view text) {
   MessageProperties properties;
   decode_properties_into(text, properties);
@@ -543,8 +553,7 @@ std::optional<std::string_view> find_property(std::string_view text, std::string
       return std::nullopt;
     }
     const char* const value = item + size + 1;
-    const void* const separator = std::memchr(value, kPropertySeparator, static_cast<size_t>(end - value));
-    const char* const value_end = separator != nullptr ? static_cast<const char*>(separator) : end;
+    const char* const value_end = find_property_separator</*kEither=*/false>(value, begin, end);
     return std::string_view(value, static_cast<size_t>(value_end - value));
   };
 #if defined(__SSE2__)

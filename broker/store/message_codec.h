@@ -109,6 +109,9 @@ std::string encode_properties(const MessageProperties& properties);
 // returns the byte after it.
 constexpr size_t property_bytes(std::string_view name, std::string_view value) { return name.size() + value.size() + 2; }
 char* put_property(char* out, std::string_view name, std::string_view value);
+// The same for a number, its decimal text written in place: at most
+// property_bytes(name, "") + kMaxDecimalBytes bytes (a pull's offsets).
+char* put_number_property(char* out, std::string_view name, int64_t value);
 // Splits on 0x02 then on the first 0x01; tolerates a missing trailing 0x02
 // and skips empty items. Never fails: properties are opaque to validation.
 MessageProperties decode_properties(std::string_view text);
