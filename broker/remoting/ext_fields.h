@@ -39,6 +39,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "broker/common/assert.h"
@@ -189,16 +190,17 @@ class ExtFields {
     }
     place(name, value, /*copy=*/false);
   }
-  // For a decoder that knows how many such fields come: count entries at
-  // the end of the table, empty, for it to set in place, so no field costs
-  // a call. Requires that each is then set (through the pointer returned,
-  // valid until the next insert) to a name after every name before it, as
-  // for append_held_in_order; or that the decoder clears the fields.
-  value_type* append_held_slots(size_t count) {
+  // For a decoder that knows how many such fields come: room for count
+  // entries at the end of the table, unconstructed, for it to construct in
+  // place (placement new), so no field costs a call. Requires that each is
+  // constructed (through the pointer returned) before the map is used
+  // again, to a name after every name before it, as for
+  // append_held_in_order.
+  value_type* append_held_unset(size_t count) {
+    static_assert(std::is_trivially_destructible_v<value_type>);  // clear() need not destroy them
     lineage_.id = 0;
     if (size_ + count > capacity_) grow_to(std::max<size_t>(size_ + count, kInitialCapacity));
     value_type* const slots = table_ + size_;
-    std::uninitialized_value_construct_n(slots, count);
     size_ += static_cast<uint32_t>(count);
     return slots;
   }

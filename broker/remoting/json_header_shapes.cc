@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -91,11 +93,13 @@ JsonHeaderShapes::Outcome JsonHeaderShapes::read_as(Shape& shape, std::string_vi
   const char* at = begin;
   const char* const end = text.data() + text.size();
   const char* const literals = shape.text.data();
-  const Value* const last = shape.values.data() + shape.values.size();
+  const Value* const first = shape.values.data();
+  const Value* const last = first + shape.values.size();
   LastValue* seen = shape.last_values.data();
   // The text as it came, before any escape is decoded in place; kept only
   // if it matches.
   shape.last.assign(text);
+  shape.escaped = 0;
   bool decoded = false;
   const auto mismatch = [&] {
     shape.last.clear();
@@ -103,7 +107,7 @@ JsonHeaderShapes::Outcome JsonHeaderShapes::read_as(Shape& shape, std::string_vi
     reset(command);
     return decoded ? Outcome::kMismatchTextDecoded : Outcome::kMismatch;
   };
-  for (const Value* value = shape.values.data(); value != last; ++value, ++seen) {
+  for (const Value* value = first; value != last; ++value, ++seen) {
     if (static_cast<size_t>(end - at) < value->literal_size ||
         !same_bytes(at, literals + value->literal_begin, value->literal_size)) {
       return mismatch();
@@ -115,6 +119,7 @@ JsonHeaderShapes::Outcome JsonHeaderShapes::read_as(Shape& shape, std::string_vi
       const std::optional<int32_t> number = json_scan::parse_int32(at, end);
       if (!number) return mismatch();
       seen->end = static_cast<uint32_t>(at - begin);
+      seen->content_end = seen->end;
       seen->number = *number;
       store_number(value->slot, *number, command);
       continue;
@@ -126,7 +131,6 @@ JsonHeaderShapes::Outcome JsonHeaderShapes::read_as(Shape& shape, std::string_vi
     if (special != end && *special == '"') {
       content = std::string_view(start, static_cast<size_t>(special - start));
       at = special;
-      seen->escaped = false;
     } else {
       // Escapes: decoded in place (the command owns text), as the fast
       // reader decodes an extFields value.
@@ -136,11 +140,13 @@ JsonHeaderShapes::Outcome JsonHeaderShapes::read_as(Shape& shape, std::string_vi
       content = std::string_view(start, static_cast<size_t>(written_end - start));
       --at;  // back onto the closing quote, which stayed where it was
       MQ_ASSERT(*at == '"');
-      seen->escaped = true;
+      shape.escaped |= uint32_t{1} << (value - first);
     }
     seen->end = static_cast<uint32_t>(at - begin);
+    seen->content_end = static_cast<uint32_t>(content.data() + content.size() - begin);
     if (value->slot == JsonHeaderSlot::kExtValue) {
       seen->name_begin = static_cast<uint32_t>(literal_at + value->name_offset - begin);
+      seen->name_size = value->name_size;
       append_ext_value(shape.ext_names_ascending, std::string_view(begin + seen->name_begin, value->name_size), content,
                        command);
     } else {
@@ -151,6 +157,16 @@ JsonHeaderShapes::Outcome JsonHeaderShapes::read_as(Shape& shape, std::string_vi
   if (static_cast<size_t>(end - at) != tail_size || !same_bytes(at, literals + shape.tail_begin, tail_size)) {
     return mismatch();
   }
+  // Each value's place, for read_against_last to find what a difference is in.
+  static_assert(kMaxValues <= std::numeric_limits<uint8_t>::max());
+  shape.value_at.resize(text.size());
+  uint32_t value_begin = 0;
+  for (size_t index = 0; index < shape.last_values.size(); ++index) {
+    const uint32_t value_end = shape.last_values[index].end;
+    std::fill(shape.value_at.begin() + value_begin, shape.value_at.begin() + value_end, static_cast<uint8_t>(index));
+    value_begin = value_end;
+  }
+  std::fill(shape.value_at.begin() + value_begin, shape.value_at.end(), static_cast<uint8_t>(shape.last_values.size()));
   // A new lineage: every value read, as if all changed.
   if (shape.makes_lineages) {
     MQ_ASSERT(command.ext_fields.size() == shape.ext_count);
@@ -169,90 +185,119 @@ JsonHeaderShapes::Outcome JsonHeaderShapes::read_against_last(Shape& shape, std:
   // header, which a literal ends (its spans ascend as read_as recorded them).
   MQ_ASSERT(shape.last_values.size() == shape.values.size());
   MQ_ASSERT(shape.last_values.empty() || shape.last_values.back().end < text.size());
+  MQ_ASSERT(shape.ext_first + shape.ext_count <= shape.values.size());
   // Bounds in locals, as in read_as.
   char* const begin = const_cast<char*>(text.data());  // the command owns text
   const char* const end = begin + text.size();
   char* const last_text = shape.last.data();
   const size_t size = text.size();
-  const Value* const last = shape.values.data() + shape.values.size();
-  LastValue* seen = shape.last_values.data();
-  // The table's entries, set in place below when the names ascend (a call
-  // per value to append it was a fifth of this function's work).
-  ExtFields::value_type* const slots =
-      shape.ext_names_ascending ? command.ext_fields.append_held_slots(shape.ext_count) : nullptr;
-  bool decoded = false;
-  // The extFields values read again, by their place in the table.
-  uint32_t changed = 0;
-  uint32_t ext_place = 0;
-  const auto mismatch = [&] {
+  const Value* const values = shape.values.data();
+  LastValue* const seen_first = shape.last_values.data();
+  const auto mismatch = [&shape] {
     // The last header may now hold some of this one's values: the lineage
     // ends here (it would tell a later header's changes from a header no
-    // processor saw).
+    // processor saw). Nothing was stored in the command yet.
     shape.lineage_id = 0;
-    reset(command);
-    return decoded ? Outcome::kMismatchTextDecoded : Outcome::kMismatch;
+    return Outcome::kMismatch;
   };
-  // Where text first differs from the last header at or after the value at
-  // hand's literal: a value before it is as it was.
-  size_t difference = first_difference(begin, last_text, 0, size);
-  for (const Value* value = shape.values.data(); value != last; ++value, ++seen) {
-    if (difference < seen->end) {
-      if (difference < seen->begin) return mismatch();  // a literal differs: not this shape's last header
-      // Read anew where it was; it must end where it did (the literal after
-      // it is compared next), and becomes the last header's value.
-      const char* at = begin + seen->begin;
-      if (!is_string_slot(value->slot)) {
-        const std::optional<int32_t> number = json_scan::parse_int32(at, end);
-        if (!number || at != begin + seen->end) return mismatch();
-        seen->number = *number;
-      } else {
-        const char* const special = json_scan::skip_plain(at, end);
-        if (special != end && *special == '"') {
-          if (special != begin + seen->end) return mismatch();  // ends early or runs on
-          seen->escaped = false;
-        } else {
-          seen->escaped = true;  // escapes (or a byte that is not allowed): decoded below
-        }
-      }
-      // Inline for a value's few bytes (a memcpy call each cost more than the copy).
-      json_scan::move_bytes(last_text + seen->begin, begin + seen->begin, seen->end - seen->begin);
-      difference = first_difference(begin, last_text, seen->end, size);
-      if (value->slot == JsonHeaderSlot::kExtValue && ext_place < ExtFieldsLineage::kMaxFields) {
-        changed |= uint32_t{1} << ext_place;
-      }
-    }
-    std::string_view content(begin + seen->begin, seen->end - seen->begin);
-    if (is_string_slot(value->slot) && seen->escaped) {
-      // Decoded in place each time (the text holds escapes as they came).
-      // A changed string may not end where it did: then this last header
-      // is no more.
-      const char* at = content.data();
-      decoded = true;
-      const char* const written_end =
-          json_scan::unescape_to(at, end, json_scan::skip_plain(at, end), begin + seen->begin);
-      if (written_end == nullptr || at != begin + seen->end + 1) {
-        shape.last.clear();
-        return mismatch();
-      }
-      content = std::string_view(content.data(), static_cast<size_t>(written_end - content.data()));
-    }
-    if (value->slot == JsonHeaderSlot::kExtValue) {
-      const std::string_view name(begin + seen->name_begin, value->name_size);
-      if (slots != nullptr) {
-        slots[ext_place] = ExtFields::value_type(name, content);
-      } else {
-        command.ext_fields.insert_or_assign_held(name, content);
-      }
-      ++ext_place;
-    } else if (is_string_slot(value->slot)) {
-      store_string(value->slot, content, command);
+
+  // First the values whose text changed, found by comparing the header
+  // with the last one, each read anew where it was; the text outside them
+  // must be the last header's. Nothing is stored in the command until all
+  // compare (a mismatch leaves it as it came), and the values that did not
+  // change cost nothing here.
+  uint32_t changed = 0;  // the extFields values read again, by their place in the table
+  const uint8_t* const value_at = shape.value_at.data();
+  MQ_ASSERT(shape.value_at.size() == size);
+  size_t from = 0;  // where the text after the last value read again starts
+  for (size_t difference = first_difference(begin, last_text, from, size); difference < size;
+       difference = first_difference(begin, last_text, from, size)) {
+    const size_t index = value_at[difference];
+    // Past the last value, or before the value it lies in: a literal
+    // differs, so this is not the shape's last header.
+    if (index == shape.last_values.size() || difference < seen_first[index].begin) return mismatch();
+    LastValue* const seen = seen_first + index;
+    from = seen->end;
+    // It must end where it did (the literal after it is compared next).
+    const JsonHeaderSlot slot = values[index].slot;
+    const char* at = begin + seen->begin;
+    if (!is_string_slot(slot)) {
+      const std::optional<int32_t> number = json_scan::parse_int32(at, end);
+      if (!number || at != begin + seen->end) return mismatch();
+      seen->number = *number;
     } else {
-      store_number(value->slot, seen->number, command);
+      const char* const special = json_scan::skip_plain(at, end);
+      if (special != end && *special == '"') {
+        if (special != begin + seen->end) return mismatch();  // ends early or runs on
+        shape.escaped &= ~(uint32_t{1} << index);
+        seen->content_end = seen->end;
+      } else {
+        shape.escaped |= uint32_t{1} << index;  // escapes (or a byte that is not allowed): decoded below
+      }
+    }
+    // The last header's value from now on. Inline for a value's few bytes
+    // (a memcpy call each cost more than the copy).
+    json_scan::move_bytes(last_text + seen->begin, begin + seen->begin, seen->end - seen->begin);
+    const size_t ext_place = index - shape.ext_first;  // wraps for a value before the extFields
+    if (ext_place < std::min<size_t>(shape.ext_count, ExtFieldsLineage::kMaxFields)) {
+      changed |= uint32_t{1} << ext_place;
     }
   }
-  if (difference < size) return mismatch();  // the literal after the last value differs
+
+  // Strings that hold escapes, decoded in place each time (the text holds
+  // them as they came). One that no longer ends where it did (a changed
+  // value) leaves no last header.
+  bool decoded = false;
+  for (uint32_t escaped = shape.escaped; escaped != 0; escaped &= escaped - 1) {
+    LastValue& value = seen_first[std::countr_zero(escaped)];
+    const char* at = begin + value.begin;
+    decoded = true;
+    const char* const written_end =
+        json_scan::unescape_to(at, end, json_scan::skip_plain(at, end), begin + value.begin);
+    if (written_end == nullptr || at != begin + value.end + 1) {
+      shape.last.clear();
+      shape.lineage_id = 0;
+      return Outcome::kMismatchTextDecoded;
+    }
+    value.content_end = static_cast<uint32_t>(written_end - begin);
+  }
+  MQ_ASSERT(decoded == (shape.escaped != 0));
+
+  // Then every value into the command: the extFields values, one run, in a
+  // loop of their own (no slot to dispatch on), the few others after.
+  const LastValue* const ext = seen_first + shape.ext_first;
+  const uint32_t ext_count = shape.ext_count;
+  if (shape.ext_names_ascending) {
+    ExtFields::value_type* const slots = command.ext_fields.append_held_unset(ext_count);
+    for (uint32_t place = 0; place < ext_count; ++place) {
+      const LastValue& value = ext[place];
+      new (slots + place) ExtFields::value_type(std::string_view(begin + value.name_begin, value.name_size),
+                                               std::string_view(begin + value.begin, value.content_end - value.begin));
+    }
+  } else {
+    for (uint32_t place = 0; place < ext_count; ++place) {
+      const LastValue& value = ext[place];
+      command.ext_fields.insert_or_assign_held(std::string_view(begin + value.name_begin, value.name_size),
+                                               std::string_view(begin + value.begin, value.content_end - value.begin));
+    }
+  }
+  const size_t value_count = shape.values.size();
+  const size_t ext_end = shape.ext_first + ext_count;
+  for (size_t index = 0; index < value_count; ++index) {
+    if (index == shape.ext_first) {
+      index = ext_end;  // set above (unchanged when there are none)
+      if (index == value_count) break;
+    }
+    const JsonHeaderSlot slot = values[index].slot;
+    const LastValue& value = seen_first[index];
+    if (is_string_slot(slot)) {
+      store_string(slot, std::string_view(begin + value.begin, value.content_end - value.begin), command);
+    } else {
+      store_number(slot, value.number, command);
+    }
+  }
   if (shape.lineage_id != 0) {
-    MQ_ASSERT(shape.makes_lineages && ext_place == shape.ext_count && command.ext_fields.size() == ext_place);
+    MQ_ASSERT(shape.makes_lineages && command.ext_fields.size() == ext_count);
     ++shape.lineage_index;
     command.ext_fields.set_lineage({shape.lineage_id, shape.lineage_index, changed});
   }
@@ -293,9 +338,13 @@ void JsonHeaderShapes::learn(std::span<const uint8_t> header, const JsonHeaderSh
   }
   shape.tail_begin = static_cast<uint32_t>(shape.text.size());
   shape.text.append(text.substr(previous_end));
-  shape.ext_count = static_cast<uint32_t>(std::count_if(shape.values.begin(), shape.values.end(), [](const Value& v) {
-    return v.slot == JsonHeaderSlot::kExtValue;
-  }));
+  // The extFields values are one run: the reader records one object's.
+  const auto is_ext = [](const Value& v) { return v.slot == JsonHeaderSlot::kExtValue; };
+  const auto ext_begin = std::find_if(shape.values.begin(), shape.values.end(), is_ext);
+  const auto ext_end = std::find_if_not(ext_begin, shape.values.end(), is_ext);
+  MQ_ASSERT(std::none_of(ext_end, shape.values.end(), is_ext));
+  shape.ext_first = ext_begin == shape.values.end() ? 0 : static_cast<uint32_t>(ext_begin - shape.values.begin());
+  shape.ext_count = static_cast<uint32_t>(ext_end - ext_begin);
   shape.makes_lineages = shape.ext_names_ascending && shape.ext_count <= ExtFieldsLineage::kMaxFields;
   shape.last_values.resize(shape.values.size());  // no last header yet: the next match makes one
   // Known already: a shape before it failed after decoding in place, and

@@ -101,7 +101,7 @@ struct JsonHeaderShapeRecorder {
 class JsonHeaderShapes {
  public:
   static constexpr size_t kMaxShapes = 4;
-  static constexpr size_t kMaxValues = 32;
+  static constexpr size_t kMaxValues = 32;  // a bit each in Shape::escaped
 
   // Reads text, a header the command's extFields hold (hold_text), into
   // command (json_header_defaults()) when it has a known shape: true. False
@@ -129,9 +129,12 @@ class JsonHeaderShapes {
   struct LastValue {
     uint32_t begin = 0;  // a string's content (between its quotes), a number's text
     uint32_t end = 0;
+    // A string's content decoded in place ends here: end, unless it holds
+    // escapes (then set each time the header is decoded).
+    uint32_t content_end = 0;
     uint32_t name_begin = 0;  // an extFields value's name
-    int32_t number = 0;    // a number's value
-    bool escaped = false;  // a string that holds escapes: decoded again each time
+    uint32_t name_size = 0;   // Value::name_size, beside the rest for the loop that sets the table
+    int32_t number = 0;       // a number's value
   };
   struct Shape {
     std::string text;  // the literals, one after another
@@ -145,9 +148,17 @@ class JsonHeaderShapes {
     // empty when there is none to compare with.
     std::string last;
     std::vector<LastValue> last_values;  // one per value
-    // How many of values are extFields values; whether this shape makes
-    // lineages (the file comment), and the one last continues (id 0:
-    // none, until the next read_as match starts one).
+    // For each byte of the last header, the first value that ends after it
+    // (values.size() past the last one): where a difference lies, at once.
+    std::vector<uint8_t> value_at;
+    // A bit per value (by its index; kMaxValues is 32) whose string in the
+    // last header holds escapes: decoded again each time.
+    uint32_t escaped = 0;
+    // The extFields values, which are values[ext_first, ext_first +
+    // ext_count): one object, so one run (the file comment); whether this
+    // shape makes lineages (the file comment), and the one last continues
+    // (id 0: none, until the next read_as match starts one).
+    uint32_t ext_first = 0;
     uint32_t ext_count = 0;
     bool makes_lineages = false;
     uint64_t lineage_id = 0;
