@@ -211,11 +211,11 @@ void append_send_message_v2_json_header(const SendMessageRequestHeader& header, 
                                         std::vector<uint8_t>& out) {
   // 4.8K instructions a header appended piece by piece, against 5.9K for
   // building the command and encoding it; 3.1K written through a pointer.
-  const std::string_view strings[] = {header.producerGroup, header.topic, header.defaultTopic,
-                                      header.properties,    header.brokerName, remoting::kDefaultLanguage};
+  const std::string_view strings[] = {header.producerGroup, header.topic, header.defaultTopic, header.properties,
+                                      header.brokerName};
   // The rest: 10 numbers (code, d-h, j, l, opaque, version) with their
-  // quotes, and the fixed text (keys, punctuation, "false" twice, "JSON"),
-  // 182 bytes counted.
+  // quotes, and the fixed text (keys, punctuation, "false" twice, "JAVA",
+  // "JSON"), 188 bytes counted.
   constexpr size_t kFixedBytes = 256 + 10 * (kInt64Bytes + 2);
   append_written_json_header(strings, kFixedBytes, out,
                              [&](auto& sink) { write_send_message_v2_json_header(header, opaque, sink); });
@@ -256,10 +256,10 @@ RemotingCommand build_pull_message(const PullMessageRequestHeader& header) {
 
 void append_pull_message_json_header(const PullMessageRequestHeader& header, int32_t opaque,
                                      std::vector<uint8_t>& out) {
-  const std::string_view strings[] = {header.consumerGroup, header.expressionType, header.subscription, header.topic,
-                                      remoting::kDefaultLanguage};
+  const std::string_view strings[] = {header.consumerGroup, header.expressionType, header.subscription, header.topic};
   // The rest: 10 numbers (code, 7 fields, opaque, version) with their
-  // quotes, and the fixed text (keys, punctuation, "JSON"), 263 bytes counted.
+  // quotes, and the fixed text (keys, punctuation, "JAVA", "JSON"), 269
+  // bytes counted.
   constexpr size_t kFixedBytes = 320 + 10 * (kInt64Bytes + 2);
   append_written_json_header(strings, kFixedBytes, out,
                              [&](auto& sink) { write_pull_message_json_header(header, opaque, sink); });
