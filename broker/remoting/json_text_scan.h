@@ -3,6 +3,8 @@
 // plain run, escapes, and int32 numbers, each exactly as the general path
 // (nlohmann's parser) reads them for the ASCII headers peers send; anything
 // else is refused (nullopt, nullptr) so the caller hands the header on.
+// And, for the writers (json_header_fast_path.cc, written_json_header.h),
+// a short plain string put as it goes out.
 //
 // Functions that read take the position by reference (at) and leave it
 // past what they read.
@@ -15,6 +17,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <string_view>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -95,6 +98,51 @@ inline unsigned not_plain_mask(__m128i bytes) {
   return p;
 }
 
+
+// Writes text at p as a JSON string literal, quotes included, and returns
+// its end, when text is at most 16 bytes and every one is kPlain; else
+// returns null, having written garbage at p. Inline for the short values
+// of a header mqlab writes (a group, a topic, "TAG", "*"): a few
+// overlapping word moves, where scanning and copying it cost a call
+// (put_json_string_literal_if_ascii, about 80 instructions). Requires room
+// at p for text and its quotes.
+[[gnu::always_inline]] inline char* put_short_plain_literal(std::string_view text, char* p) {
+  const size_t n = text.size();
+  const char* const s = text.data();
+  if (n >= 8) {
+    if (n > 16) return nullptr;
+    uint64_t head;
+    uint64_t tail;
+    std::memcpy(&head, s, sizeof(head));
+    std::memcpy(&tail, s + n - sizeof(tail), sizeof(tail));
+    if (!word_is_plain(head) || !word_is_plain(tail)) return nullptr;
+    std::memcpy(p + 1, &head, sizeof(head));
+    std::memcpy(p + 1 + n - sizeof(tail), &tail, sizeof(tail));
+  } else if (n >= 4) {
+    uint32_t head;
+    uint32_t tail;
+    std::memcpy(&head, s, sizeof(head));
+    std::memcpy(&tail, s + n - sizeof(tail), sizeof(tail));
+    if (!word_is_plain((uint64_t{head} << 32) | tail)) return nullptr;
+    std::memcpy(p + 1, &head, sizeof(head));
+    std::memcpy(p + 1 + n - sizeof(tail), &tail, sizeof(tail));
+  } else if (n > 0) {
+    // The first, middle and last bytes: all of them, some twice.
+    const char first = s[0];
+    const char middle = s[n / 2];
+    const char last = s[n - 1];
+    if (byte_class(first) != ByteClass::kPlain || byte_class(middle) != ByteClass::kPlain ||
+        byte_class(last) != ByteClass::kPlain) {
+      return nullptr;
+    }
+    p[1] = first;
+    p[1 + n / 2] = middle;
+    p[n] = last;
+  }
+  p[0] = '"';
+  p[n + 1] = '"';
+  return p + n + 2;
+}
 
 // Copies n bytes from from to to, which may overlap them from before (a
 // string decoded in place moves its runs left): the plain runs between

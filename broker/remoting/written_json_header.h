@@ -30,6 +30,7 @@
 #include "broker/common/decimal_text.h"
 #include "broker/common/types.h"
 #include "broker/remoting/json_header.h"
+#include "broker/remoting/json_text_scan.h"
 #include "broker/remoting/remoting_command.h"
 
 namespace mqlab::remoting {
@@ -146,8 +147,14 @@ struct PointerSink {
     number(value);
     *p++ = '"';
   }
-  void string(std::string_view value) {
+  // A short plain string (most of a header's) inline; any other through
+  // the call that scans and escapes it.
+  [[gnu::always_inline]] void string(std::string_view value) {
     if (!ascii) return;
+    if (char* const short_end = json_scan::put_short_plain_literal(value, p)) {
+      p = short_end;
+      return;
+    }
     char* const end = put_json_string_literal_if_ascii(value, p);
     if (end == nullptr) {
       ascii = false;
