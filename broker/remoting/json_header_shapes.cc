@@ -11,6 +11,7 @@
 
 #include "broker/common/assert.h"
 #include "broker/common/assign_text.h"
+#include "broker/common/move_bytes.h"
 #include "broker/common/name_order.h"
 #include "broker/common/same_bytes.h"
 #include "broker/remoting/json_header.h"
@@ -237,7 +238,7 @@ JsonHeaderShapes::Outcome JsonHeaderShapes::read_against_last(Shape& shape, std:
     }
     // The last header's value from now on. Inline for a value's few bytes
     // (a memcpy call each cost more than the copy).
-    json_scan::move_bytes(last_text + seen->begin, begin + seen->begin, seen->end - seen->begin);
+    move_bytes(last_text + seen->begin, begin + seen->begin, seen->end - seen->begin);
     const size_t ext_place = index - shape.ext_first;  // wraps for a value before the extFields
     if (ext_place < std::min<size_t>(shape.ext_count, ExtFieldsLineage::kMaxFields)) {
       changed |= uint32_t{1} << ext_place;

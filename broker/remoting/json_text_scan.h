@@ -25,6 +25,7 @@
 
 #include "broker/common/assert.h"
 #include "broker/common/hex_digits.h"
+#include "broker/common/move_bytes.h"
 
 namespace mqlab::remoting::json_scan {
 
@@ -142,43 +143,6 @@ inline unsigned not_plain_mask(__m128i bytes) {
   p[0] = '"';
   p[n + 1] = '"';
   return p + n + 2;
-}
-
-// Copies n bytes from from to to, which may overlap them from before (a
-// string decoded in place moves its runs left): the plain runs between
-// a string's escapes, a few bytes each (a send's properties: a key, a
-// value), which a memmove call costs several times over. Up to 32 bytes
-// are all loaded before any is stored.
-inline void move_bytes(char* to, const char* from, size_t n) {
-  const auto load = [](const char* p, auto word) {
-    std::memcpy(&word, p, sizeof(word));
-    return word;
-  };
-  const auto store = [](char* p, auto word) { std::memcpy(p, &word, sizeof(word)); };
-  if (n >= 8 && n <= 16) {
-    const uint64_t head = load(from, uint64_t{});
-    const uint64_t tail = load(from + n - 8, uint64_t{});
-    store(to, head);
-    store(to + n - 8, tail);
-  } else if (n > 16 && n <= 32) {
-    const uint64_t w0 = load(from, uint64_t{});
-    const uint64_t w1 = load(from + 8, uint64_t{});
-    const uint64_t w2 = load(from + n - 16, uint64_t{});
-    const uint64_t w3 = load(from + n - 8, uint64_t{});
-    store(to, w0);
-    store(to + 8, w1);
-    store(to + n - 16, w2);
-    store(to + n - 8, w3);
-  } else if (n >= 4 && n < 8) {
-    const uint32_t head = load(from, uint32_t{});
-    const uint32_t tail = load(from + n - 4, uint32_t{});
-    store(to, head);
-    store(to + n - 4, tail);
-  } else if (n < 4) {
-    for (size_t i = 0; i < n; ++i) to[i] = from[i];  // forward: to is not after from
-  } else {
-    std::memmove(to, from, n);
-  }
 }
 
 // The character after a backslash (and its four hex digits for \u).
