@@ -506,31 +506,10 @@ char* put_literal(std::string_view text, char* p) {
   }
 #endif
   // Under 16 bytes left, most often a whole value (a group, a topic, a
-  // number's text): when all are plain, two overlapping loads and stores
-  // of 8 (or 4) bytes write them, where the loop below scanned them and
-  // then called memcpy, about 50 instructions for a dozen bytes (headers
-  // write some 20 such strings a message).
-  const auto left = static_cast<size_t>(end - run);
-  if (left >= 8 && left < 16) {  // 16 or more only without SSE2
-    uint64_t head;
-    uint64_t tail;
-    std::memcpy(&head, run, sizeof(head));
-    std::memcpy(&tail, end - sizeof(tail), sizeof(tail));
-    if (json_scan::word_is_plain(head) && json_scan::word_is_plain(tail)) {
-      std::memcpy(p, &head, sizeof(head));
-      std::memcpy(p + left - sizeof(tail), &tail, sizeof(tail));
-      return p + left;
-    }
-  } else if (left >= 4 && left < 8) {
-    uint32_t head;
-    uint32_t tail;
-    std::memcpy(&head, run, sizeof(head));
-    std::memcpy(&tail, end - sizeof(tail), sizeof(tail));
-    if (json_scan::word_is_plain((uint64_t{head} << 32) | tail)) {
-      std::memcpy(p, &head, sizeof(head));
-      std::memcpy(p + left - sizeof(tail), &tail, sizeof(tail));
-      return p + left;
-    }
+  // number's text): when all are plain, a few word moves write them
+  // (headers write some 20 such strings a message).
+  if (const auto left = static_cast<size_t>(end - run); left < 16) {  // 16 or more only without SSE2
+    if (char* const short_end = json_scan::put_short_plain(std::string_view(run, left), p)) return short_end;
   }
   while (true) {
     const char* const special = skip_plain(run, end);

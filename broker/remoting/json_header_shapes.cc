@@ -248,11 +248,9 @@ JsonHeaderShapes::Outcome JsonHeaderShapes::read_against_last(Shape& shape, std:
   // Strings that hold escapes, decoded in place each time (the text holds
   // them as they came). One that no longer ends where it did (a changed
   // value) leaves no last header.
-  bool decoded = false;
   for (uint32_t escaped = shape.escaped; escaped != 0; escaped &= escaped - 1) {
     LastValue& value = seen_first[std::countr_zero(escaped)];
     const char* at = begin + value.begin;
-    decoded = true;
     const char* const written_end =
         json_scan::unescape_to(at, end, json_scan::skip_plain(at, end), begin + value.begin);
     if (written_end == nullptr || at != begin + value.end + 1) {
@@ -262,7 +260,6 @@ JsonHeaderShapes::Outcome JsonHeaderShapes::read_against_last(Shape& shape, std:
     }
     value.content_end = static_cast<uint32_t>(written_end - begin);
   }
-  MQ_ASSERT(decoded == (shape.escaped != 0));
 
   // Then every value into the command: the extFields values, one run, in a
   // loop of their own (no slot to dispatch on), the few others after.
