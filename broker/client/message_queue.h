@@ -11,6 +11,7 @@
 #include <string>
 
 #include "broker/common/name_order.h"
+#include "broker/common/same_bytes.h"
 
 namespace mqlab::client {
 
@@ -26,10 +27,11 @@ struct MessageQueue {
     if (const int c = compare_names(brokerName, other.brokerName); c != 0) return c <=> 0;
     return queueId <=> other.queueId;
   }
+  // Equality by same_text, not compare_names: an order is not needed, and
+  // a consumer asks its offset store's recent entries (OffsetStore) about a
+  // queue twice a pull, three-way compares of two names each.
   bool operator==(const MessageQueue& other) const {
-    return queueId == other.queueId && topic.size() == other.topic.size() &&
-           brokerName.size() == other.brokerName.size() && compare_names(topic, other.topic) == 0 &&
-           compare_names(brokerName, other.brokerName) == 0;
+    return queueId == other.queueId && same_text(topic, other.topic) && same_text(brokerName, other.brokerName);
   }
 
   // "MessageQueue [topic=T, brokerName=broker-a, queueId=3]", Java's toString.
