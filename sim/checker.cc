@@ -152,16 +152,39 @@ std::vector<Window> group_down_windows(const History& history, Nanos run_end) {
   return clipped;
 }
 
+// options.retention's entry for a broker group, by interned name, the last
+// one found kept at hand: sends come in runs to one group, and a search of
+// the map by the name's text cost three string compares a send.
+class RetentionByGroup {
+ public:
+  explicit RetentionByGroup(const std::map<std::string, RetentionHead>& retention) : retention_(retention) {}
+  const RetentionHead* find(InternedName group) {
+    if (!found_any_ || group != last_group_) {
+      const auto it = retention_.find(group.str());
+      last_head_ = it == retention_.end() ? nullptr : &it->second;
+      last_group_ = group;
+      found_any_ = true;
+    }
+    return last_head_;
+  }
+
+ private:
+  const std::map<std::string, RetentionHead>& retention_;
+  bool found_any_ = false;
+  InternedName last_group_;
+  const RetentionHead* last_head_ = nullptr;  // map values stay put
+};
+
 // The retention rule that deleted an acknowledged message before it was
 // read, if its group's CommitLog head passed its offset (options' own
 // text: not copied per message).
-const std::string* expired_by(const SendRecord& send, const CheckerOptions& options) {
-  auto head = options.retention.find(send.broker_name.str());
-  if (head == options.retention.end()) return nullptr;
+const std::string* expired_by(const SendRecord& send, RetentionByGroup& retention) {
+  const RetentionHead* const head = retention.find(send.broker_name);
+  if (head == nullptr) return nullptr;
   const std::optional<int64_t> offset = commit_log_offset_of(send.msg_id.view());
-  if (!offset || *offset >= head->second.deleted_below) return nullptr;
-  MQ_ASSERT(head->second.segments_deleted > 0);
-  return &head->second.rule;
+  if (!offset || *offset >= head->deleted_below) return nullptr;
+  MQ_ASSERT(head->segments_deleted > 0);
+  return &head->rule;
 }
 
 }  // namespace
@@ -215,6 +238,7 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
   std::vector<int64_t> expired_by_group(options.consumer_groups.size(), 0);
   std::vector<int64_t> lost_by_group(options.consumer_groups.size(), 0);
   const std::string* last_rule = nullptr;  // options' text; map values stay put as others are inserted
+  RetentionByGroup retention(options.retention);
   int64_t* last_rule_count = nullptr;
   std::vector<History::GroupReceived> received_by_group;
   for (const std::string& group : options.consumer_groups) received_by_group.push_back(history.received_by(group));
@@ -245,7 +269,7 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
     // Deleted by retention unread, and no fault of the bound explains it:
     // the retention rule worked as configured. Not lost, and not unreadable
     // (the groups drained past it).
-    const std::string* const expired = foreseen ? nullptr : expired_by(s, options);
+    const std::string* const expired = foreseen ? nullptr : expired_by(s, retention);
     // Acknowledged: unreadable from the threshold until its first receipt.
     const Nanos readable_by = s.completed_at + options.read_unavailable_threshold;
     const Nanos read_at = received ? first_any : options.run_end;

@@ -10,6 +10,7 @@
 
 #include "broker/common/big_endian.h"
 #include "broker/common/log.h"
+#include "broker/common/same_bytes.h"
 #include "broker/meta/topic_config.h"
 #include "broker/processor/broker_controller.h"
 #include "broker/processor/pull_message_response_header.h"
@@ -223,7 +224,7 @@ void PullMessageProcessor::process_parsed(const PullMessageRequestHeader& header
   }
   // Still the group's node: nothing since check_access (the store's
   // get_message included) adds or removes subscription groups.
-  MQ_ASSERT(group->groupName == header.consumerGroup);
+  MQ_ASSERT(same_text(group->groupName, header.consumerGroup));
   int64_t suggest = kMasterId;
   if (controller_.config().slaveReadEnable) {
     suggest = result.suggest_pulling_from_slave ? group->whichBrokerWhenConsumeSlowly : group->brokerId;
@@ -298,7 +299,7 @@ std::optional<PullMessageProcessor::Refusal> PullMessageProcessor::check_access(
     group = groups.find(header.consumerGroup);
   }
   MQ_ASSERT(group != nullptr);
-  MQ_ASSERT(group->groupName == header.consumerGroup);
+  MQ_ASSERT(same_text(group->groupName, header.consumerGroup));
   if (!group->consumeEnable) {
     return Refusal{ResponseCode::NO_PERMISSION, "subscription group no permission, " + header.consumerGroup};
   }
@@ -325,7 +326,8 @@ std::optional<PullMessageProcessor::Refusal> PullMessageProcessor::resolve_filte
     const std::string_view subscription = header.subscription ? std::string_view(*header.subscription) : "";
     // Every tag ("*", what most consumers send): filter stays as it came, the
     // filter that passes everything, which building it again gives too.
-    if (subscription == kSubAll) return check_expression_type(expression_type);
+    // same_text: string_view's == was a call to its compare, every pull.
+    if (same_text(subscription, kSubAll)) return check_expression_type(expression_type);
     Result<SubscriptionFilter> built = build_subscription_filter(subscription);
     if (!built.ok()) {
       return Refusal{ResponseCode::SUBSCRIPTION_PARSE_FAILED,
@@ -356,7 +358,7 @@ std::optional<PullMessageProcessor::Refusal> PullMessageProcessor::resolve_filte
 
 std::optional<PullMessageProcessor::Refusal> PullMessageProcessor::check_expression_type(
     std::string_view expression_type) {
-  if (expression_type != kDefaultExpressionType) {
+  if (!same_text(expression_type, kDefaultExpressionType)) {
     return Refusal{ResponseCode::SYSTEM_ERROR,
                    "The broker does not support consumer to filter message by " + std::string(expression_type)};
   }

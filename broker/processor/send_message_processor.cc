@@ -311,7 +311,7 @@ std::optional<SendMessageProcessor::Refusal> SendMessageProcessor::check_message
   }
   topic = existing;
   if (topic == nullptr) {
-    const bool retry = header.topic.starts_with(meta::kRetryGroupTopicPrefix);
+    const bool retry = starts_with_text(header.topic, meta::kRetryGroupTopicPrefix);
     const int32_t sys_flag = !header.unitMode ? 0 : retry ? kSendTopicSysFlagUnitSub : kTopicSysFlagUnit;
     Result<meta::TopicConfig> created =
         topics.create_topic_in_send_message(header.topic, header.defaultTopic, header.defaultTopicQueueNums, sys_flag);
@@ -343,7 +343,7 @@ std::optional<SendMessageProcessor::Refusal> SendMessageProcessor::check_message
 
 std::optional<SendMessageProcessor::Refusal> SendMessageProcessor::route_retry_and_dlq(
     const RemotingCommand& request, const SendMessageRequestHeader& header, Destination& destination) {
-  if (!header.topic.starts_with(meta::kRetryGroupTopicPrefix)) return std::nullopt;
+  if (!starts_with_text(header.topic, meta::kRetryGroupTopicPrefix)) return std::nullopt;
   const std::string group(header.topic.substr(meta::kRetryGroupTopicPrefix.size()));
   Result<meta::SubscriptionGroupConfig> group_config = controller_.subscription_group_manager().find_or_create(group);
   if (!group_config.ok()) {

@@ -45,6 +45,7 @@
 #include <string_view>
 
 #include "broker/common/lifetime.h"
+#include "broker/common/name_order.h"
 #include "broker/common/status.h"
 #include "broker/meta/topic_config.h"
 #include "broker/remoting/lineage_memo.h"
@@ -148,7 +149,8 @@ class SendMessageProcessor {
                  const Destination& destination);
   // born_host_of(remote_address), remembered: every send of a connection
   // has the same remote address, and parsing it was 1.4K instructions of a
-  // put's ~40K. Lookup only (an ordered map: no order reaches anything).
+  // put's ~40K. Lookup only (an ordered map: no order reaches anything),
+  // by NameLess: std::less compared by a call to std::string's compare.
   const store::HostAddress& born_host(const std::string& remote_address);
 
   // Past this many remote addresses the cache starts over: connections come
@@ -157,7 +159,7 @@ class SendMessageProcessor {
 
   BrokerController& controller_;
   SendMessageHeaderReader header_reader_;
-  std::map<std::string, store::HostAddress, std::less<>> born_hosts_;
+  std::map<std::string, store::HostAddress, NameLess> born_hosts_;
   // The last topic name that passed meta::validate_topic_name: a producer
   // sends to one topic over and over, and checking its every byte per
   // message was 130 instructions a put.

@@ -46,6 +46,7 @@
 #include <string>
 #include <vector>
 
+#include "broker/common/name_order.h"
 #include "broker/common/status.h"
 #include "broker/env/env.h"
 #include "broker/store/mapped_file_queue.h"
@@ -176,8 +177,9 @@ class CommitLog {
   const MessageStoreConfig& config_;
   MappedFileQueue queue_;
   // By topic, then queue id: a put looks its entry up without building
-  // RocketMQ's "topic-queueId" key string (an allocation per put).
-  std::map<std::string, std::map<int32_t, int64_t>> topic_queue_table_;
+  // RocketMQ's "topic-queueId" key string (an allocation per put). Names
+  // by NameLess (std::string's order, compared inline).
+  std::map<std::string, std::map<int32_t, int64_t>, NameLess> topic_queue_table_;
   int64_t last_append_timestamp_ms_ = 0;
   int64_t committed_timestamp_ms_ = 0;  // of the last record a commit wrote (transient store pool)
   bool group_write_ = false;

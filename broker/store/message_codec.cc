@@ -552,7 +552,7 @@ std::optional<std::string_view> find_property(std::string_view text, std::string
   const auto try_item = [&](const char* item) -> std::optional<std::string_view> {
     // A match needs the name and its 0x01 before the end.
     if (static_cast<size_t>(end - item) <= size || item[size] != kNameValueSeparator ||
-        std::memcmp(item, name.data(), size) != 0) {
+        !same_bytes(item, name.data(), size)) {
       return std::nullopt;
     }
     const char* const value = item + size + 1;

@@ -116,7 +116,7 @@ void MessageStore::put_message(MessageToStore&& message, PutCallback&& done) {
   }
   bool wait_store_ok = true;
   if (const auto wait = message.properties.find(kPropertyWaitStoreMsgOk); wait != message.properties.end()) {
-    wait_store_ok = wait->second != "false";
+    wait_store_ok = !same_text(wait->second, "false");  // not std::string's compare call
     message.properties.erase(wait);  // 4.9.x does not store WAIT
   }
   if (Status delayed = transform_delay_level_message(message, schedule_->max_delay_level()); !delayed.ok()) {
@@ -320,7 +320,7 @@ void MessageStore::complete_put(const AppendMessageResult& appended, PutCallback
 }
 
 ConsumeQueue* MessageStore::find_consume_queue(const std::string& topic, int32_t queue_id) {
-  if (last_topic_ == nullptr || *last_topic_ != topic) {
+  if (last_topic_ == nullptr || !same_text(*last_topic_, topic)) {  // inline: no memcmp call
     auto topic_it = consume_queues_.find(topic);
     if (topic_it == consume_queues_.end()) return nullptr;
     last_topic_ = &topic_it->first;
