@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "broker/common/assert.h"
+#include "broker/common/same_bytes.h"
 
 namespace mqlab::sim {
 
@@ -39,7 +40,7 @@ void MessageIdText::assign(std::string_view text) {
   std::fill(std::begin(inline_), std::end(inline_), '\0');
   std::copy(text.begin(), text.end(), inline_);
   size_ = static_cast<uint8_t>(text.size());
-  MQ_ASSERT(view() == text);
+  MQ_ASSERT(same_text(view(), text));
 }
 
 uint64_t History::begin_send(const std::string& producer, Nanos at, const std::string& key, uint32_t body_crc) {

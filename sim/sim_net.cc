@@ -9,6 +9,8 @@
 
 #include "broker/common/assert.h"
 #include "broker/common/byte_buffer_pool.h"
+#include "broker/common/name_order.h"
+#include "broker/common/same_bytes.h"
 #include "sim/exponential_draw.h"
 
 namespace mqlab::sim {
@@ -53,12 +55,15 @@ using env::HostPort;
 using HostPairView = std::pair<std::string_view, std::string_view>;
 
 // std::less<HostPair>'s order, transparent: a HostPairView finds a
-// HostPair without copying its two strings.
+// HostPair without copying its two strings. By compare_names (inline):
+// the pair's < was two calls to string_view's compare, for every chunk
+// while a partition is in force.
 struct HostPairLess {
   using is_transparent = void;
   template <typename A, typename B>
   bool operator()(const A& a, const B& b) const {
-    return HostPairView(a.first, a.second) < HostPairView(b.first, b.second);
+    const int first = compare_names(a.first, b.first);
+    return first != 0 ? first < 0 : compare_names(a.second, b.second) < 0;
   }
 };
 
@@ -101,8 +106,8 @@ struct SimNet::Core {
   const SimNetOptions options;
   bool shut_down = false;  // the SimNet is gone: everything is inert
   std::set<std::string> hosts;
-  std::set<std::string> down_hosts;
-  std::set<std::string> isolated_hosts;
+  std::set<std::string, NameLess> down_hosts;  // NameLess: std::less's order, compared inline
+  std::set<std::string, NameLess> isolated_hosts;
   // Looked up for every chunk while anything is blocked (a fault's seconds):
   // by views, not a pair of copied strings.
   std::set<HostPair, HostPairLess> blocked_pairs;
@@ -863,7 +868,7 @@ void send_syn(const std::shared_ptr<ConnectAttempt>& attempt) {
 bool SimNet::Core::is_blocked(const std::string& from, const std::string& to) const {
   if (!anything_blocked()) return false;
   if (down_hosts.contains(from) || down_hosts.contains(to)) return true;
-  if (from == to) return false;
+  if (same_text(from, to)) return false;
   return isolated_hosts.contains(from) || isolated_hosts.contains(to) ||
          blocked_pairs.contains(HostPairView(from, to));
 }

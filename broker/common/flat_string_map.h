@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "broker/common/name_order.h"
+#include "broker/common/same_bytes.h"
 
 namespace mqlab {
 
@@ -54,7 +55,7 @@ class FlatStringMap {
 
   const_iterator find(std::string_view name) const {
     const auto it = lower_bound(name);
-    return it != fields_.end() && it->first == name ? it : end();
+    return it != fields_.end() && same_text(it->first, name) ? it : end();
   }
   bool contains(std::string_view name) const { return find(name) != end(); }
   size_t count(std::string_view name) const { return contains(name) ? 1 : 0; }

@@ -7,6 +7,7 @@
 
 #include "broker/common/big_endian.h"
 #include "broker/common/log.h"
+#include "broker/common/same_bytes.h"
 #include "broker/env/path.h"
 
 namespace mqlab::store {
@@ -169,7 +170,7 @@ Status ConsumeQueue::recover() {
 }
 
 Status ConsumeQueue::put(const DispatchRequest& request) {
-  MQ_ASSERT(request.topic == topic_);
+  MQ_ASSERT(same_text(request.topic, topic_));  // inline: no memcmp call a dispatch
   MQ_ASSERT(request.queue_id == queue_id_);
   const QueueOffset offset = request.consume_queue_offset;
   if (offset < QueueOffset(0) || offset.value() > INT64_MAX / kConsumeQueueEntrySize - 1 ||
