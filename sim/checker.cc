@@ -196,10 +196,12 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
   // Receipts per group: first receipt per seq, duplicates, reordering.
   GroupReceipts received_by(history);
   int64_t receipts_again = 0;
-  // Keyed by the interned names themselves (a key of strings copied two per
-  // receipt), and the last queue's entry kept at hand: receipts come in runs
-  // from one queue (a pull's messages), so most need no lookup at all.
-  using QueueOfGroup = std::tuple<InternedName, InternedName, int32_t>;
+  // Keyed by the interned names' ids (a key of strings copied two per
+  // receipt; the names themselves compared their texts when they differed),
+  // and the last queue's entry kept at hand: receipts come in runs from one
+  // queue (a pull's messages), so most need no lookup at all. Nothing walks
+  // the map: the ids' order is as good as the texts'.
+  using QueueOfGroup = std::tuple<uint32_t, uint32_t, int32_t>;
   std::map<QueueOfGroup, int64_t> highest_offset;
   std::optional<QueueOfGroup> last_queue;
   int64_t* last_highest = nullptr;  // map values stay put as others are inserted
@@ -209,8 +211,8 @@ CheckerReport check_history(const History& history, const CheckerOptions& option
       ++receipts_again;  // why: count_duplicates, in passes below
       continue;
     }
-    const QueueOfGroup queue{r.group, r.broker_name, r.queue_id};
-    if (last_queue != queue) {  // InternedName equality: an index compare
+    const QueueOfGroup queue{r.group.id(), r.broker_name.id(), r.queue_id};
+    if (last_queue != queue) {
       last_queue = queue;
       last_highest = &highest_offset[queue];
     }

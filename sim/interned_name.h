@@ -39,6 +39,9 @@ class InternedName {
   operator const std::string&() const { return str(); }  // NOLINT: reads as a string
   operator std::string_view() const { return str(); }    // NOLINT: reads as a string
   bool empty() const { return index_ == 0; }
+  // The name's place in the table: equal names, equal ids. An order of its
+  // own (first interned first), for a map that needs an order, not the text's.
+  uint32_t id() const { return index_; }
   size_t size() const { return str().size(); }
   const char* c_str() const { return str().c_str(); }
 
