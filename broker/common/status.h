@@ -91,8 +91,8 @@ class [[nodiscard]] Result {
  public:
   // By rvalue reference and by const reference, not by value: a value
   // parameter is one more move and destruction. A response handed to its
-  // callback (RemotingClient) was moved twice on the way in, about 140
-  // instructions of the simulator's work a response.
+  // callback (RemotingClient::on_command) was moved twice on its way in:
+  // about 70 instructions a response in the simulator's standard run.
   Result(T&& value) : value_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
   Result(const T& value) : value_(std::in_place_index<0>, value) {}       // NOLINT
   Result(Status status) : value_(std::move(status)) {  // NOLINT
