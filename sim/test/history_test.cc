@@ -59,7 +59,10 @@ RC_GTEST_PROP(InternedName, EqualExactlyWhenTheTextsAre, (const std::vector<std:
   for (const std::string& text : texts) names.emplace_back(text);
   for (size_t i = 0; i < texts.size(); ++i) {
     RC_ASSERT(names[i].str() == texts[i]);
-    for (size_t j = 0; j < texts.size(); ++j) RC_ASSERT((names[i] == names[j]) == (texts[i] == texts[j]));
+    for (size_t j = 0; j < texts.size(); ++j) {
+      RC_ASSERT((names[i] == names[j]) == (texts[i] == texts[j]));
+      RC_ASSERT((names[i].id() == names[j].id()) == (texts[i] == texts[j]));  // the checker keys maps by ids
+    }
   }
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -28,6 +29,23 @@ TEST(SameBytes, EveryLengthAgainstMemcmp) {
       EXPECT_FALSE(same_bytes(a.data(), b.data(), size)) << size << " " << at;
     }
   }
+}
+
+TEST(StartsWithText, EveryLengthAgainstStringView) {
+  // Prefixes of each length through the word paths, longer than the text,
+  // and differing at each place.
+  const std::string text = "%RETRY%consumer_group_with_a_long_name_past_32_bytes";
+  for (size_t size = 0; size <= text.size() + 2; ++size) {
+    const std::string prefix = text.substr(0, size) + std::string(size > text.size() ? size - text.size() : 0, 'x');
+    EXPECT_EQ(starts_with_text(text, prefix), std::string_view(text).starts_with(prefix)) << size;
+    for (size_t at = 0; at < std::min(size, text.size()); ++at) {
+      std::string other = prefix;
+      other[at] ^= 1;
+      EXPECT_FALSE(starts_with_text(text, other)) << size << " " << at;
+    }
+  }
+  EXPECT_TRUE(starts_with_text("", ""));
+  EXPECT_FALSE(starts_with_text("", "%"));
 }
 
 TEST(FirstDifference, EachPlaceOfEachLength) {

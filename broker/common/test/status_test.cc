@@ -67,6 +67,33 @@ TEST(Result, MovesOutMoveOnlyValues) {
   EXPECT_EQ(*value, "body");
 }
 
+// A value comes in by one move from an rvalue and by one copy from an
+// lvalue, which it leaves as it was: no by-value parameter in between.
+TEST(Result, TakesAValueByOneMoveOrOneCopy) {
+  struct Counted {
+    int moves = 0;
+    int copies = 0;
+    Counted() = default;
+    Counted(const Counted& other) : moves(other.moves), copies(other.copies + 1) {}
+    Counted(Counted&& other) noexcept : moves(other.moves + 1), copies(other.copies) {}
+  };
+  Counted source;
+  Result<Counted> moved = std::move(source);  // as RemotingClient hands on a response
+  ASSERT_TRUE(moved.ok());
+  EXPECT_EQ(moved->moves, 1);
+  EXPECT_EQ(moved->copies, 0);
+  const Counted kept;
+  Result<Counted> copied = kept;
+  ASSERT_TRUE(copied.ok());
+  EXPECT_EQ(copied->moves, 0);
+  EXPECT_EQ(copied->copies, 1);
+  EXPECT_EQ(kept.copies, 0);
+  std::string text = "a response";
+  Result<std::string> from_lvalue = text;
+  EXPECT_EQ(*from_lvalue, "a response");
+  EXPECT_EQ(text, "a response");  // copied, not moved from
+}
+
 TEST(ResultDeathTest, ValueOfAnErrorIsABug) {
   Result<int> result = Status::IoError("disk");
   EXPECT_DEATH((void)result.value(), "MQ_ASSERT failed");
